@@ -1,0 +1,124 @@
+//! [`ToolError`]: why a tool call failed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode};
+
+/// The failure descriptor of an envelope whose `ok` is `false`.
+///
+/// On the wire: `{ code, category, detail, lastObservation?, partialResult? }`, in that order,
+/// with absent fields omitted and no other field allowed.
+///
+/// Build one from a [`KnownCode`], which brings its category, or from any [`ErrorCode`] with an
+/// explicit category:
+///
+/// ```
+/// use agent_tool_result::{ErrorCategory, ErrorCode, ToolError};
+///
+/// let known = ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "No element named 'Save'.");
+/// assert_eq!(known.category(), ErrorCategory::NoTarget);
+///
+/// let custom = ToolError::with_category(
+///     ErrorCode::from_static("cache-cold"),
+///     ErrorCategory::Timeout,
+///     "The index was still warming up.",
+/// );
+/// assert_eq!(custom.code().as_str(), "cache-cold");
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(description = "Why the call failed."))]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolError {
+    /// Fine-grained, open machine code (kebab-case). Agents must tolerate unknown codes by
+    /// falling back to `category`.
+    code: ErrorCode,
+    /// Coarse failure class from the closed taxonomy.
+    category: ErrorCategory,
+    /// Human-readable explanation of what failed and, where possible, how to recover.
+    detail: String,
+    /// The last good observation before the failure, from a prior call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_observation: Option<JsonObject>,
+    /// The failing call's own partial payload, when the tool kept one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    partial_result: Option<JsonObject>,
+}
+
+impl ToolError {
+    /// A failure with a code that knows its category (every well-known constant on
+    /// [`ErrorCode`], [`ErrorCode::selector_matched`], or a tool's own [`KnownCode`]).
+    #[must_use]
+    pub fn new(code: KnownCode, detail: impl Into<String>) -> Self {
+        let (code, category) = code.into_parts();
+        ToolError::with_category(code, category, detail)
+    }
+
+    /// A failure with any code and an explicit category.
+    #[must_use]
+    pub fn with_category(
+        code: ErrorCode,
+        category: ErrorCategory,
+        detail: impl Into<String>,
+    ) -> Self {
+        ToolError {
+            code,
+            category,
+            detail: detail.into(),
+            last_observation: None,
+            partial_result: None,
+        }
+    }
+
+    /// Attaches the last good observation from a prior call.
+    #[must_use]
+    pub fn with_last_observation(mut self, observation: JsonObject) -> Self {
+        self.last_observation = Some(observation);
+        self
+    }
+
+    /// Attaches the failing call's own partial payload.
+    #[must_use]
+    pub fn with_partial_result(mut self, partial: JsonObject) -> Self {
+        self.partial_result = Some(partial);
+        self
+    }
+
+    /// The fine-grained code.
+    #[must_use]
+    pub fn code(&self) -> &ErrorCode {
+        &self.code
+    }
+
+    /// The category from the closed taxonomy.
+    #[must_use]
+    pub fn category(&self) -> ErrorCategory {
+        self.category
+    }
+
+    /// The human-readable detail.
+    #[must_use]
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The last good observation before the failure, if any.
+    #[must_use]
+    pub fn last_observation(&self) -> Option<&JsonObject> {
+        self.last_observation.as_ref()
+    }
+
+    /// The failing call's own partial payload, if any.
+    #[must_use]
+    pub fn partial_result(&self) -> Option<&JsonObject> {
+        self.partial_result.as_ref()
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.category, self.detail)
+    }
+}
+
+impl std::error::Error for ToolError {}

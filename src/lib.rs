@@ -1,0 +1,60 @@
+//! One result envelope and one closed error taxonomy for AI-agent tools.
+//!
+//! Every tool call answers with an [`Envelope`]: `ok`, then either a `result` or an `error`
+//! whose [`ErrorCategory`] comes from a closed set an agent can branch on exhaustively, plus
+//! an optional `sessionId` and non-fatal [`Warning`]s. The types make an envelope that breaks
+//! the contract impossible to build and impossible to deserialize; the embedded JSON Schema
+//! ([`ENVELOPE_SCHEMA`]) and the [`Validator`] check JSON from any producer.
+//!
+//! ```
+//! use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
+//! use serde_json::json;
+//!
+//! // A tool builds its outcome...
+//! let envelope: Envelope = Envelope::failure(ToolError::new(
+//!     ErrorCode::WINDOW_NOT_FOUND,
+//!     "No window titled 'Untitled - Notepad'.",
+//! ))
+//! .with_session("s-4f2a");
+//! let wire = envelope.to_json()?;
+//!
+//! // ...and an agent branches on it.
+//! let read = Envelope::<serde_json::Value>::from_json(&wire)?;
+//! match read.error().map(|e| e.category()) {
+//!     None => println!("done: {:?}", read.result()),
+//!     Some(ErrorCategory::NoTarget) => println!("query for targets, then retry"),
+//!     Some(other) => println!("{}", other.recovery()),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `schemars` (default): `JsonSchema` for the wire types and the generated envelope schema.
+//! - `validate` (default): [`Validator`], the compiled schema plus the contract lints.
+
+mod category;
+mod code;
+mod envelope;
+mod error;
+mod object;
+mod parse;
+mod rule;
+mod schema;
+#[cfg(feature = "validate")]
+mod validate;
+mod warning;
+
+pub use category::{ErrorCategory, ParseCategoryError, RetryClass};
+pub use code::{ErrorCode, InvalidCode, KnownCode, WarningCode, is_kebab_case};
+pub use envelope::{Envelope, Outcome};
+pub use error::ToolError;
+pub use object::JsonObject;
+pub use parse::ParseError;
+pub use rule::{ParseRuleError, Rule, Severity};
+#[cfg(feature = "schemars")]
+pub use schema::generated_envelope_schema;
+pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
+#[cfg(feature = "validate")]
+pub use validate::{Finding, Report, Validator};
+pub use warning::Warning;

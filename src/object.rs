@@ -1,0 +1,326 @@
+//! JSON objects: [`JsonObject`], the type of the contract's payloads, and serde adapters that
+//! let only a JSON object through, without building an intermediate value.
+//!
+//! The contract types `result`, `lastObservation` and `partialResult` as JSON objects. A tool's
+//! result type `T` is generic, so the check happens in the serializer and deserializer: writing
+//! a `T` that serializes to anything but an object is an error, and reading a non-object
+//! `result` is an error that names the field.
+//!
+//! One gap is inherent to serde: an externally tagged enum's unit variant reads from a string
+//! through `visit_enum`, like its object variants, so it is let through on reading (writing it
+//! is still rejected).
+
+use std::fmt;
+
+/// A JSON object: what `result`, `lastObservation` and `partialResult` hold on the wire.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+use serde::ser::{self, Impossible, Serialize, Serializer};
+
+/// Serializes `value` but fails unless it is written as a JSON object.
+pub(crate) struct AsObject<'a, T: ?Sized> {
+    pub(crate) field: &'static str,
+    pub(crate) value: &'a T,
+}
+
+impl<T: Serialize + ?Sized> Serialize for AsObject<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(ObjectSerializer {
+            field: self.field,
+            inner: serializer,
+        })
+    }
+}
+
+struct ObjectSerializer<S> {
+    field: &'static str,
+    inner: S,
+}
+
+impl<S: Serializer> ObjectSerializer<S> {
+    fn reject(&self, found: &str) -> S::Error {
+        ser::Error::custom(format_args!(
+            "{} must be a JSON object, but the value serializes to {found}",
+            self.field
+        ))
+    }
+}
+
+/// Implements the serializer methods that can never write an object.
+macro_rules! reject_scalars {
+    ($($method:ident($ty:ty) => $found:literal;)+) => {
+        $(fn $method(self, _: $ty) -> Result<S::Ok, S::Error> { Err(self.reject($found)) })+
+    };
+}
+
+impl<S: Serializer> Serializer for ObjectSerializer<S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeSeq = Impossible<S::Ok, S::Error>;
+    type SerializeTuple = Impossible<S::Ok, S::Error>;
+    type SerializeTupleStruct = Impossible<S::Ok, S::Error>;
+    type SerializeTupleVariant = S::SerializeTupleVariant;
+    type SerializeMap = S::SerializeMap;
+    type SerializeStruct = S::SerializeStruct;
+    type SerializeStructVariant = S::SerializeStructVariant;
+
+    reject_scalars! {
+        serialize_bool(bool) => "a boolean";
+        serialize_i8(i8) => "a number";
+        serialize_i16(i16) => "a number";
+        serialize_i32(i32) => "a number";
+        serialize_i64(i64) => "a number";
+        serialize_i128(i128) => "a number";
+        serialize_u8(u8) => "a number";
+        serialize_u16(u16) => "a number";
+        serialize_u32(u32) => "a number";
+        serialize_u64(u64) => "a number";
+        serialize_u128(u128) => "a number";
+        serialize_f32(f32) => "a number";
+        serialize_f64(f64) => "a number";
+        serialize_char(char) => "a string";
+        serialize_str(&str) => "a string";
+        serialize_bytes(&[u8]) => "an array";
+        serialize_unit_struct(&'static str) => "null";
+    }
+
+    fn serialize_none(self) -> Result<S::Ok, S::Error> {
+        Err(self.reject("null"))
+    }
+
+    fn serialize_unit(self) -> Result<S::Ok, S::Error> {
+        Err(self.reject("null"))
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+    ) -> Result<S::Ok, S::Error> {
+        Err(self.reject("a string"))
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<S::Ok, S::Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<S::Ok, S::Error> {
+        self.inner
+            .serialize_newtype_variant(name, index, variant, value)
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
+        Err(self.reject("an array"))
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
+        Err(self.reject("an array"))
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, S::Error> {
+        Err(self.reject("an array"))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeTupleVariant, S::Error> {
+        self.inner
+            .serialize_tuple_variant(name, index, variant, len)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
+        self.inner.serialize_map(len)
+    }
+
+    fn serialize_struct(
+        self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeStruct, S::Error> {
+        self.inner.serialize_struct(name, len)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeStructVariant, S::Error> {
+        self.inner
+            .serialize_struct_variant(name, index, variant, len)
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
+}
+
+/// Deserializes an optional `T` (null is `None`) that must be a JSON object when present.
+pub(crate) struct OptionalObject<T> {
+    pub(crate) field: &'static str,
+    pub(crate) marker: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for OptionalObject<T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
+        deserializer.deserialize_option(OptionalObjectVisitor {
+            field: self.field,
+            marker: self.marker,
+        })
+    }
+}
+
+struct OptionalObjectVisitor<T> {
+    field: &'static str,
+    marker: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: de::Deserialize<'de>> Visitor<'de> for OptionalObjectVisitor<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} to be a JSON object or null", self.field)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
+        T::deserialize(ObjectDeserializer {
+            field: self.field,
+            inner: deserializer,
+        })
+        .map(Some)
+    }
+}
+
+/// A deserializer that hands its visitor only JSON objects.
+struct ObjectDeserializer<D> {
+    field: &'static str,
+    inner: D,
+}
+
+/// The visitor wrapper behind [`ObjectDeserializer`]: every non-object input falls through to
+/// the default `visit_*` methods, which reject it with `expecting`.
+struct ObjectVisitor<V> {
+    field: &'static str,
+    inner: V,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} to be a JSON object or null", self.field)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.inner.visit_map(map)
+    }
+
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
+        self.inner.visit_enum(data)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+        self.inner.visit_some(ObjectDeserializer {
+            field: self.field,
+            inner: deserializer,
+        })
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<V::Value, D::Error> {
+        self.inner.visit_newtype_struct(ObjectDeserializer {
+            field: self.field,
+            inner: deserializer,
+        })
+    }
+}
+
+/// Forwards `deserialize_*` methods to the inner deserializer with a wrapped visitor.
+macro_rules! forward_wrapped {
+    ($($method:ident($($arg:ident: $ty:ty),*);)+) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
+                self.inner.$method($($arg,)* ObjectVisitor { field: self.field, inner: visitor })
+            }
+        )+
+    };
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectDeserializer<D> {
+    type Error = D::Error;
+
+    forward_wrapped! {
+        deserialize_any();
+        deserialize_bool();
+        deserialize_i8();
+        deserialize_i16();
+        deserialize_i32();
+        deserialize_i64();
+        deserialize_i128();
+        deserialize_u8();
+        deserialize_u16();
+        deserialize_u32();
+        deserialize_u64();
+        deserialize_u128();
+        deserialize_f32();
+        deserialize_f64();
+        deserialize_char();
+        deserialize_str();
+        deserialize_string();
+        deserialize_bytes();
+        deserialize_byte_buf();
+        deserialize_option();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_newtype_struct(name: &'static str);
+        deserialize_seq();
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_identifier();
+        deserialize_ignored_any();
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
+}

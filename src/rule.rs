@@ -1,0 +1,166 @@
+//! [`Rule`]: the named rules of the contract, which every rejection and lint points to.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Whether breaking a rule makes a document invalid or only earns a lint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// The document breaks the contract.
+    Error,
+    /// The document keeps the contract but is probably not what its producer meant.
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Declares [`Rule`] and its table: one row per rule.
+macro_rules! rules {
+    ($( $(#[$doc:meta])* $variant:ident = $wire:literal, $severity:ident, $summary:literal; )+) => {
+        /// A rule of the contract, as named in parse errors, validation violations and lints.
+        ///
+        /// ```
+        /// use agent_tool_result::{Rule, Severity};
+        ///
+        /// assert_eq!(Rule::FailureRequiresError.as_str(), "failure-requires-error");
+        /// assert_eq!(Rule::SelectorMatchCount.severity(), Severity::Warning);
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Rule {
+            $( $(#[$doc])* $variant, )+
+        }
+
+        impl Rule {
+            /// Every rule: first those that make a document invalid, then the lints.
+            pub const ALL: [Rule; [$($wire),+].len()] = [$(Rule::$variant),+];
+
+            /// The rule's kebab-case name.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self { $( Rule::$variant => $wire, )+ }
+            }
+
+            /// Whether breaking the rule is an error or a lint.
+            #[must_use]
+            pub const fn severity(self) -> Severity {
+                match self { $( Rule::$variant => Severity::$severity, )+ }
+            }
+
+            /// One sentence stating the rule.
+            #[must_use]
+            pub const fn summary(self) -> &'static str {
+                match self { $( Rule::$variant => $summary, )+ }
+            }
+        }
+
+        impl FromStr for Rule {
+            type Err = ParseRuleError;
+
+            fn from_str(s: &str) -> Result<Self, ParseRuleError> {
+                match s {
+                    $( $wire => Ok(Rule::$variant), )+
+                    _ => Err(ParseRuleError(())),
+                }
+            }
+        }
+    };
+}
+
+rules! {
+    /// The input is not well-formed JSON (syntax, truncation, encoding, trailing data).
+    WellFormedJson = "well-formed-json", Error,
+        "the document is one well-formed JSON value in UTF-8";
+    /// The input nests deeper than a parser will follow.
+    NestingLimit = "nesting-limit", Error,
+        "the document nests no deeper than the parser's limit";
+    /// The envelope is not a JSON object.
+    EnvelopeIsObject = "envelope-is-object", Error,
+        "an envelope is a JSON object";
+    /// A required field (`ok`, or an error's or warning's `code`, `category`, `detail`) is missing.
+    RequiredField = "required-field", Error,
+        "ok, and every error's and warning's code, category and detail, are present";
+    /// A field is not among those the contract defines at its level.
+    NoUnknownFields = "no-unknown-fields", Error,
+        "the envelope, the error and each warning carry no field the contract does not define";
+    /// A key appears twice in the same object.
+    NoDuplicateKeys = "no-duplicate-keys", Error,
+        "no key appears twice in the envelope, the error or a warning";
+    /// A field has the wrong JSON type.
+    FieldType = "field-type", Error,
+        "every field has the JSON type the contract gives it";
+    /// `result`, `lastObservation` or `partialResult` is present but not an object.
+    PayloadIsObject = "payload-is-object", Error,
+        "result, lastObservation and partialResult are JSON objects or null";
+    /// `ok` is false and there is no `error`.
+    FailureRequiresError = "failure-requires-error", Error,
+        "a failure (ok: false) carries an error object";
+    /// `ok` is true and there is an `error`.
+    SuccessForbidsError = "success-forbids-error", Error,
+        "a success (ok: true) carries no error";
+    /// `ok` is false and `result` is not null.
+    FailureForbidsResult = "failure-forbids-result", Error,
+        "a failure (ok: false) omits result or sets it to null";
+    /// `error.category` is not one of the closed set.
+    CategoryClosedSet = "category-closed-set", Error,
+        "error.category is one of the twelve wire names, in lowercase kebab-case";
+    /// A code is empty or not kebab-case.
+    CodeKebabCase = "code-kebab-case", Error,
+        "error and warning codes are non-empty kebab-case";
+    /// A well-known error code appears under a category other than its own.
+    CodeCategoryMismatch = "code-category-mismatch", Warning,
+        "a well-known error code appears under its documented category";
+    /// A `selector-matched-N` code has `N` below 2, which is not ambiguous.
+    SelectorMatchCount = "selector-match-count", Warning,
+        "selector-matched-N reports an ambiguity, so N is at least 2";
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error returned when a string names no [`Rule`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseRuleError(());
+
+impl fmt::Display for ParseRuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("unknown rule name")
+    }
+}
+
+impl std::error::Error for ParseRuleError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_errors_come_first() {
+        let mut seen_warning = false;
+        for rule in Rule::ALL {
+            assert_eq!(rule.as_str().parse::<Rule>(), Ok(rule));
+            assert!(crate::code::is_kebab_case(rule.as_str()));
+            match rule.severity() {
+                Severity::Warning => seen_warning = true,
+                Severity::Error => assert!(!seen_warning, "{rule} listed after a lint"),
+            }
+        }
+    }
+}

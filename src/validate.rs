@@ -1,0 +1,359 @@
+//! Validation of untyped JSON against the contract: the compiled schema plus the lints the
+//! schema cannot express.
+//!
+//! [`Validator`] compiles the embedded envelope schema once; reuse it (or the shared instance
+//! from [`Validator::shared`]). [`Validator::validate`] returns a [`Report`] with every
+//! violation, each with the [`Rule`] it breaks, a JSON Pointer and a message, and, apart from
+//! them, the lints: documents that keep the contract but are probably not what their producer
+//! meant.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value;
+
+use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
+use crate::parse::push_token;
+use crate::{ErrorCategory, ErrorCode, Rule, Severity};
+
+/// One broken rule (or lint) at one place in a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    rule: Rule,
+    pointer: String,
+    message: String,
+}
+
+impl Finding {
+    /// The rule concerned.
+    #[must_use]
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// Whether this makes the document invalid or is a lint.
+    #[must_use]
+    pub fn severity(&self) -> Severity {
+        self.rule.severity()
+    }
+
+    /// The JSON Pointer (RFC 6901) of the value concerned; empty for the document root.
+    #[must_use]
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// What is wrong, in lowercase prose.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if message.len() > MAX_MESSAGE {
+            let mut cut = MAX_MESSAGE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push('…');
+        }
+        Finding {
+            rule,
+            pointer: pointer.into(),
+            message,
+        }
+    }
+}
+
+/// Messages quote the offending value; a 10 MB string is cut short.
+const MAX_MESSAGE: usize = 300;
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "the document root"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{at}: {} [{}]", self.message, self.rule)
+    }
+}
+
+/// The outcome of validating one document.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    violations: Vec<Finding>,
+    lints: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether the document keeps the contract (lints do not count).
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// Every broken rule, in document order.
+    #[must_use]
+    pub fn violations(&self) -> &[Finding] {
+        &self.violations
+    }
+
+    /// The lints.
+    #[must_use]
+    pub fn lints(&self) -> &[Finding] {
+        &self.lints
+    }
+}
+
+/// The compiled envelope schema and the contract lints.
+///
+/// ```
+/// use agent_tool_result::{Rule, Validator};
+/// use serde_json::json;
+///
+/// let validator = Validator::shared();
+/// let report = validator.validate(&json!({ "ok": false, "result": { "n": 1 } }));
+/// let rules: Vec<Rule> = report.violations().iter().map(|v| v.rule()).collect();
+/// assert_eq!(rules, [Rule::FailureRequiresError, Rule::FailureForbidsResult]);
+///
+/// let report = validator.validate(&json!({
+///     "ok": false,
+///     "error": { "code": "element-not-found", "category": "timeout", "detail": "" },
+/// }));
+/// assert!(report.is_valid());
+/// assert_eq!(report.lints()[0].rule(), Rule::CodeCategoryMismatch);
+/// ```
+pub struct Validator {
+    schema: jsonschema::Validator,
+    /// The rule each `allOf` branch of the schema enforces, read from its `$comment`.
+    branch_rules: Vec<Rule>,
+}
+
+impl fmt::Debug for Validator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Validator")
+            .field("branch_rules", &self.branch_rules)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Validator {
+    fn default() -> Self {
+        Validator::new()
+    }
+}
+
+impl Validator {
+    /// Compiles the embedded envelope schema.
+    ///
+    /// # Panics
+    ///
+    /// Never in practice: the embedded schema compiles, which the crate's tests check.
+    #[must_use]
+    pub fn new() -> Self {
+        let schema = crate::envelope_schema();
+        let compiled =
+            jsonschema::draft202012::new(schema).expect("the embedded envelope schema compiles");
+        let branch_rules = schema["allOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|branch| {
+                branch["$comment"]
+                    .as_str()
+                    .and_then(|c| c.strip_prefix("rule: "))
+                    .and_then(|name| name.parse().ok())
+                    .unwrap_or(Rule::FieldType)
+            })
+            .collect();
+        Validator {
+            schema: compiled,
+            branch_rules,
+        }
+    }
+
+    /// A validator shared by the whole process, compiled on first use.
+    #[must_use]
+    pub fn shared() -> &'static Validator {
+        static SHARED: OnceLock<Validator> = OnceLock::new();
+        SHARED.get_or_init(Validator::new)
+    }
+
+    /// Whether `document` keeps the contract; the schema's verdict alone, without building a
+    /// report.
+    #[must_use]
+    pub fn is_valid(&self, document: &Value) -> bool {
+        self.schema.is_valid(document)
+    }
+
+    /// Checks `document` against the contract: every violation, and the lints.
+    #[must_use]
+    pub fn validate(&self, document: &Value) -> Report {
+        let mut violations = Vec::new();
+        if !self.schema.is_valid(document) {
+            for error in self.schema.iter_errors(document) {
+                self.describe(&error, &mut violations);
+            }
+        }
+        Report {
+            violations,
+            lints: lints(document),
+        }
+    }
+
+    fn describe(&self, error: &jsonschema::ValidationError<'_>, out: &mut Vec<Finding>) {
+        let pointer = error.instance_path().as_str();
+        let schema_path = error.schema_path().as_str();
+        if let Some(rule) = self.branch_rule(schema_path) {
+            let (pointer, message) = match rule {
+                Rule::FailureRequiresError => (String::new(), MISSING_ERROR),
+                Rule::SuccessForbidsError => ("/error".to_owned(), UNEXPECTED_ERROR),
+                _ => ("/result".to_owned(), UNEXPECTED_RESULT),
+            };
+            out.push(Finding::new(rule, pointer, message));
+            return;
+        }
+        match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                for key in unexpected {
+                    let mut at = pointer.to_owned();
+                    push_token(&mut at, key);
+                    let message = format!("unknown field `{key}` {}", allowed_at(pointer));
+                    out.push(Finding::new(Rule::NoUnknownFields, at, message));
+                }
+            }
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                let message = format!("missing field `{name}`");
+                out.push(Finding::new(Rule::RequiredField, pointer, message));
+            }
+            ValidationErrorKind::Enum { .. } => {
+                let input = error.instance().as_str().unwrap_or_default();
+                let message = match input.parse::<ErrorCategory>() {
+                    Err(err) => err.to_string(),
+                    Ok(_) => lowercase_first(&error.to_string()),
+                };
+                out.push(Finding::new(Rule::CategoryClosedSet, pointer, message));
+            }
+            ValidationErrorKind::Pattern { .. } => {
+                let input = error.instance().as_str().unwrap_or_default();
+                let message = match ErrorCode::new(input.to_owned()) {
+                    Err(err) => err.to_string(),
+                    Ok(_) => lowercase_first(&error.to_string()),
+                };
+                out.push(Finding::new(Rule::CodeKebabCase, pointer, message));
+            }
+            ValidationErrorKind::Type { kind } => {
+                let rule = match pointer {
+                    "" => Rule::EnvelopeIsObject,
+                    "/result" | "/error/lastObservation" | "/error/partialResult" => {
+                        Rule::PayloadIsObject
+                    }
+                    _ => Rule::FieldType,
+                };
+                let message = format!(
+                    "expected {}, found {}",
+                    expected_type(kind),
+                    json_type(error.instance())
+                );
+                out.push(Finding::new(rule, pointer, message));
+            }
+            _ => {
+                let message = lowercase_first(&error.to_string());
+                out.push(Finding::new(Rule::FieldType, pointer, message));
+            }
+        }
+    }
+
+    /// The rule of the `allOf` branch a schema location falls in, if any.
+    fn branch_rule(&self, schema_path: &str) -> Option<Rule> {
+        let rest = schema_path.strip_prefix("/allOf/")?;
+        let index: usize = rest.split('/').next()?.parse().ok()?;
+        self.branch_rules.get(index).copied()
+    }
+}
+
+/// The contract lints: rules the schema cannot express.
+fn lints(document: &Value) -> Vec<Finding> {
+    let mut lints = Vec::new();
+    let Some(error) = document.get("error") else {
+        return lints;
+    };
+    let Some(code) = error
+        .get("code")
+        .and_then(Value::as_str)
+        .and_then(|c| c.parse::<ErrorCode>().ok())
+    else {
+        return lints;
+    };
+    let category = error
+        .get("category")
+        .and_then(Value::as_str)
+        .and_then(ErrorCategory::from_wire);
+    if let (Some(known), Some(category)) = (code.known_category(), category) {
+        if known != category {
+            lints.push(Finding::new(
+                Rule::CodeCategoryMismatch,
+                "/error/category",
+                format!("code `{code}` belongs to category `{known}`, not `{category}`"),
+            ));
+        }
+    }
+    if let Some(count) = code.selector_match_count().filter(|&n| n < 2) {
+        lints.push(Finding::new(
+            Rule::SelectorMatchCount,
+            "/error/code",
+            format!(
+                "`{code}` reports {count} match(es), which is not ambiguous: \
+                 use a no-target code for none, and succeed for one"
+            ),
+        ));
+    }
+    lints
+}
+
+/// Which fields the object at `pointer` allows, for unknown-field messages.
+fn allowed_at(pointer: &str) -> &'static str {
+    if pointer.is_empty() {
+        "(an envelope has only ok, sessionId, result, warnings and error)"
+    } else if pointer == "/error" {
+        "(an error has only code, category, detail, lastObservation and partialResult)"
+    } else {
+        "(a warning has only code and detail)"
+    }
+}
+
+/// The type or types a `type` keyword asked for, in prose.
+fn expected_type(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => t.to_string(),
+        TypeKind::Multiple(set) => set
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(" or "),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn lowercase_first(message: &str) -> String {
+    let mut chars = message.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
