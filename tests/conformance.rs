@@ -1,0 +1,122 @@
+//! The conformance corpus: every fixture gets the same verdict from the hand-written schema,
+//! the schema generated from the types, and typed deserialization.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use agent_tool_result::{Envelope, Rule, Validator};
+use serde_json::Value;
+
+fn fixtures(kind: &str) -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(kind);
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+fn reasons() -> BTreeMap<String, Rule> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/reasons.tsv");
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+        .map(|line| {
+            let mut fields = line.split('\t');
+            let file = fields.next().unwrap().to_owned();
+            let rule = fields.next().unwrap().parse().unwrap();
+            assert!(fields.next().is_some_and(|why| !why.is_empty()), "{file}: no reason");
+            (file, rule)
+        })
+        .collect()
+}
+
+fn generated_validator() -> jsonschema::Validator {
+    jsonschema::draft202012::new(&agent_tool_result::generated_envelope_schema()).unwrap()
+}
+
+/// The value with nulls dropped at envelope and error level and an empty warnings list
+/// dropped: what a lossless round trip writes back.
+fn normalized(mut value: Value) -> Value {
+    let envelope = value.as_object_mut().unwrap();
+    envelope.retain(|_, v| !v.is_null());
+    if envelope.get("warnings").is_some_and(|w| w.as_array().unwrap().is_empty()) {
+        envelope.remove("warnings");
+    }
+    if let Some(error) = envelope.get_mut("error") {
+        error.as_object_mut().unwrap().retain(|_, v| !v.is_null());
+    }
+    value
+}
+
+#[test]
+fn the_corpus_is_large_enough() {
+    assert!(fixtures("valid").len() >= 40);
+    assert!(fixtures("invalid").len() >= 40);
+}
+
+#[test]
+fn valid_fixtures_pass_every_check_and_round_trip() {
+    let handwritten = Validator::shared();
+    let generated = generated_validator();
+    for (name, text) in fixtures("valid") {
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let report = handwritten.validate(&value);
+        assert!(report.is_valid(), "{name}: {:?}", report.violations());
+        assert!(generated.is_valid(&value), "{name}: generated schema rejects it");
+        let envelope = Envelope::<Value>::from_json(&text)
+            .unwrap_or_else(|err| panic!("{name}: typed read failed: {err}"));
+        let written: Value = serde_json::from_str(&envelope.to_json().unwrap()).unwrap();
+        assert_eq!(written, normalized(value), "{name}: round trip lost something");
+    }
+}
+
+#[test]
+fn invalid_fixtures_fail_every_check_for_their_reason() {
+    let reasons = reasons();
+    let handwritten = Validator::shared();
+    let generated = generated_validator();
+    let files = fixtures("invalid");
+    let names: Vec<&String> = files.iter().map(|(name, _)| name).collect();
+    assert_eq!(names, reasons.keys().collect::<Vec<_>>(), "reasons.tsv and files differ");
+    for (name, text) in &files {
+        let rule = reasons[name];
+        let value: Value = serde_json::from_str(text).unwrap();
+        let report = handwritten.validate(&value);
+        assert!(!report.is_valid(), "{name}: hand-written schema accepts it");
+        assert!(
+            report.violations().iter().any(|v| v.rule() == rule),
+            "{name}: expected {rule}, got {:?}",
+            report.violations()
+        );
+        assert!(!generated.is_valid(&value), "{name}: generated schema accepts it");
+        let err = Envelope::<Value>::from_json(text).expect_err(name);
+        assert_eq!(err.rule(), rule, "{name}: typed read says {err}");
+        let err = Envelope::<Value>::from_value(&value).expect_err(name);
+        assert_eq!(err.rule(), rule, "{name}: typed read of the value says {err}");
+    }
+}
+
+#[test]
+fn every_error_rule_has_an_invalid_fixture() {
+    let covered: Vec<Rule> = reasons().into_values().collect();
+    for rule in Rule::ALL {
+        let parse_only = matches!(
+            rule,
+            Rule::WellFormedJson | Rule::NestingLimit | Rule::NoDuplicateKeys
+        );
+        if rule.severity() == agent_tool_result::Severity::Error && !parse_only {
+            assert!(covered.contains(&rule), "no invalid fixture breaks {rule}");
+        }
+    }
+}
