@@ -1,6 +1,12 @@
 //! [`ToolError`]: why a tool call failed.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::object::read_once;
 
 use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode};
 
@@ -25,7 +31,7 @@ use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode};
 /// );
 /// assert_eq!(custom.code().as_str(), "cache-cold");
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schemars", schemars(description = "Why the call failed."))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -115,10 +121,68 @@ impl ToolError {
     }
 }
 
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}): {}", self.code, self.category, self.detail)
     }
 }
 
 impl std::error::Error for ToolError {}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum Field {
+    Code,
+    Category,
+    Detail,
+    LastObservation,
+    PartialResult,
+}
+
+/// Reads only a JSON object (serde's derive would also take an array), rejects unknown and
+/// repeated keys, and takes `null` for an absent optional field.
+impl<'de> Deserialize<'de> for ToolError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ToolErrorVisitor)
+    }
+}
+
+struct ToolErrorVisitor;
+
+impl<'de> Visitor<'de> for ToolErrorVisitor {
+    type Value = ToolError;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an error object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolError, A::Error> {
+        let (mut code, mut category, mut detail) = (None, None, None);
+        let (mut last_observation, mut partial_result) = (None, None);
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Code => read_once(&mut map, &mut code, "code", PhantomData)?,
+                Field::Category => read_once(&mut map, &mut category, "category", PhantomData)?,
+                Field::Detail => read_once(&mut map, &mut detail, "detail", PhantomData)?,
+                Field::LastObservation => {
+                    read_once(
+                        &mut map,
+                        &mut last_observation,
+                        "lastObservation",
+                        PhantomData,
+                    )?;
+                }
+                Field::PartialResult => {
+                    read_once(&mut map, &mut partial_result, "partialResult", PhantomData)?;
+                }
+            }
+        }
+        Ok(ToolError {
+            code: code.ok_or_else(|| de::Error::missing_field("code"))?,
+            category: category.ok_or_else(|| de::Error::missing_field("category"))?,
+            detail: detail.ok_or_else(|| de::Error::missing_field("detail"))?,
+            last_observation: last_observation.flatten(),
+            partial_result: partial_result.flatten(),
+        })
+    }
+}

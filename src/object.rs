@@ -324,3 +324,21 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectDeserializer<D> {
         self.inner.is_human_readable()
     }
 }
+
+/// Reads the value of `field` into `slot` with `seed`, rejecting a second occurrence of the key.
+pub(crate) fn read_once<'de, A, S>(
+    map: &mut A,
+    slot: &mut Option<S::Value>,
+    field: &'static str,
+    seed: S,
+) -> Result<(), A::Error>
+where
+    A: de::MapAccess<'de>,
+    S: DeserializeSeed<'de>,
+{
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(field));
+    }
+    *slot = Some(map.next_value_seed(seed)?);
+    Ok(())
+}

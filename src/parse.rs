@@ -96,6 +96,12 @@ impl ParseError {
         let message = bare_message(err);
         let rule = classify(err, &message, &pointer);
         match rule {
+            // serde reports a duplicate on reading the key, before the path records it.
+            Rule::NoDuplicateKeys => {
+                if let Some(key) = backquoted(&message) {
+                    push_token(&mut pointer, key);
+                }
+            }
             Rule::SuccessForbidsError => pointer.push_str("/error"),
             Rule::FailureForbidsResult => pointer.push_str("/result"),
             _ => {}
@@ -147,6 +153,13 @@ fn classify(err: &serde_json::Error, message: &str, pointer: &str) -> Rule {
         }
         _ => Rule::FieldType,
     }
+}
+
+/// The first backquoted name in a serde message (``duplicate field `x` ``).
+fn backquoted(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(&message[start..start + len])
 }
 
 /// Appends one reference token to a JSON Pointer, escaping `~` and `/` (RFC 6901).

@@ -1,6 +1,12 @@
 //! [`Warning`]: a non-fatal condition that accompanies a result.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::object::read_once;
 
 use crate::WarningCode;
 
@@ -19,7 +25,7 @@ use crate::WarningCode;
 /// );
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[cfg_attr(
     feature = "schemars",
@@ -53,5 +59,43 @@ impl Warning {
     #[must_use]
     pub fn detail(&self) -> &str {
         &self.detail
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum Field {
+    Code,
+    Detail,
+}
+
+/// Reads only a JSON object, and rejects unknown and repeated keys.
+impl<'de> Deserialize<'de> for Warning {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(WarningVisitor)
+    }
+}
+
+struct WarningVisitor;
+
+impl<'de> Visitor<'de> for WarningVisitor {
+    type Value = Warning;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a warning object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Warning, A::Error> {
+        let (mut code, mut detail) = (None, None);
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Code => read_once(&mut map, &mut code, "code", PhantomData)?,
+                Field::Detail => read_once(&mut map, &mut detail, "detail", PhantomData)?,
+            }
+        }
+        Ok(Warning {
+            code: code.ok_or_else(|| de::Error::missing_field("code"))?,
+            detail: detail.ok_or_else(|| de::Error::missing_field("detail"))?,
+        })
     }
 }

@@ -9,7 +9,9 @@ use agent_tool_result::{Envelope, Rule, Validator};
 use serde_json::Value;
 
 fn fixtures(kind: &str) -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(kind);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(kind);
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -35,7 +37,10 @@ fn reasons() -> BTreeMap<String, Rule> {
             let mut fields = line.split('\t');
             let file = fields.next().unwrap().to_owned();
             let rule = fields.next().unwrap().parse().unwrap();
-            assert!(fields.next().is_some_and(|why| !why.is_empty()), "{file}: no reason");
+            assert!(
+                fields.next().is_some_and(|why| !why.is_empty()),
+                "{file}: no reason"
+            );
             (file, rule)
         })
         .collect()
@@ -50,7 +55,10 @@ fn generated_validator() -> jsonschema::Validator {
 fn normalized(mut value: Value) -> Value {
     let envelope = value.as_object_mut().unwrap();
     envelope.retain(|_, v| !v.is_null());
-    if envelope.get("warnings").is_some_and(|w| w.as_array().unwrap().is_empty()) {
+    if envelope
+        .get("warnings")
+        .is_some_and(|w| w.as_array().unwrap().is_empty())
+    {
         envelope.remove("warnings");
     }
     if let Some(error) = envelope.get_mut("error") {
@@ -73,11 +81,18 @@ fn valid_fixtures_pass_every_check_and_round_trip() {
         let value: Value = serde_json::from_str(&text).unwrap();
         let report = handwritten.validate(&value);
         assert!(report.is_valid(), "{name}: {:?}", report.violations());
-        assert!(generated.is_valid(&value), "{name}: generated schema rejects it");
+        assert!(
+            generated.is_valid(&value),
+            "{name}: generated schema rejects it"
+        );
         let envelope = Envelope::<Value>::from_json(&text)
             .unwrap_or_else(|err| panic!("{name}: typed read failed: {err}"));
         let written: Value = serde_json::from_str(&envelope.to_json().unwrap()).unwrap();
-        assert_eq!(written, normalized(value), "{name}: round trip lost something");
+        assert_eq!(
+            written,
+            normalized(value),
+            "{name}: round trip lost something"
+        );
     }
 }
 
@@ -88,7 +103,11 @@ fn invalid_fixtures_fail_every_check_for_their_reason() {
     let generated = generated_validator();
     let files = fixtures("invalid");
     let names: Vec<&String> = files.iter().map(|(name, _)| name).collect();
-    assert_eq!(names, reasons.keys().collect::<Vec<_>>(), "reasons.tsv and files differ");
+    assert_eq!(
+        names,
+        reasons.keys().collect::<Vec<_>>(),
+        "reasons.tsv and files differ"
+    );
     for (name, text) in &files {
         let rule = reasons[name];
         let value: Value = serde_json::from_str(text).unwrap();
@@ -99,11 +118,18 @@ fn invalid_fixtures_fail_every_check_for_their_reason() {
             "{name}: expected {rule}, got {:?}",
             report.violations()
         );
-        assert!(!generated.is_valid(&value), "{name}: generated schema accepts it");
+        assert!(
+            !generated.is_valid(&value),
+            "{name}: generated schema accepts it"
+        );
         let err = Envelope::<Value>::from_json(text).expect_err(name);
         assert_eq!(err.rule(), rule, "{name}: typed read says {err}");
         let err = Envelope::<Value>::from_value(&value).expect_err(name);
-        assert_eq!(err.rule(), rule, "{name}: typed read of the value says {err}");
+        assert_eq!(
+            err.rule(),
+            rule,
+            "{name}: typed read of the value says {err}"
+        );
     }
 }
 

@@ -6,7 +6,10 @@ use serde_json::Value;
 #[test]
 fn the_schema_is_valid_against_the_2020_12_meta_schema() {
     let schema = envelope_schema();
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     jsonschema::meta::validate(schema).unwrap();
     jsonschema::draft202012::meta::validate(schema).unwrap();
 }
@@ -21,7 +24,10 @@ fn the_generated_schema_is_valid_too() {
 fn the_schema_has_its_own_id_and_the_embedded_text_is_the_file() {
     let schema = envelope_schema();
     let id = schema["$id"].as_str().unwrap();
-    assert!(id.ends_with("/schema/agent-tool-result.schema.json"), "{id}");
+    assert!(
+        id.ends_with("/schema/agent-tool-result.schema.json"),
+        "{id}"
+    );
     let on_disk = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/schema/agent-tool-result.schema.json"
@@ -46,14 +52,20 @@ fn the_category_enum_is_the_closed_set_in_order() {
 #[test]
 fn every_level_forbids_additional_properties() {
     let schema = envelope_schema();
-    for level in [schema, &schema["$defs"]["error"], &schema["$defs"]["warning"]] {
+    for level in [
+        schema,
+        &schema["$defs"]["error"],
+        &schema["$defs"]["warning"],
+    ] {
         assert_eq!(level["additionalProperties"], Value::Bool(false));
     }
 }
 
 #[test]
 fn the_code_pattern_matches_the_library_rule() {
-    let pattern = envelope_schema()["$defs"]["code"]["pattern"].as_str().unwrap();
+    let pattern = envelope_schema()["$defs"]["code"]["pattern"]
+        .as_str()
+        .unwrap();
     let validator = jsonschema::validator_for(&serde_json::json!({ "pattern": pattern })).unwrap();
     for candidate in ["a", "a-b", "x1-2", "", "-a", "a-", "a--b", "A", "a_b", "é"] {
         assert_eq!(

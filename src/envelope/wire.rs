@@ -8,7 +8,7 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Envelope, Outcome};
-use crate::object::{AsObject, OptionalObject};
+use crate::object::{AsObject, OptionalObject, read_once};
 use crate::{ParseError, ToolError, Warning};
 
 /// The messages of the rules checked once the whole envelope object has been read. They are
@@ -70,11 +70,9 @@ enum Field {
     Error,
 }
 
-const FIELDS: &[&str] = &["ok", "sessionId", "result", "warnings", "error"];
-
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Envelope<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_struct("Envelope", FIELDS, EnvelopeVisitor(PhantomData))
+        deserializer.deserialize_map(EnvelopeVisitor(PhantomData))
     }
 }
 
@@ -93,44 +91,20 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for EnvelopeVisitor<T> {
         let mut result: Option<Option<T>> = None;
         let mut warnings: Option<Vec<Warning>> = None;
         let mut error: Option<ToolError> = None;
-        let mut seen_error = false;
 
         while let Some(field) = map.next_key::<Field>()? {
             match field {
-                Field::Ok => {
-                    if ok.is_some() {
-                        return Err(de::Error::duplicate_field("ok"));
-                    }
-                    ok = Some(map.next_value()?);
-                }
-                Field::SessionId => {
-                    if session_id.is_some() {
-                        return Err(de::Error::duplicate_field("sessionId"));
-                    }
-                    session_id = Some(map.next_value()?);
-                }
+                Field::Ok => read_once(&mut map, &mut ok, "ok", PhantomData)?,
+                Field::SessionId => read_once(&mut map, &mut session_id, "sessionId", PhantomData)?,
                 Field::Result => {
-                    if result.is_some() {
-                        return Err(de::Error::duplicate_field("result"));
-                    }
-                    result = Some(map.next_value_seed(OptionalObject {
+                    let seed = OptionalObject {
                         field: "result",
                         marker: PhantomData,
-                    })?);
+                    };
+                    read_once(&mut map, &mut result, "result", seed)?;
                 }
-                Field::Warnings => {
-                    if warnings.is_some() {
-                        return Err(de::Error::duplicate_field("warnings"));
-                    }
-                    warnings = Some(map.next_value()?);
-                }
-                Field::Error => {
-                    if seen_error {
-                        return Err(de::Error::duplicate_field("error"));
-                    }
-                    seen_error = true;
-                    error = Some(map.next_value()?);
-                }
+                Field::Warnings => read_once(&mut map, &mut warnings, "warnings", PhantomData)?,
+                Field::Error => read_once(&mut map, &mut error, "error", PhantomData)?,
             }
         }
 
