@@ -36,6 +36,12 @@ pub const fn is_kebab_case(s: &str) -> bool {
     !previous_was_hyphen
 }
 
+/// The check behind every `from_static`: in a `const`, a bad code is a compile error.
+const fn checked_static(code: &'static str) -> &'static str {
+    assert!(is_kebab_case(code), "codes are non-empty kebab-case");
+    code
+}
+
 /// The error returned when a string is not a valid code.
 ///
 /// ```
@@ -97,8 +103,7 @@ macro_rules! code_type {
             /// error, which is the point: a misspelt constant never ships.
             #[must_use]
             pub const fn from_static(code: &'static str) -> Self {
-                assert!(is_kebab_case(code), "codes are non-empty kebab-case");
-                $name(Cow::Borrowed(code))
+                $name(Cow::Borrowed(checked_static(code)))
             }
 
             #[doc = concat!("Makes ", $what, " from any string, checking that it is kebab-case.")]

@@ -58,3 +58,8 @@ pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
 #[cfg(feature = "validate")]
 pub use validate::{Finding, Report, Validator};
 pub use warning::Warning;
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -212,7 +212,7 @@ fn arbitrary_bytes_never_panic() {
     };
     for _ in 0..5_000 {
         let mut bytes = seed.to_vec();
-        for _ in 0..(next() % 4 + 1) {
+        for _ in 0..=(next() % 4) {
             let at = usize::try_from(next() % bytes.len() as u64).unwrap();
             bytes[at] = (next() & 0xFF) as u8;
         }

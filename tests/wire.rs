@@ -84,7 +84,7 @@ fn one_failure_snapshot_per_category() {
 #[test]
 fn success_snapshots() {
     let with_result =
-        Envelope::success(json!({ "windows": [{ "handle": 1312674, "title": "Notepad" }] }));
+        Envelope::success(json!({ "windows": [{ "handle": 1_312_674, "title": "Notepad" }] }));
     insta::assert_json_snapshot!("success-with-result", with_result);
 
     let empty: Envelope = Envelope::success_empty();

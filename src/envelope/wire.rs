@@ -149,7 +149,9 @@ impl<T: DeserializeOwned> Envelope<T> {
     ///
     /// A [`ParseError`] when the text is not JSON, is not an envelope, or breaks a rule.
     pub fn from_json(json: &str) -> Result<Self, ParseError> {
-        Envelope::from_json_slice(json.as_bytes())
+        // `from_str` skips the UTF-8 checks that `from_slice` must make.
+        serde_json::from_str(json)
+            .map_err(|first| ParseError::locate::<Self>(json.as_bytes(), &first))
     }
 
     /// Reads an envelope from JSON bytes; like [`Envelope::from_json`], and invalid UTF-8 is
