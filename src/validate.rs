@@ -357,3 +357,27 @@ fn lowercase_first(message: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_branch_names_its_rule() {
+        assert_eq!(
+            Validator::new().branch_rules,
+            [
+                Rule::FailureRequiresError,
+                Rule::SuccessForbidsError,
+                Rule::FailureForbidsResult
+            ]
+        );
+    }
+
+    #[test]
+    fn findings_cut_long_messages_on_a_char_boundary() {
+        let finding = Finding::new(Rule::FieldType, "", "é".repeat(400));
+        assert!(finding.message().len() <= MAX_MESSAGE + '…'.len_utf8());
+        assert!(finding.message().ends_with('…'));
+    }
+}
