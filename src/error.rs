@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::object::read_once;
 
-use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode};
+use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode, Observation};
 
 /// The failure descriptor of an envelope whose `ok` is `false`.
 ///
@@ -43,9 +43,10 @@ pub struct ToolError {
     category: ErrorCategory,
     /// Human-readable explanation of what failed and, where possible, how to recover.
     detail: String,
-    /// The last good observation before the failure, from a prior call.
+    /// The last good observation before the failure, from a prior call. Never holds base64
+    /// image data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    last_observation: Option<JsonObject>,
+    last_observation: Option<Observation>,
     /// The failing call's own partial payload, when the tool kept one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     partial_result: Option<JsonObject>,
@@ -76,10 +77,11 @@ impl ToolError {
         }
     }
 
-    /// Attaches the last good observation from a prior call.
+    /// Attaches the last good observation from a prior call: a [`CaptureSummary`](crate::CaptureSummary),
+    /// a [`WindowInfo`](crate::WindowInfo), or any object checked by [`Observation::other`].
     #[must_use]
-    pub fn with_last_observation(mut self, observation: JsonObject) -> Self {
-        self.last_observation = Some(observation);
+    pub fn with_last_observation(mut self, observation: impl Into<Observation>) -> Self {
+        self.last_observation = Some(observation.into());
         self
     }
 
@@ -110,7 +112,7 @@ impl ToolError {
 
     /// The last good observation before the failure, if any.
     #[must_use]
-    pub fn last_observation(&self) -> Option<&JsonObject> {
+    pub fn last_observation(&self) -> Option<&Observation> {
         self.last_observation.as_ref()
     }
 

@@ -32,12 +32,17 @@
 //!
 //! - `schemars` (default): `JsonSchema` for the wire types and the generated envelope schema.
 //! - `validate` (default): [`Validator`], the compiled schema plus the contract lints.
+//! - `blank-check` (default): [`blank_check`] and [`SessionArtifacts::summarize_png`], which
+//!   decode captures with the `png` crate.
 
+mod artifact;
 mod category;
 mod code;
 mod envelope;
 mod error;
+mod frame;
 mod object;
+mod observation;
 mod parse;
 mod rule;
 mod schema;
@@ -45,11 +50,19 @@ mod schema;
 mod validate;
 mod warning;
 
+pub use artifact::{CaptureError, InvalidSessionId, MAX_SESSION_ID_LEN, SessionArtifacts};
 pub use category::{ErrorCategory, ParseCategoryError, RetryClass};
 pub use code::{ErrorCode, InvalidCode, KnownCode, WarningCode, is_kebab_case};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
+#[cfg(feature = "blank-check")]
+pub use frame::blank_check;
+pub use frame::{FrameError, FrameErrorKind, MAX_PIXELS, png_dimensions};
 pub use object::JsonObject;
+pub use observation::{
+    ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction, MAX_INLINE_BASE64, Observation,
+    ObservationError, WindowInfo, find_base64, is_inline_base64,
+};
 pub use parse::ParseError;
 pub use rule::{ParseRuleError, Rule, Severity};
 #[cfg(feature = "schemars")]

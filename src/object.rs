@@ -221,8 +221,27 @@ impl<'de, T: de::Deserialize<'de>> Visitor<'de> for OptionalObjectVisitor<T> {
         T::deserialize(ObjectDeserializer {
             field: self.field,
             inner: deserializer,
+            nullable: true,
         })
         .map(Some)
+    }
+}
+
+/// Deserializes a `T` that must be a JSON object (not null, not an array).
+pub(crate) struct ObjectOf<T> {
+    pub(crate) field: &'static str,
+    pub(crate) marker: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for ObjectOf<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize(ObjectDeserializer {
+            field: self.field,
+            inner: deserializer,
+            nullable: false,
+        })
     }
 }
 
@@ -230,6 +249,7 @@ impl<'de, T: de::Deserialize<'de>> Visitor<'de> for OptionalObjectVisitor<T> {
 struct ObjectDeserializer<D> {
     field: &'static str,
     inner: D,
+    nullable: bool,
 }
 
 /// The visitor wrapper behind [`ObjectDeserializer`]: every non-object input falls through to
@@ -237,13 +257,18 @@ struct ObjectDeserializer<D> {
 struct ObjectVisitor<V> {
     field: &'static str,
     inner: V,
+    nullable: bool,
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
     type Value = V::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} to be a JSON object or null", self.field)
+        if self.nullable {
+            write!(f, "{} to be a JSON object or null", self.field)
+        } else {
+            write!(f, "{} to be a JSON object", self.field)
+        }
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
@@ -258,6 +283,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
         self.inner.visit_some(ObjectDeserializer {
             field: self.field,
             inner: deserializer,
+            nullable: self.nullable,
         })
     }
 
@@ -268,6 +294,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
         self.inner.visit_newtype_struct(ObjectDeserializer {
             field: self.field,
             inner: deserializer,
+            nullable: self.nullable,
         })
     }
 }
@@ -277,7 +304,8 @@ macro_rules! forward_wrapped {
     ($($method:ident($($arg:ident: $ty:ty),*);)+) => {
         $(
             fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-                self.inner.$method($($arg,)* ObjectVisitor { field: self.field, inner: visitor })
+                let visitor = ObjectVisitor { field: self.field, inner: visitor, nullable: self.nullable };
+                self.inner.$method($($arg,)* visitor)
             }
         )+
     };

@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 
 use crate::Rule;
 use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
+use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 
 /// Why a document is not a valid envelope: the [`Rule`] it breaks, the JSON Pointer of the
 /// offending value, and (when read from text) the line and column.
@@ -142,13 +143,19 @@ fn classify(err: &serde_json::Error, message: &str, pointer: &str) -> Rule {
         UNEXPECTED_ERROR => Rule::SuccessForbidsError,
         UNEXPECTED_RESULT => Rule::FailureForbidsResult,
         _ if payload => Rule::EnvelopeIsObject,
+        m if m.starts_with(NO_BASE64) => Rule::NoBase64InObservation,
+        m if m.starts_with(BOTH_ARTIFACT_FIELDS) || m.starts_with(NO_ARTIFACT_FIELD) => {
+            Rule::CaptureArtifactExclusive
+        }
         m if m.starts_with("missing field") => Rule::RequiredField,
         m if m.starts_with("unknown field") => Rule::NoUnknownFields,
         m if m.starts_with("duplicate field") => Rule::NoDuplicateKeys,
         m if m.starts_with("unknown error category") => Rule::CategoryClosedSet,
         m if m.starts_with("invalid code") => Rule::CodeKebabCase,
         m if m.contains("to be a JSON object or null") => Rule::PayloadIsObject,
-        _ if pointer.ends_with("/lastObservation") || pointer.ends_with("/partialResult") => {
+        m if m.ends_with("expected a map")
+            && (pointer.ends_with("/lastObservation") || pointer.ends_with("/partialResult")) =>
+        {
             Rule::PayloadIsObject
         }
         _ => Rule::FieldType,

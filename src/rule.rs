@@ -121,6 +121,12 @@ rules! {
     /// A code is empty or not kebab-case.
     CodeKebabCase = "code-kebab-case", Error,
         "error and warning codes are non-empty kebab-case";
+    /// `lastObservation` holds a `base64` key or a long base64 string somewhere.
+    NoBase64InObservation = "no-base64-in-observation", Error,
+        "lastObservation holds no base64 key and no string over 4 KiB that decodes as base64";
+    /// A capture summary has both or neither of `artifact` and `artifactError`.
+    CaptureArtifactExclusive = "capture-artifact-exclusive", Error,
+        "a capture summary carries exactly one of artifact and artifactError";
     /// A well-known error code appears under a category other than its own.
     CodeCategoryMismatch = "code-category-mismatch", Warning,
         "a well-known error code appears under its documented category";

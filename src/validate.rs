@@ -14,6 +14,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
+use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 use crate::parse::push_token;
 use crate::{ErrorCategory, ErrorCode, Rule, Severity};
 
@@ -129,14 +130,14 @@ impl Report {
 /// ```
 pub struct Validator {
     schema: jsonschema::Validator,
-    /// The rule each `allOf` branch of the schema enforces, read from its `$comment`.
-    branch_rules: Vec<Rule>,
+    /// Schema locations that enforce one named rule, read from their `$comment: "rule: ..."`.
+    rule_locations: Vec<(String, Rule)>,
 }
 
 impl fmt::Debug for Validator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Validator")
-            .field("branch_rules", &self.branch_rules)
+            .field("rule_locations", &self.rule_locations)
             .finish_non_exhaustive()
     }
 }
@@ -158,21 +159,11 @@ impl Validator {
         let schema = crate::envelope_schema();
         let compiled =
             jsonschema::draft202012::new(schema).expect("the embedded envelope schema compiles");
-        let branch_rules = schema["allOf"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|branch| {
-                branch["$comment"]
-                    .as_str()
-                    .and_then(|c| c.strip_prefix("rule: "))
-                    .and_then(|name| name.parse().ok())
-                    .unwrap_or(Rule::FieldType)
-            })
-            .collect();
+        let mut rule_locations = Vec::new();
+        annotated_rules(schema, &mut String::new(), &mut rule_locations);
         Validator {
             schema: compiled,
-            branch_rules,
+            rule_locations,
         }
     }
 
@@ -207,15 +198,35 @@ impl Validator {
 
     fn describe(&self, error: &jsonschema::ValidationError<'_>, out: &mut Vec<Finding>) {
         let pointer = error.instance_path().as_str();
-        let schema_path = error.schema_path().as_str();
-        if let Some(rule) = self.branch_rule(schema_path) {
-            let (pointer, message) = match rule {
-                Rule::FailureRequiresError => (String::new(), MISSING_ERROR),
-                Rule::SuccessForbidsError => ("/error".to_owned(), UNEXPECTED_ERROR),
-                _ => ("/result".to_owned(), UNEXPECTED_RESULT),
+        if let Some(rule) = self.annotated_rule(error.schema_path().as_str()) {
+            let (at, message) = match rule {
+                Rule::FailureRequiresError => (pointer.to_owned(), MISSING_ERROR),
+                Rule::SuccessForbidsError => (format!("{pointer}/error"), UNEXPECTED_ERROR),
+                Rule::FailureForbidsResult => (format!("{pointer}/result"), UNEXPECTED_RESULT),
+                Rule::NoBase64InObservation => {
+                    let mut at = pointer.to_owned();
+                    if matches!(error.kind(), ValidationErrorKind::PropertyNames { .. }) {
+                        push_token(&mut at, "base64");
+                    }
+                    (at, NO_BASE64)
+                }
+                Rule::CaptureArtifactExclusive => {
+                    let instance = error.instance();
+                    let both = instance.get("artifact").is_some()
+                        && instance.get("artifactError").is_some();
+                    let message = if both {
+                        BOTH_ARTIFACT_FIELDS
+                    } else {
+                        NO_ARTIFACT_FIELD
+                    };
+                    (pointer.to_owned(), message)
+                }
+                _ => (pointer.to_owned(), ""),
             };
-            out.push(Finding::new(rule, pointer, message));
-            return;
+            if !message.is_empty() {
+                out.push(Finding::new(rule, at, message));
+                return;
+            }
         }
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -269,11 +280,48 @@ impl Validator {
         }
     }
 
-    /// The rule of the `allOf` branch a schema location falls in, if any.
-    fn branch_rule(&self, schema_path: &str) -> Option<Rule> {
-        let rest = schema_path.strip_prefix("/allOf/")?;
-        let index: usize = rest.split('/').next()?.parse().ok()?;
-        self.branch_rules.get(index).copied()
+    /// The rule of the annotated schema location that `schema_path` falls in, if any.
+    fn annotated_rule(&self, schema_path: &str) -> Option<Rule> {
+        self.rule_locations
+            .iter()
+            .filter(|(location, _)| {
+                schema_path
+                    .strip_prefix(location.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            })
+            .max_by_key(|(location, _)| location.len())
+            .map(|&(_, rule)| rule)
+    }
+}
+
+/// Collects every schema location whose `$comment` reads `rule: <name>`.
+fn annotated_rules(schema: &Value, location: &mut String, out: &mut Vec<(String, Rule)>) {
+    match schema {
+        Value::Object(object) => {
+            let rule = object
+                .get("$comment")
+                .and_then(Value::as_str)
+                .and_then(|c| c.strip_prefix("rule: "))
+                .and_then(|name| name.parse().ok());
+            if let Some(rule) = rule {
+                out.push((location.clone(), rule));
+            }
+            for (key, value) in object {
+                let len = location.len();
+                push_token(location, key);
+                annotated_rules(value, location, out);
+                location.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = location.len();
+                push_token(location, &i.to_string());
+                annotated_rules(item, location, out);
+                location.truncate(len);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -363,13 +411,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_schema_branch_names_its_rule() {
+    fn every_annotated_schema_location_names_a_rule() {
+        let validator = Validator::new();
+        let locations: Vec<(&str, Rule)> = validator
+            .rule_locations
+            .iter()
+            .map(|(location, rule)| (location.as_str(), *rule))
+            .collect();
         assert_eq!(
-            Validator::new().branch_rules,
+            locations,
             [
-                Rule::FailureRequiresError,
-                Rule::SuccessForbidsError,
-                Rule::FailureForbidsResult
+                (
+                    "/$defs/captureSummary/allOf/0",
+                    Rule::CaptureArtifactExclusive
+                ),
+                ("/$defs/noBase64", Rule::NoBase64InObservation),
+                ("/allOf/0", Rule::FailureRequiresError),
+                ("/allOf/1", Rule::SuccessForbidsError),
+                ("/allOf/2", Rule::FailureForbidsResult),
             ]
         );
     }

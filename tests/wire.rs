@@ -1,7 +1,7 @@
 //! The wire format: snapshots of constructed envelopes, key order, compactness, no nulls.
 
 use agent_tool_result::{
-    Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError, Warning, WarningCode,
+    Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning, WarningCode,
 };
 use serde_json::{Value, json};
 
@@ -67,7 +67,9 @@ fn failure_for(category: ErrorCategory) -> ToolError {
             ErrorCode::UNHANDLED_EXCEPTION,
             "NullReferenceException in TreeWalker.Next.",
         )
-        .with_last_observation(object(json!({ "kind": "query", "nodes": 12 }))),
+        .with_last_observation(
+            Observation::other(json!({ "kind": "query", "nodes": 12 })).unwrap(),
+        ),
     }
 }
 
@@ -108,7 +110,7 @@ fn keys_come_in_contract_order_and_compact() {
     let envelope: Envelope = Envelope::failure(
         ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "Nothing matched.")
             .with_partial_result(object(json!({ "b": 1 })))
-            .with_last_observation(object(json!({ "a": 1 }))),
+            .with_last_observation(Observation::other(json!({ "a": 1 })).unwrap()),
     )
     .with_warning(Warning::new(WarningCode::REGION_CLAMPED, "Clipped."))
     .with_session("s-1");

@@ -1,0 +1,253 @@
+//! PNG frames: dimensions from the header without decoding, and (feature `blank-check`) the
+//! blank-frame verdict from one pass over the decoded rows.
+
+use std::fmt;
+
+#[cfg(feature = "blank-check")]
+use crate::BlankCheck;
+
+const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n'];
+
+/// The largest frame, in pixels, that is decoded for a blank check (16384 x 16384). A header
+/// claiming more is refused before any pixel is read.
+pub const MAX_PIXELS: u64 = 1 << 28;
+
+/// Why bytes could not be read as a PNG capture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameError {
+    kind: FrameErrorKind,
+    detail: String,
+}
+
+/// The kinds of [`FrameError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameErrorKind {
+    /// The bytes do not start with a PNG signature and header.
+    NotPng,
+    /// The header says the frame is larger than [`MAX_PIXELS`].
+    TooLarge,
+    /// The PNG is truncated or its data is corrupt.
+    Corrupt,
+    /// The capture's `base64` text does not decode.
+    InvalidBase64,
+}
+
+impl FrameError {
+    pub(crate) fn new(kind: FrameErrorKind, detail: impl Into<String>) -> Self {
+        FrameError {
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    /// What went wrong.
+    #[must_use]
+    pub fn kind(&self) -> FrameErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Reads a PNG's width and height from its header, without decoding the image.
+///
+/// ```
+/// let png = [
+///     0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n', 0, 0, 0, 13, b'I', b'H', b'D', b'R',
+///     0, 0, 3, 32, 0, 0, 2, 88, 8, 6, 0, 0, 0,
+/// ];
+/// assert_eq!(agent_tool_result::png_dimensions(&png)?, (800, 600));
+/// # Ok::<(), agent_tool_result::FrameError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`FrameErrorKind::NotPng`] when the bytes lack the PNG signature or a well-formed `IHDR`.
+pub fn png_dimensions(png: &[u8]) -> Result<(u32, u32), FrameError> {
+    let not_png = |why: &str| FrameError::new(FrameErrorKind::NotPng, format!("not a PNG: {why}"));
+    if png.len() < SIGNATURE.len() || png[..8] != SIGNATURE {
+        return Err(not_png("the PNG signature is missing"));
+    }
+    if png.len() < 24 {
+        return Err(not_png("the header is truncated"));
+    }
+    if png[8..12] != [0, 0, 0, 13] || &png[12..16] != b"IHDR" {
+        return Err(not_png("the first chunk is not a 13-byte IHDR"));
+    }
+    let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+    let height = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
+    let limit = 1 << 31;
+    if width == 0 || height == 0 || width >= limit || height >= limit {
+        return Err(not_png("the header's width or height is out of range"));
+    }
+    Ok((width, height))
+}
+
+/// Computes the blank-frame verdict of a PNG in one pass over its decoded rows.
+///
+/// Colours are compared at 5 bits per channel (alpha ignored), so compression noise does not
+/// split a flat fill. The dominant colour's share of all pixels is `dominantFraction`; the frame
+/// is blank at [`BlankCheck::BLANK_THRESHOLD`] or above, and the dominant colour is dark when
+/// its luma is below a quarter of full scale. Every colour type and bit depth the `png` crate
+/// decodes is handled (palette, grey, grey+alpha, RGB, RGBA, 1 to 16 bits, interlaced).
+///
+/// # Errors
+///
+/// [`FrameError`] when the bytes are not a PNG, are truncated or corrupt, or are larger than
+/// [`MAX_PIXELS`].
+#[cfg(feature = "blank-check")]
+pub fn blank_check(png: &[u8]) -> Result<BlankCheck, FrameError> {
+    let (width, height) = png_dimensions(png)?;
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > MAX_PIXELS {
+        return Err(FrameError::new(
+            FrameErrorKind::TooLarge,
+            format!(
+                "the PNG is {width}x{height}, more than the {MAX_PIXELS} pixels a blank check decodes"
+            ),
+        ));
+    }
+    let corrupt = |err: png::DecodingError| {
+        FrameError::new(
+            FrameErrorKind::Corrupt,
+            format!("the PNG does not decode: {err}"),
+        )
+    };
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().map_err(corrupt)?;
+    let (color, _) = reader.output_color_type();
+    let mut histogram = Histogram::new();
+    while let Some(row) = reader.next_row().map_err(corrupt)? {
+        histogram.count_row(row.data(), color);
+    }
+    histogram.verdict()
+}
+
+/// Pixel counts per colour at 5 bits per channel.
+#[cfg(feature = "blank-check")]
+struct Histogram {
+    bins: Box<[u32; 1 << 15]>,
+}
+
+#[cfg(feature = "blank-check")]
+impl Histogram {
+    fn new() -> Self {
+        Histogram {
+            bins: Box::new([0; 1 << 15]),
+        }
+    }
+
+    fn bin(r: u8, g: u8, b: u8) -> usize {
+        (usize::from(r >> 3) << 10) | (usize::from(g >> 3) << 5) | usize::from(b >> 3)
+    }
+
+    /// Counts one decoded row. Runs of identical pixels, the bulk of a screenshot, are counted
+    /// with one histogram update each.
+    fn count_row(&mut self, row: &[u8], color: png::ColorType) {
+        use png::ColorType;
+        match color {
+            ColorType::Rgba => self.count_rgba(row),
+            ColorType::Rgb => self.count_runs::<3>(row, |p| Self::bin(p[0], p[1], p[2])),
+            ColorType::GrayscaleAlpha => self.count_runs::<2>(row, |p| Self::bin(p[0], p[0], p[0])),
+            // Palette rows are expanded to RGB(A) by the transformations; grey is what is left.
+            ColorType::Grayscale | ColorType::Indexed => {
+                self.count_runs::<1>(row, |p| Self::bin(p[0], p[0], p[0]));
+            }
+        }
+    }
+
+    /// RGBA rows, the common case for screenshots: runs are extended four pixels at a time by
+    /// comparing 16 bytes against the current pixel repeated.
+    fn count_rgba(&mut self, row: &[u8]) {
+        let bin = |p: u32| {
+            let [r, g, b, _] = p.to_ne_bytes();
+            Self::bin(r, g, b)
+        };
+        let mut blocks = row.chunks_exact(16);
+        let Some(first) = row.get(..4) else {
+            return;
+        };
+        let mut current = u32::from_ne_bytes(first.try_into().expect("4 bytes"));
+        let mut splat = u128::from(current) * 0x0000_0001_0000_0001_0000_0001_0000_0001;
+        let mut run = 0u32;
+        for block in blocks.by_ref() {
+            let block = u128::from_ne_bytes(block.try_into().expect("16 bytes"));
+            if block == splat {
+                run += 4;
+                continue;
+            }
+            for pixel in block.to_ne_bytes().chunks_exact(4) {
+                let pixel = u32::from_ne_bytes(pixel.try_into().expect("4 bytes"));
+                if pixel == current {
+                    run += 1;
+                } else {
+                    self.bins[bin(current) & 0x7FFF] += run;
+                    current = pixel;
+                    run = 1;
+                }
+            }
+            splat = u128::from(current) * 0x0000_0001_0000_0001_0000_0001_0000_0001;
+        }
+        for pixel in blocks.remainder().chunks_exact(4) {
+            let pixel = u32::from_ne_bytes(pixel.try_into().expect("4 bytes"));
+            if pixel == current {
+                run += 1;
+            } else {
+                self.bins[bin(current) & 0x7FFF] += run;
+                current = pixel;
+                run = 1;
+            }
+        }
+        self.bins[bin(current) & 0x7FFF] += run;
+    }
+
+    fn count_runs<const N: usize>(&mut self, row: &[u8], bin: impl Fn(&[u8; N]) -> usize) {
+        let mut pixels = row
+            .chunks_exact(N)
+            .map(|p| <&[u8; N]>::try_from(p).expect("chunk of N"));
+        let Some(mut current) = pixels.next() else {
+            return;
+        };
+        let mut run = 1;
+        for pixel in pixels {
+            if pixel == current {
+                run += 1;
+            } else {
+                self.bins[bin(current) & 0x7FFF] += run;
+                current = pixel;
+                run = 1;
+            }
+        }
+        self.bins[bin(current) & 0x7FFF] += run;
+    }
+
+    fn verdict(&self) -> Result<BlankCheck, FrameError> {
+        let total: u64 = self.bins.iter().map(|&n| u64::from(n)).sum();
+        let (dominant, &count) = self
+            .bins
+            .iter()
+            .enumerate()
+            .max_by_key(|&(_, n)| n)
+            .expect("the histogram has bins");
+        if total == 0 {
+            return Err(FrameError::new(
+                FrameErrorKind::Corrupt,
+                "the PNG has no pixels",
+            ));
+        }
+        #[allow(clippy::cast_precision_loss)] // pixel counts are at most 2^28
+        let fraction = count as f64 / total as f64;
+        let channel = |shift: usize| ((dominant >> shift) & 0x1F) * 8 + 4;
+        let luma = 299 * channel(10) + 587 * channel(5) + 114 * channel(0);
+        let dark = luma < 64 * 1000;
+        BlankCheck::from_fraction(fraction.clamp(0.0, 1.0), dark)
+            .map_err(|err| FrameError::new(FrameErrorKind::Corrupt, err.to_string()))
+    }
+}

@@ -1,0 +1,368 @@
+//! [`Observation`]: what `error.lastObservation` holds, and the rule that it never holds base64.
+//!
+//! The last good state before a failure is a capture summary ([`CaptureSummary`]), a resolved
+//! window ([`WindowInfo`]), or any other JSON object (a query tree, a find result). Whatever it
+//! is, it never carries image bytes: a capture is summarized and its PNG written to the session's
+//! artifact directory (see [`SessionArtifacts`](crate::SessionArtifacts)). The rule is checked
+//! when an observation is built and when one is read.
+
+mod capture;
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+pub use capture::{ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction};
+pub(crate) use capture::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD};
+
+use crate::JsonObject;
+use crate::parse::push_token;
+
+/// The `kind` that marks a capture summary.
+pub(crate) const CAPTURE_SUMMARY_KIND: &str = "capture-summary";
+
+/// Strings longer than this that decode as base64 are taken for inlined binary data.
+pub const MAX_INLINE_BASE64: usize = 4096;
+
+/// The last good state observed before a failure.
+///
+/// On the wire each variant is its own JSON object, exactly as the contract shows; reading
+/// picks the variant by shape: `kind: "capture-summary"` is a capture summary (and must be a
+/// valid one), an object with exactly the nine window fields is a window, anything else is
+/// kept as it is.
+///
+/// ```
+/// use agent_tool_result::Observation;
+/// use serde_json::json;
+///
+/// let Ok(observation) = Observation::other(json!({ "kind": "query", "nodes": 12 })) else {
+///     unreachable!()
+/// };
+/// assert!(matches!(observation, Observation::Other(_)));
+///
+/// // Image bytes are refused: summarize the capture instead.
+/// let err = Observation::other(json!({ "width": 1, "base64": "iVBORw0KGgo=" })).unwrap_err();
+/// assert_eq!(err.pointer(), "/base64");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum Observation {
+    /// A capture, summarized: dimensions, blank check and where its PNG was written.
+    Capture(CaptureSummary),
+    /// The resolved target window.
+    Window(WindowInfo),
+    /// Any other observation (a query or find result, say), free of base64.
+    Other(JsonObject),
+}
+
+impl Observation {
+    /// Any JSON object as an observation, checked against the no-base64 rule. A window-shaped
+    /// object becomes [`Observation::Window`], a `capture-summary` a checked
+    /// [`Observation::Capture`].
+    ///
+    /// # Errors
+    ///
+    /// [`ObservationError`] when the value is not an object, holds a `base64` key or a long
+    /// base64 string anywhere, or is a malformed capture summary.
+    pub fn other(value: impl Into<Value>) -> Result<Self, ObservationError> {
+        match value.into() {
+            Value::Object(object) => Observation::from_object(object),
+            other => Err(ObservationError::new(
+                String::new(),
+                format!("an observation is a JSON object, not {}", json_type(&other)),
+            )),
+        }
+    }
+
+    fn from_object(object: JsonObject) -> Result<Self, ObservationError> {
+        if let Some(pointer) = find_base64(&object) {
+            return Err(ObservationError::new(pointer, NO_BASE64.to_owned()));
+        }
+        if object.get("kind").and_then(Value::as_str) == Some(CAPTURE_SUMMARY_KIND) {
+            return serde_json::from_value(Value::Object(object))
+                .map(Observation::Capture)
+                .map_err(|err| ObservationError::new(String::new(), err.to_string()));
+        }
+        let value = Value::Object(object);
+        if let Some(window) = WindowInfo::deserialize_from(&value) {
+            return Ok(Observation::Window(window));
+        }
+        let Value::Object(object) = value else {
+            unreachable!("built from an object above")
+        };
+        Ok(Observation::Other(object))
+    }
+}
+
+/// The message of the no-base64 rule, matched again by the parse-error classifier.
+pub(crate) const NO_BASE64: &str = "lastObservation must not hold base64 image data: \
+     summarize the capture and write its PNG to the session's artifacts";
+
+impl From<CaptureSummary> for Observation {
+    fn from(summary: CaptureSummary) -> Self {
+        Observation::Capture(summary)
+    }
+}
+
+impl From<WindowInfo> for Observation {
+    fn from(window: WindowInfo) -> Self {
+        Observation::Window(window)
+    }
+}
+
+impl Serialize for Observation {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Observation::Capture(summary) => summary.serialize(serializer),
+            Observation::Window(window) => window.serialize(serializer),
+            Observation::Other(object) => object.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Observation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = JsonObject::deserialize(deserializer)?;
+        Observation::from_object(object).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a value cannot be an [`Observation`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservationError {
+    pointer: String,
+    message: String,
+}
+
+impl ObservationError {
+    fn new(pointer: String, message: String) -> Self {
+        ObservationError { pointer, message }
+    }
+
+    /// The JSON Pointer, relative to the observation, of the offending value.
+    #[must_use]
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+}
+
+impl fmt::Display for ObservationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if !self.pointer.is_empty() {
+            write!(f, " (at {} inside lastObservation)", self.pointer)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ObservationError {}
+
+/// A resolved top-level window: `{ handle, title, className, processName, processId, x, y,
+/// width, height }`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WindowInfo {
+    /// The native window handle.
+    pub handle: i64,
+    /// The window title.
+    pub title: String,
+    /// The window class name.
+    pub class_name: String,
+    /// The owning process's name.
+    pub process_name: String,
+    /// The owning process's id.
+    pub process_id: u32,
+    /// Left edge, in screen coordinates (may be negative on multi-monitor desktops).
+    pub x: i32,
+    /// Top edge, in screen coordinates.
+    pub y: i32,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl WindowInfo {
+    const FIELDS: [&'static str; 9] = [
+        "handle",
+        "title",
+        "className",
+        "processName",
+        "processId",
+        "x",
+        "y",
+        "width",
+        "height",
+    ];
+
+    /// Reads a window from a JSON value, if it is an object of exactly that shape.
+    pub(crate) fn deserialize_from(value: &Value) -> Option<WindowInfo> {
+        value
+            .as_object()
+            .filter(|object| WindowInfo::is_window_shaped(object))
+            .and_then(|_| WindowInfo::deserialize(value).ok())
+    }
+
+    fn is_window_shaped(object: &JsonObject) -> bool {
+        object.len() == WindowInfo::FIELDS.len()
+            && WindowInfo::FIELDS.iter().all(|f| object.contains_key(*f))
+    }
+}
+
+/// The JSON Pointer of the first place inside `object` that breaks the no-base64 rule: a
+/// `base64` key, or a string longer than [`MAX_INLINE_BASE64`] that decodes as base64.
+#[must_use]
+pub fn find_base64(object: &JsonObject) -> Option<String> {
+    let mut pointer = String::new();
+    if walk_object(object, &mut pointer) {
+        Some(pointer)
+    } else {
+        None
+    }
+}
+
+fn walk_object(object: &JsonObject, pointer: &mut String) -> bool {
+    for (key, value) in object {
+        let len = pointer.len();
+        push_token(pointer, key);
+        if key == "base64" || walk(value, pointer) {
+            return true;
+        }
+        pointer.truncate(len);
+    }
+    false
+}
+
+fn walk(value: &Value, pointer: &mut String) -> bool {
+    match value {
+        Value::String(s) => is_inline_base64(s),
+        Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+            let len = pointer.len();
+            push_token(pointer, &i.to_string());
+            let found = walk(item, pointer);
+            if !found {
+                pointer.truncate(len);
+            }
+            found
+        }),
+        Value::Object(object) => walk_object(object, pointer),
+        _ => false,
+    }
+}
+
+/// Whether `s` is longer than [`MAX_INLINE_BASE64`] bytes and decodes as standard base64
+/// (padded or not). The schema's `pattern` for the same rule is tested against this function.
+#[must_use]
+pub fn is_inline_base64(s: &str) -> bool {
+    s.len() > MAX_INLINE_BASE64 && is_base64(s)
+}
+
+fn is_base64(s: &str) -> bool {
+    let body = s.trim_end_matches('=');
+    let padding = s.len() - body.len();
+    let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+    body.bytes().all(alphabet)
+        && match (padding, body.len() % 4) {
+            (0, 0 | 2 | 3) | (1, 3) | (2, 2) => true,
+            _ => false,
+        }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(feature = "schemars")]
+mod generated {
+    use std::borrow::Cow;
+
+    use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+
+    use super::{CAPTURE_SUMMARY_KIND, CaptureSummary, MAX_INLINE_BASE64, Observation};
+
+    /// Any JSON value with no `base64` key and no long base64 string anywhere inside.
+    struct NoBase64;
+
+    /// The schema form of the base64 test in [`super::is_inline_base64`].
+    pub(crate) const BASE64_PATTERN: &str =
+        "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$";
+
+    impl JsonSchema for NoBase64 {
+        fn schema_name() -> Cow<'static, str> {
+            "NoBase64".into()
+        }
+
+        fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+            let this = generator.subschema_for::<NoBase64>();
+            json_schema!({
+                "description": "No base64 key, and no string over 4 KiB that decodes as base64, at any depth.",
+                "propertyNames": { "not": { "const": "base64" } },
+                "additionalProperties": this,
+                "items": this,
+                "if": { "type": "string", "minLength": MAX_INLINE_BASE64 + 1 },
+                "then": { "not": { "pattern": BASE64_PATTERN } },
+            })
+        }
+    }
+
+    impl JsonSchema for Observation {
+        fn schema_name() -> Cow<'static, str> {
+            "Observation".into()
+        }
+
+        fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+            let no_base64 = generator.subschema_for::<NoBase64>();
+            let capture = generator.subschema_for::<CaptureSummary>();
+            json_schema!({
+                "description": "The last good state before the failure: a capture summary, a window, or any object without base64.",
+                "type": "object",
+                "allOf": [no_base64],
+                "if": {
+                    "type": "object",
+                    "properties": { "kind": { "const": CAPTURE_SUMMARY_KIND } },
+                    "required": ["kind"],
+                },
+                "then": capture,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_shapes() {
+        for ok in ["", "QQ", "QQ==", "QUI", "QUI=", "QUJD", "a+/9"] {
+            assert!(is_base64(ok), "{ok}");
+        }
+        for bad in ["Q", "Q===", "QQ=", "QUJD=", "QU JD", "QU-_", "QUI==", "=QQ"] {
+            assert!(!is_base64(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn pointer_names_the_first_offender() {
+        let long = "A".repeat(MAX_INLINE_BASE64 + 4);
+        let object = serde_json::json!({ "a": [1, { "b~/": long }] });
+        let Value::Object(object) = object else {
+            unreachable!()
+        };
+        assert_eq!(find_base64(&object).as_deref(), Some("/a/1/b~0~1"));
+        let short = serde_json::json!({ "a": "QUJD", "text": "lorem ipsum ".repeat(1_000) });
+        let Value::Object(short) = short else {
+            unreachable!()
+        };
+        assert_eq!(find_base64(&short), None);
+    }
+}

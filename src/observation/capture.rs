@@ -1,0 +1,414 @@
+//! [`CaptureSummary`]: a capture as `lastObservation` keeps it, without its image bytes.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{CAPTURE_SUMMARY_KIND, WindowInfo};
+use crate::object::{ObjectOf, read_once};
+
+/// The blank-frame verdict of a capture: `{ blank, dominantFraction, dominantIsDark }`.
+///
+/// ```
+/// use agent_tool_result::BlankCheck;
+///
+/// let check = BlankCheck::from_fraction(0.995, true)?;
+/// assert!(check.blank());
+/// assert!(BlankCheck::from_fraction(1.5, false).is_err());
+/// # Ok::<(), agent_tool_result::InvalidFraction>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BlankCheck {
+    /// Whether the frame counts as blank.
+    blank: bool,
+    /// The share of pixels, in [0, 1], taken by the single most common colour.
+    #[serde(deserialize_with = "unit_interval")]
+    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0, max = 1.0)))]
+    dominant_fraction: f64,
+    /// Whether that most common colour is dark (the classic all-black failed capture).
+    dominant_is_dark: bool,
+}
+
+impl BlankCheck {
+    /// The fraction at or above which a frame is blank when the verdict is derived.
+    pub const BLANK_THRESHOLD: f64 = 0.99;
+
+    /// A verdict derived from the dominant colour's share: blank at or above
+    /// [`BlankCheck::BLANK_THRESHOLD`].
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidFraction`] when `dominant_fraction` is not in [0, 1].
+    pub fn from_fraction(
+        dominant_fraction: f64,
+        dominant_is_dark: bool,
+    ) -> Result<Self, InvalidFraction> {
+        BlankCheck::new(
+            dominant_fraction >= BlankCheck::BLANK_THRESHOLD,
+            dominant_fraction,
+            dominant_is_dark,
+        )
+    }
+
+    /// A verdict with an explicit `blank` (a producer may use its own threshold).
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidFraction`] when `dominant_fraction` is not in [0, 1].
+    pub fn new(
+        blank: bool,
+        dominant_fraction: f64,
+        dominant_is_dark: bool,
+    ) -> Result<Self, InvalidFraction> {
+        if (0.0..=1.0).contains(&dominant_fraction) {
+            Ok(BlankCheck {
+                blank,
+                dominant_fraction,
+                dominant_is_dark,
+            })
+        } else {
+            Err(InvalidFraction(dominant_fraction))
+        }
+    }
+
+    /// Whether the frame counts as blank.
+    #[must_use]
+    pub fn blank(&self) -> bool {
+        self.blank
+    }
+
+    /// The share of pixels taken by the most common colour.
+    #[must_use]
+    pub fn dominant_fraction(&self) -> f64 {
+        self.dominant_fraction
+    }
+
+    /// Whether the most common colour is dark.
+    #[must_use]
+    pub fn dominant_is_dark(&self) -> bool {
+        self.dominant_is_dark
+    }
+}
+
+/// The error for a `dominantFraction` outside [0, 1].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InvalidFraction(f64);
+
+impl fmt::Display for InvalidFraction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "dominantFraction must be in [0, 1], not {}", self.0)
+    }
+}
+
+impl std::error::Error for InvalidFraction {}
+
+fn unit_interval<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let value = f64::deserialize(deserializer)?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(de::Error::custom(InvalidFraction(value)))
+    }
+}
+
+/// Where a capture's PNG went: written to `artifact`, or not written, with `artifactError`
+/// saying why. A summary has exactly one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ArtifactOutcome {
+    /// The path of the written PNG (`artifact` on the wire).
+    Written(String),
+    /// Why the PNG could not be written (`artifactError` on the wire).
+    Failed(String),
+}
+
+/// A capture summarized for `lastObservation`:
+/// `{ kind: "capture-summary", window?, handle?, width, height, encoding: "png", bytes,
+/// blankCheck, artifact | artifactError }`, in that key order.
+///
+/// Build one with [`SessionArtifacts::summarize_png`](crate::SessionArtifacts::summarize_png),
+/// which writes the PNG and fills every field, or by hand:
+///
+/// ```
+/// use agent_tool_result::{ArtifactOutcome, BlankCheck, CaptureSummary};
+///
+/// let summary = CaptureSummary::new(
+///     800,
+///     600,
+///     48_213,
+///     BlankCheck::from_fraction(0.1043, false)?,
+///     ArtifactOutcome::Failed("read-only file system".into()),
+/// );
+/// assert_eq!(
+///     serde_json::to_string(&summary)?,
+///     r#"{"kind":"capture-summary","width":800,"height":600,"encoding":"png","bytes":48213,"blankCheck":{"blank":false,"dominantFraction":0.1043,"dominantIsDark":false},"artifactError":"read-only file system"}"#,
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaptureSummary {
+    window: Option<WindowInfo>,
+    handle: Option<i64>,
+    width: u32,
+    height: u32,
+    bytes: u64,
+    blank_check: BlankCheck,
+    artifact: ArtifactOutcome,
+}
+
+impl CaptureSummary {
+    /// A summary of a `width` x `height` PNG of `bytes` bytes.
+    #[must_use]
+    pub fn new(
+        width: u32,
+        height: u32,
+        bytes: u64,
+        blank_check: BlankCheck,
+        artifact: ArtifactOutcome,
+    ) -> Self {
+        CaptureSummary {
+            window: None,
+            handle: None,
+            width,
+            height,
+            bytes,
+            blank_check,
+            artifact,
+        }
+    }
+
+    /// Sets the captured window.
+    #[must_use]
+    pub fn with_window(mut self, window: WindowInfo) -> Self {
+        self.window = Some(window);
+        self
+    }
+
+    /// Sets the captured window's handle, when the full window is not known.
+    #[must_use]
+    pub fn with_handle(mut self, handle: i64) -> Self {
+        self.handle = Some(handle);
+        self
+    }
+
+    /// The captured window, if known.
+    #[must_use]
+    pub fn window(&self) -> Option<&WindowInfo> {
+        self.window.as_ref()
+    }
+
+    /// The captured window's handle, if given apart from the window.
+    #[must_use]
+    pub fn handle(&self) -> Option<i64> {
+        self.handle
+    }
+
+    /// Width in pixels.
+    #[must_use]
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    #[must_use]
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Size of the PNG in bytes.
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The blank-frame verdict.
+    #[must_use]
+    pub fn blank_check(&self) -> &BlankCheck {
+        &self.blank_check
+    }
+
+    /// Where the PNG went.
+    #[must_use]
+    pub fn artifact(&self) -> &ArtifactOutcome {
+        &self.artifact
+    }
+}
+
+impl Serialize for CaptureSummary {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = 7 + usize::from(self.window.is_some()) + usize::from(self.handle.is_some());
+        let mut out = serializer.serialize_struct("CaptureSummary", len)?;
+        out.serialize_field("kind", CAPTURE_SUMMARY_KIND)?;
+        match &self.window {
+            Some(window) => out.serialize_field("window", window)?,
+            None => out.skip_field("window")?,
+        }
+        match &self.handle {
+            Some(handle) => out.serialize_field("handle", handle)?,
+            None => out.skip_field("handle")?,
+        }
+        out.serialize_field("width", &self.width)?;
+        out.serialize_field("height", &self.height)?;
+        out.serialize_field("encoding", "png")?;
+        out.serialize_field("bytes", &self.bytes)?;
+        out.serialize_field("blankCheck", &self.blank_check)?;
+        match &self.artifact {
+            ArtifactOutcome::Written(path) => out.serialize_field("artifact", path)?,
+            ArtifactOutcome::Failed(reason) => out.serialize_field("artifactError", reason)?,
+        }
+        out.end()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum Field {
+    Kind,
+    Window,
+    Handle,
+    Width,
+    Height,
+    Encoding,
+    Bytes,
+    BlankCheck,
+    Artifact,
+    ArtifactError,
+}
+
+/// The messages of the artifact rule, matched again by the parse-error classifier.
+pub(crate) const BOTH_ARTIFACT_FIELDS: &str =
+    "a capture summary carries artifact or artifactError, not both";
+pub(crate) const NO_ARTIFACT_FIELD: &str = "a capture summary needs artifact (where its PNG was \
+     written) or artifactError (why it was not)";
+
+impl<'de> Deserialize<'de> for CaptureSummary {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(CaptureVisitor)
+    }
+}
+
+struct CaptureVisitor;
+
+impl<'de> Visitor<'de> for CaptureVisitor {
+    type Value = CaptureSummary;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a capture summary object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CaptureSummary, A::Error> {
+        let (mut kind, mut encoding): (Option<String>, Option<String>) = (None, None);
+        let (mut window, mut handle, mut blank_check) = (None, None, None);
+        let (mut width, mut height, mut bytes) = (None, None, None);
+        let (mut artifact, mut artifact_error): (Option<String>, Option<String>) = (None, None);
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Kind => read_once(&mut map, &mut kind, "kind", PhantomData)?,
+                Field::Window => {
+                    let seed = ObjectOf {
+                        field: "window",
+                        marker: PhantomData,
+                    };
+                    read_once(&mut map, &mut window, "window", seed)?;
+                }
+                Field::Handle => read_once(&mut map, &mut handle, "handle", PhantomData)?,
+                Field::Width => read_once(&mut map, &mut width, "width", PhantomData)?,
+                Field::Height => read_once(&mut map, &mut height, "height", PhantomData)?,
+                Field::Encoding => read_once(&mut map, &mut encoding, "encoding", PhantomData)?,
+                Field::Bytes => read_once(&mut map, &mut bytes, "bytes", PhantomData)?,
+                Field::BlankCheck => {
+                    let seed = ObjectOf {
+                        field: "blankCheck",
+                        marker: PhantomData,
+                    };
+                    read_once(&mut map, &mut blank_check, "blankCheck", seed)?;
+                }
+                Field::Artifact => read_once(&mut map, &mut artifact, "artifact", PhantomData)?,
+                Field::ArtifactError => {
+                    read_once(&mut map, &mut artifact_error, "artifactError", PhantomData)?;
+                }
+            }
+        }
+        match kind.as_deref() {
+            Some(CAPTURE_SUMMARY_KIND) => {}
+            Some(other) => {
+                return Err(de::Error::custom(format_args!(
+                    "a capture summary's kind is `{CAPTURE_SUMMARY_KIND}`, not `{other}`"
+                )));
+            }
+            None => return Err(de::Error::missing_field("kind")),
+        }
+        match encoding.as_deref() {
+            Some("png") => {}
+            Some(other) => {
+                return Err(de::Error::custom(format_args!(
+                    "a capture summary's encoding is `png`, not `{other}`"
+                )));
+            }
+            None => return Err(de::Error::missing_field("encoding")),
+        }
+        let artifact = match (artifact, artifact_error) {
+            (Some(_), Some(_)) => return Err(de::Error::custom(BOTH_ARTIFACT_FIELDS)),
+            (None, None) => return Err(de::Error::custom(NO_ARTIFACT_FIELD)),
+            (Some(path), None) => non_empty(path, "artifact").map(ArtifactOutcome::Written)?,
+            (None, Some(reason)) => {
+                non_empty(reason, "artifactError").map(ArtifactOutcome::Failed)?
+            }
+        };
+        Ok(CaptureSummary {
+            window,
+            handle,
+            width: width.ok_or_else(|| de::Error::missing_field("width"))?,
+            height: height.ok_or_else(|| de::Error::missing_field("height"))?,
+            bytes: bytes.ok_or_else(|| de::Error::missing_field("bytes"))?,
+            blank_check: blank_check.ok_or_else(|| de::Error::missing_field("blankCheck"))?,
+            artifact,
+        })
+    }
+}
+
+fn non_empty<E: de::Error>(value: String, field: &str) -> Result<String, E> {
+    if value.is_empty() {
+        Err(E::custom(format_args!(
+            "a capture summary's {field} must not be empty"
+        )))
+    } else {
+        Ok(value)
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CaptureSummary {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CaptureSummary".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let window = generator.subschema_for::<WindowInfo>();
+        let blank_check = generator.subschema_for::<BlankCheck>();
+        let u32_max = u32::MAX;
+        schemars::json_schema!({
+            "description": "A capture summarized for lastObservation; its PNG is in the session's artifacts.",
+            "type": "object",
+            "required": ["kind", "width", "height", "encoding", "bytes", "blankCheck"],
+            "additionalProperties": false,
+            "properties": {
+                "kind": { "const": CAPTURE_SUMMARY_KIND },
+                "window": window,
+                "handle": { "type": "integer", "format": "int64" },
+                "width": { "type": "integer", "minimum": 0, "maximum": u32_max },
+                "height": { "type": "integer", "minimum": 0, "maximum": u32_max },
+                "encoding": { "const": "png" },
+                "bytes": { "type": "integer", "minimum": 0 },
+                "blankCheck": blank_check,
+                "artifact": { "type": "string", "minLength": 1 },
+                "artifactError": { "type": "string", "minLength": 1 },
+            },
+            "oneOf": [{ "required": ["artifact"] }, { "required": ["artifactError"] }],
+        })
+    }
+}
