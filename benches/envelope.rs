@@ -5,7 +5,7 @@
 //! object-only result and the invariant checks).
 
 use agent_tool_result::{
-    Envelope, ErrorCode, JsonObject, ToolError, Validator, Warning, WarningCode,
+    Envelope, ErrorCode, JsonObject, Observation, ToolError, Validator, Warning, WarningCode,
 };
 use divan::{Bencher, black_box};
 use serde::{Deserialize, Serialize};
@@ -100,9 +100,7 @@ fn success() -> Envelope<FindResult> {
 }
 
 fn failure() -> Envelope<FindResult> {
-    let Value::Object(observation) = serde_json::to_value(find_result()).unwrap() else {
-        unreachable!("a struct serializes to an object")
-    };
+    let observation = Observation::other(serde_json::to_value(find_result()).unwrap()).unwrap();
     Envelope::failure(
         ToolError::new(
             ErrorCode::selector_matched(5),

@@ -166,9 +166,7 @@ impl SessionArtifacts {
                     "the capture's base64 field is not a base64 string",
                 ))
             })?;
-        let window = result
-            .get("window")
-            .and_then(|w| WindowInfo::deserialize_from(w));
+        let window = result.get("window").and_then(WindowInfo::deserialize_from);
         let summary = self.summarize_for_observation(&png, window, result)?;
         Ok(Observation::Capture(
             match result.get("handle").and_then(Value::as_i64) {

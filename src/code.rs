@@ -227,6 +227,7 @@ macro_rules! code_type {
 }
 
 /// The code pattern as a JSON Schema `pattern`.
+#[cfg(feature = "schemars")]
 pub(crate) const CODE_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
 
 code_type!(

@@ -46,7 +46,7 @@ pub struct ToolError {
     /// The last good observation before the failure, from a prior call. Never holds base64
     /// image data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    last_observation: Option<Observation>,
+    last_observation: Option<Box<Observation>>,
     /// The failing call's own partial payload, when the tool kept one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     partial_result: Option<JsonObject>,
@@ -81,7 +81,7 @@ impl ToolError {
     /// a [`WindowInfo`](crate::WindowInfo), or any object checked by [`Observation::other`].
     #[must_use]
     pub fn with_last_observation(mut self, observation: impl Into<Observation>) -> Self {
-        self.last_observation = Some(observation.into());
+        self.last_observation = Some(Box::new(observation.into()));
         self
     }
 
@@ -113,7 +113,7 @@ impl ToolError {
     /// The last good observation before the failure, if any.
     #[must_use]
     pub fn last_observation(&self) -> Option<&Observation> {
-        self.last_observation.as_ref()
+        self.last_observation.as_deref()
     }
 
     /// The failing call's own partial payload, if any.

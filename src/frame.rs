@@ -113,34 +113,117 @@ pub fn blank_check(png: &[u8]) -> Result<BlankCheck, FrameError> {
             ),
         ));
     }
-    let corrupt = |err: png::DecodingError| {
-        FrameError::new(
-            FrameErrorKind::Corrupt,
-            format!("the PNG does not decode: {err}"),
-        )
-    };
     let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder.read_info().map_err(corrupt)?;
     let (color, _) = reader.output_color_type();
-    let mut histogram = Histogram::new();
-    while let Some(row) = reader.next_row().map_err(corrupt)? {
-        histogram.count_row(row.data(), color);
+    let mut histogram = Histogram::new(color);
+    if pixels < PARALLEL_PIXELS || reader.info().interlaced {
+        while let Some(row) = reader.next_row().map_err(corrupt)? {
+            histogram.count_row(row.data());
+        }
+    } else {
+        histogram = count_alongside(&mut reader, histogram)?;
     }
     histogram.verdict()
 }
 
+/// From this many pixels up, rows are counted on a second thread while the next ones decode.
+#[cfg(feature = "blank-check")]
+const PARALLEL_PIXELS: u64 = 1 << 18;
+
+/// Rows handed to the counting thread at a time.
+#[cfg(feature = "blank-check")]
+const ROWS_PER_BATCH: usize = 64;
+
+#[cfg(feature = "blank-check")]
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(corrupt)`
+fn corrupt(err: png::DecodingError) -> FrameError {
+    FrameError::new(
+        FrameErrorKind::Corrupt,
+        format!("the PNG does not decode: {err}"),
+    )
+}
+
+/// Decodes on this thread and counts on a second one. Rows are decoded straight into batch
+/// buffers that circulate between the two threads, so the count costs little more than the
+/// decode in wall time and memory stays bounded (three batches, not the frame). For
+/// non-interlaced images only: every row then has the same length.
+#[cfg(feature = "blank-check")]
+fn count_alongside<R: std::io::BufRead + std::io::Seek>(
+    reader: &mut png::Reader<R>,
+    mut histogram: Histogram,
+) -> Result<Histogram, FrameError> {
+    use std::sync::mpsc;
+
+    let line = reader
+        .output_line_size(reader.info().width)
+        .ok_or_else(|| FrameError::new(FrameErrorKind::TooLarge, "a PNG row is too long"))?;
+    let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(2);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    for _ in 0..3 {
+        free_tx
+            .send(vec![0; line * ROWS_PER_BATCH])
+            .expect("the pool is open");
+    }
+    std::thread::scope(|scope| {
+        let counter = scope.spawn(move || {
+            for (batch, rows) in full_rx {
+                for row in batch.chunks_exact(line).take(rows) {
+                    histogram.count_row(row);
+                }
+                // The decoder may have stopped and dropped the pool; nothing to return then.
+                let _ = free_tx.send(batch);
+            }
+            histogram
+        });
+        let decoded = (|| -> Result<(), FrameError> {
+            loop {
+                let mut batch = free_rx.recv().expect("the counter returns every batch");
+                let mut rows = 0;
+                let mut done = false;
+                for row in batch.chunks_exact_mut(line) {
+                    if reader.read_row(row).map_err(corrupt)?.is_none() {
+                        done = true;
+                        break;
+                    }
+                    rows += 1;
+                }
+                if rows > 0 && full_tx.send((batch, rows)).is_err() {
+                    return Ok(());
+                }
+                if done {
+                    return Ok(());
+                }
+            }
+        })();
+        drop(full_tx);
+        let histogram = counter.join().expect("the counting thread does not panic");
+        decoded.map(|()| histogram)
+    })
+}
+
+/// Pixels compared at once when looking for the end of a run.
+#[cfg(feature = "blank-check")]
+const SPAN_PIXELS: u32 = 16;
+
+/// The number of colours at 5 bits per channel.
+#[cfg(feature = "blank-check")]
+const BINS: usize = 1 << 15;
+
 /// Pixel counts per colour at 5 bits per channel.
 #[cfg(feature = "blank-check")]
 struct Histogram {
-    bins: Box<[u32; 1 << 15]>,
+    color: png::ColorType,
+    bins: Box<[u32]>,
 }
 
 #[cfg(feature = "blank-check")]
 impl Histogram {
-    fn new() -> Self {
+    fn new(color: png::ColorType) -> Self {
         Histogram {
-            bins: Box::new([0; 1 << 15]),
+            color,
+            bins: vec![0; BINS].into_boxed_slice(),
         }
     }
 
@@ -148,84 +231,108 @@ impl Histogram {
         (usize::from(r >> 3) << 10) | (usize::from(g >> 3) << 5) | usize::from(b >> 3)
     }
 
-    /// Counts one decoded row. Runs of identical pixels, the bulk of a screenshot, are counted
-    /// with one histogram update each.
-    fn count_row(&mut self, row: &[u8], color: png::ColorType) {
+    /// Counts one decoded row, whose layout the transformations reduced to 8-bit grey,
+    /// grey+alpha, RGB or RGBA (palettes are expanded).
+    fn count_row(&mut self, row: &[u8]) {
         use png::ColorType;
-        match color {
+        match self.color {
             ColorType::Rgba => self.count_rgba(row),
             ColorType::Rgb => self.count_runs::<3>(row, |p| Self::bin(p[0], p[1], p[2])),
             ColorType::GrayscaleAlpha => self.count_runs::<2>(row, |p| Self::bin(p[0], p[0], p[0])),
-            // Palette rows are expanded to RGB(A) by the transformations; grey is what is left.
             ColorType::Grayscale | ColorType::Indexed => {
                 self.count_runs::<1>(row, |p| Self::bin(p[0], p[0], p[0]));
             }
         }
     }
 
-    /// RGBA rows, the common case for screenshots: runs are extended four pixels at a time by
-    /// comparing 16 bytes against the current pixel repeated.
+    /// The RGBA case of [`Histogram::count_runs`], comparing whole pixels as `u32`s.
     fn count_rgba(&mut self, row: &[u8]) {
+        const SPAN: usize = SPAN_PIXELS as usize;
+        let word = |p: &[u8]| u32::from_ne_bytes(p.try_into().expect("4 bytes"));
         let bin = |p: u32| {
             let [r, g, b, _] = p.to_ne_bytes();
             Self::bin(r, g, b)
         };
-        let mut blocks = row.chunks_exact(16);
         let Some(first) = row.get(..4) else {
             return;
         };
-        let mut current = u32::from_ne_bytes(first.try_into().expect("4 bytes"));
-        let mut splat = u128::from(current) * 0x0000_0001_0000_0001_0000_0001_0000_0001;
+        let mut current = word(first);
         let mut run = 0u32;
-        for block in blocks.by_ref() {
-            let block = u128::from_ne_bytes(block.try_into().expect("16 bytes"));
-            if block == splat {
-                run += 4;
+        let mut spans = row.chunks_exact(4 * SPAN);
+        for span in spans.by_ref() {
+            let differs = span
+                .chunks_exact(4)
+                .fold(0, |acc, p| acc | (word(p) ^ current));
+            if differs == 0 {
+                run += SPAN_PIXELS;
                 continue;
             }
-            for pixel in block.to_ne_bytes().chunks_exact(4) {
-                let pixel = u32::from_ne_bytes(pixel.try_into().expect("4 bytes"));
-                if pixel == current {
+            for p in span.chunks_exact(4) {
+                let p = word(p);
+                if p == current {
                     run += 1;
                 } else {
-                    self.bins[bin(current) & 0x7FFF] += run;
-                    current = pixel;
+                    self.bins[bin(current) & (BINS - 1)] += run;
+                    current = p;
                     run = 1;
                 }
             }
-            splat = u128::from(current) * 0x0000_0001_0000_0001_0000_0001_0000_0001;
         }
-        for pixel in blocks.remainder().chunks_exact(4) {
-            let pixel = u32::from_ne_bytes(pixel.try_into().expect("4 bytes"));
-            if pixel == current {
+        for p in spans.remainder().chunks_exact(4) {
+            let p = word(p);
+            if p == current {
                 run += 1;
             } else {
-                self.bins[bin(current) & 0x7FFF] += run;
-                current = pixel;
+                self.bins[bin(current) & (BINS - 1)] += run;
+                current = p;
                 run = 1;
             }
         }
-        self.bins[bin(current) & 0x7FFF] += run;
+        self.bins[bin(current) & (BINS - 1)] += run;
     }
 
+    /// Counts runs of identical pixels with one histogram update each. Spans of
+    /// [`SPAN`] pixels that repeat the current colour (the bulk of a screenshot) are checked
+    /// with one branch.
     fn count_runs<const N: usize>(&mut self, row: &[u8], bin: impl Fn(&[u8; N]) -> usize) {
-        let mut pixels = row
-            .chunks_exact(N)
-            .map(|p| <&[u8; N]>::try_from(p).expect("chunk of N"));
-        let Some(mut current) = pixels.next() else {
+        const SPAN: usize = SPAN_PIXELS as usize;
+        let pixel = |p: &[u8]| <[u8; N]>::try_from(p).expect("a chunk of N bytes");
+        let Some(first) = row.get(..N) else {
             return;
         };
-        let mut run = 1;
-        for pixel in pixels {
-            if pixel == current {
+        let mut current = pixel(first);
+        let mut run = 0u32;
+        let mut spans = row.chunks_exact(N * SPAN);
+        for span in spans.by_ref() {
+            let differs = span.chunks_exact(N).fold(0u8, |acc, p| {
+                acc | p.iter().zip(&current).fold(0, |a, (x, y)| a | (x ^ y))
+            });
+            if differs == 0 {
+                run += SPAN_PIXELS;
+                continue;
+            }
+            for p in span.chunks_exact(N) {
+                let p = pixel(p);
+                if p == current {
+                    run += 1;
+                } else {
+                    self.bins[bin(&current) & (BINS - 1)] += run;
+                    current = p;
+                    run = 1;
+                }
+            }
+        }
+        for p in spans.remainder().chunks_exact(N) {
+            let p = pixel(p);
+            if p == current {
                 run += 1;
             } else {
-                self.bins[bin(current) & 0x7FFF] += run;
-                current = pixel;
+                self.bins[bin(&current) & (BINS - 1)] += run;
+                current = p;
                 run = 1;
             }
         }
-        self.bins[bin(current) & 0x7FFF] += run;
+        self.bins[bin(&current) & (BINS - 1)] += run;
     }
 
     fn verdict(&self) -> Result<BlankCheck, FrameError> {
@@ -243,7 +350,7 @@ impl Histogram {
             ));
         }
         #[allow(clippy::cast_precision_loss)] // pixel counts are at most 2^28
-        let fraction = count as f64 / total as f64;
+        let fraction = f64::from(count) / total as f64;
         let channel = |shift: usize| ((dominant >> shift) & 0x1F) * 8 + 4;
         let luma = 299 * channel(10) + 587 * channel(5) + 114 * channel(0);
         let dark = luma < 64 * 1000;

@@ -264,10 +264,7 @@ fn is_base64(s: &str) -> bool {
     let padding = s.len() - body.len();
     let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
     body.bytes().all(alphabet)
-        && match (padding, body.len() % 4) {
-            (0, 0 | 2 | 3) | (1, 3) | (2, 2) => true,
-            _ => false,
-        }
+        && matches!((padding, body.len() % 4), (0, 0 | 2 | 3) | (1, 3) | (2, 2))
 }
 
 fn json_type(value: &Value) -> &'static str {

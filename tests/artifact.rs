@@ -161,11 +161,10 @@ fn sixteen_threads_write_eight_hundred_distinct_complete_files() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(entries.len(), 800, "temporary files were left behind");
-    assert!(
-        entries
-            .iter()
-            .all(|n| n.starts_with("capture-") && n.ends_with(".png"))
-    );
+    let is_capture = |n: &String| {
+        n.starts_with("capture-") && Path::new(n).extension().is_some_and(|e| e == "png")
+    };
+    assert!(entries.iter().all(is_capture));
 }
 
 /// A location where writing fails even for root: a read-only directory where permissions are
@@ -311,7 +310,7 @@ fn truncated_corrupt_and_oversized_pngs_are_errors() {
         assert_eq!(err.kind(), kind, "{label}: {err}");
     }
     let left: Vec<_> = fs::read_dir(root.0.join("20260701-101500-s-bad"))
-        .map(|d| d.collect())
+        .map(Iterator::collect)
         .unwrap_or_default();
     assert!(left.is_empty(), "a rejected PNG was written");
 }

@@ -1,5 +1,6 @@
 //! Blank-frame detection over every PNG colour type and bit depth.
 #![cfg(feature = "blank-check")]
+#![allow(clippy::cast_possible_truncation)] // packing test samples into bytes
 
 mod support;
 
@@ -85,19 +86,20 @@ fn greyscale_at_every_bit_depth() {
 fn grey_with_alpha_rgb_and_rgba_at_8_and_16_bits() {
     let pixels = 16 * 16;
     let mut grey_alpha = Vec::new();
-    let mut rgb16 = Vec::new();
-    let mut rgba16 = Vec::new();
-    let mut rgb8 = Vec::new();
+    let mut wide_rgb = Vec::new();
+    let mut wide_rgba = Vec::new();
+    let mut narrow_rgb = Vec::new();
     for i in 0..pixels {
         let dark = i % 10 != 0; // 90% dark
         grey_alpha.extend_from_slice(if dark { &[10, 255] } else { &[200, 128] });
         let c16: [u16; 3] = if dark { [0, 0, 0x1000] } else { [0xFFFF, 0, 0] };
-        c16.iter()
-            .for_each(|v| rgb16.extend_from_slice(&v.to_be_bytes()));
-        c16.iter()
-            .chain(&[0xFFFF])
-            .for_each(|v| rgba16.extend_from_slice(&v.to_be_bytes()));
-        rgb8.extend_from_slice(if dark { &[5, 5, 5] } else { &[0, 200, 0] });
+        for v in c16 {
+            wide_rgb.extend_from_slice(&v.to_be_bytes());
+        }
+        for v in c16.iter().chain(&[0xFFFF]) {
+            wide_rgba.extend_from_slice(&v.to_be_bytes());
+        }
+        narrow_rgb.extend_from_slice(if dark { &[5, 5, 5] } else { &[0, 200, 0] });
     }
     let cases = [
         (
@@ -106,15 +108,15 @@ fn grey_with_alpha_rgb_and_rgba_at_8_and_16_bits() {
             grey_alpha,
             "grey+alpha 8",
         ),
-        (ColorType::Rgb, BitDepth::Sixteen, rgb16, "rgb 16"),
-        (ColorType::Rgba, BitDepth::Sixteen, rgba16, "rgba 16"),
-        (ColorType::Rgb, BitDepth::Eight, rgb8, "rgb 8"),
+        (ColorType::Rgb, BitDepth::Sixteen, wide_rgb, "rgb 16"),
+        (ColorType::Rgba, BitDepth::Sixteen, wide_rgba, "rgba 16"),
+        (ColorType::Rgb, BitDepth::Eight, narrow_rgb, "rgb 8"),
     ];
     for (color, depth, data, label) in cases {
         let png = support::encode(16, 16, color, depth, None, &data);
         let verdict = check(&png);
         assert!(
-            (verdict.dominant_fraction() - 0.8984375).abs() < 1e-9,
+            (verdict.dominant_fraction() - 0.898_437_5).abs() < 1e-9,
             "{label}: {verdict:?}"
         );
         assert!(!verdict.blank(), "{label}");
@@ -195,4 +197,32 @@ fn a_screenshot_is_not_blank() {
     let verdict = check(&support::screenshot(320, 240));
     assert!(!verdict.blank(), "{verdict:?}");
     assert!(verdict.dominant_fraction() < 0.9, "{verdict:?}");
+}
+
+#[test]
+fn large_frames_are_counted_alongside_decoding_with_the_same_result() {
+    // 640 x 480 is above the size from which rows are counted on a second thread.
+    let png = support::rgba(640, 480, [0, 0, 0, 255], 640 * 480 / 100);
+    assert_verdict(&png, 0.99, true, true, "large, 1% white");
+    let png = support::rgba(640, 480, [30, 90, 200, 255], 640 * 480 / 4);
+    assert_verdict(&png, 0.75, false, false, "large, 25% white");
+    let verdict = check(&support::screenshot(1280, 720));
+    assert!(!verdict.blank(), "{verdict:?}");
+}
+
+#[test]
+fn a_large_frame_that_breaks_midway_is_an_error() {
+    let png = support::screenshot(640, 480);
+    for cut in [png.len() / 2, png.len() - 20] {
+        let err = blank_check(&png[..cut]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            agent_tool_result::FrameErrorKind::Corrupt,
+            "{err}"
+        );
+    }
+    let mut corrupt = png.clone();
+    let at = corrupt.len() * 2 / 3;
+    corrupt[at..at + 32].iter_mut().for_each(|b| *b ^= 0x5A);
+    assert!(blank_check(&corrupt).is_err());
 }

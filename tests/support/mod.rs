@@ -1,5 +1,5 @@
 //! PNG builders shared by the tests and benchmarks.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::cast_possible_truncation)]
 
 /// Encodes raw samples as a PNG of the given colour type and bit depth.
 pub fn encode(
