@@ -40,31 +40,9 @@ fn blank_check_1920x1080(bencher: Bencher) {
     bencher.bench_local(|| blank_check(black_box(&png)).unwrap());
 }
 
-/// A capture of about 1 MB: a screenshot with enough noise that it compresses poorly.
+/// A capture of about 1 MB.
 fn one_megabyte_capture() -> Vec<u8> {
-    let (width, height) = (1024u32, 1024u32);
-    let mut state = 0x2545_F491u32;
-    let data: Vec<u8> = (0..width * height)
-        .flat_map(|i| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            let noise = if i % 3 == 0 {
-                (state & 0xFF) as u8
-            } else {
-                255
-            };
-            [noise, noise, 255, 255]
-        })
-        .collect();
-    support::encode(
-        width,
-        height,
-        png::ColorType::Rgba,
-        png::BitDepth::Eight,
-        None,
-        &data,
-    )
+    support::noisy(1024, 1024)
 }
 
 #[divan::bench]

@@ -211,6 +211,91 @@ const SPAN_PIXELS: u32 = 16;
 #[cfg(feature = "blank-check")]
 const BINS: usize = 1 << 15;
 
+/// A run of identical pixels being counted.
+#[cfg(feature = "blank-check")]
+struct Run<P> {
+    current: P,
+    len: u32,
+}
+
+/// A decoded 8-bit pixel layout.
+#[cfg(feature = "blank-check")]
+trait Pixel: Copy + Eq {
+    /// Bytes per pixel.
+    const SIZE: usize;
+    /// Reads one pixel from exactly `SIZE` bytes.
+    fn read(bytes: &[u8]) -> Self;
+    /// The histogram bin: the colour at 5 bits per channel, alpha ignored.
+    fn bin(self) -> usize;
+}
+
+#[cfg(feature = "blank-check")]
+fn bin(r: u8, g: u8, b: u8) -> usize {
+    (usize::from(r >> 3) << 10) | (usize::from(g >> 3) << 5) | usize::from(b >> 3)
+}
+
+/// RGBA, compared as one `u32`.
+#[cfg(feature = "blank-check")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Rgba(u32);
+
+#[cfg(feature = "blank-check")]
+impl Pixel for Rgba {
+    const SIZE: usize = 4;
+    fn read(bytes: &[u8]) -> Self {
+        Rgba(u32::from_ne_bytes(bytes.try_into().expect("4 bytes")))
+    }
+    fn bin(self) -> usize {
+        let [r, g, b, _] = self.0.to_ne_bytes();
+        bin(r, g, b)
+    }
+}
+
+#[cfg(feature = "blank-check")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Rgb([u8; 3]);
+
+#[cfg(feature = "blank-check")]
+impl Pixel for Rgb {
+    const SIZE: usize = 3;
+    fn read(bytes: &[u8]) -> Self {
+        Rgb(bytes.try_into().expect("3 bytes"))
+    }
+    fn bin(self) -> usize {
+        bin(self.0[0], self.0[1], self.0[2])
+    }
+}
+
+#[cfg(feature = "blank-check")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct GreyAlpha([u8; 2]);
+
+#[cfg(feature = "blank-check")]
+impl Pixel for GreyAlpha {
+    const SIZE: usize = 2;
+    fn read(bytes: &[u8]) -> Self {
+        GreyAlpha(bytes.try_into().expect("2 bytes"))
+    }
+    fn bin(self) -> usize {
+        bin(self.0[0], self.0[0], self.0[0])
+    }
+}
+
+#[cfg(feature = "blank-check")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Grey(u8);
+
+#[cfg(feature = "blank-check")]
+impl Pixel for Grey {
+    const SIZE: usize = 1;
+    fn read(bytes: &[u8]) -> Self {
+        Grey(bytes[0])
+    }
+    fn bin(self) -> usize {
+        bin(self.0, self.0, self.0)
+    }
+}
+
 /// Pixel counts per colour at 5 bits per channel.
 #[cfg(feature = "blank-check")]
 struct Histogram {
@@ -227,112 +312,55 @@ impl Histogram {
         }
     }
 
-    fn bin(r: u8, g: u8, b: u8) -> usize {
-        (usize::from(r >> 3) << 10) | (usize::from(g >> 3) << 5) | usize::from(b >> 3)
-    }
-
     /// Counts one decoded row, whose layout the transformations reduced to 8-bit grey,
     /// grey+alpha, RGB or RGBA (palettes are expanded).
     fn count_row(&mut self, row: &[u8]) {
         use png::ColorType;
         match self.color {
-            ColorType::Rgba => self.count_rgba(row),
-            ColorType::Rgb => self.count_runs::<3>(row, |p| Self::bin(p[0], p[1], p[2])),
-            ColorType::GrayscaleAlpha => self.count_runs::<2>(row, |p| Self::bin(p[0], p[0], p[0])),
-            ColorType::Grayscale | ColorType::Indexed => {
-                self.count_runs::<1>(row, |p| Self::bin(p[0], p[0], p[0]));
-            }
+            ColorType::Rgba => self.count_runs::<Rgba>(row),
+            ColorType::Rgb => self.count_runs::<Rgb>(row),
+            ColorType::GrayscaleAlpha => self.count_runs::<GreyAlpha>(row),
+            ColorType::Grayscale | ColorType::Indexed => self.count_runs::<Grey>(row),
         }
     }
 
-    /// The RGBA case of [`Histogram::count_runs`], comparing whole pixels as `u32`s.
-    fn count_rgba(&mut self, row: &[u8]) {
-        const SPAN: usize = SPAN_PIXELS as usize;
-        let word = |p: &[u8]| u32::from_ne_bytes(p.try_into().expect("4 bytes"));
-        let bin = |p: u32| {
-            let [r, g, b, _] = p.to_ne_bytes();
-            Self::bin(r, g, b)
-        };
-        let Some(first) = row.get(..4) else {
+    /// Counts runs of identical pixels with one histogram update each. A span of
+    /// [`SPAN_PIXELS`] pixels that repeats the current colour (the bulk of a screenshot) is
+    /// checked with one branch.
+    fn count_runs<P: Pixel>(&mut self, row: &[u8]) {
+        let span_bytes = P::SIZE * SPAN_PIXELS as usize;
+        let Some(first) = row.get(..P::SIZE) else {
             return;
         };
-        let mut current = word(first);
-        let mut run = 0u32;
-        let mut spans = row.chunks_exact(4 * SPAN);
+        let mut run = Run {
+            current: P::read(first),
+            len: 0,
+        };
+        let mut spans = row.chunks_exact(span_bytes);
         for span in spans.by_ref() {
-            let differs = span
-                .chunks_exact(4)
-                .fold(0, |acc, p| acc | (word(p) ^ current));
-            if differs == 0 {
-                run += SPAN_PIXELS;
-                continue;
-            }
-            for p in span.chunks_exact(4) {
-                let p = word(p);
-                if p == current {
-                    run += 1;
-                } else {
-                    self.bins[bin(current) & (BINS - 1)] += run;
-                    current = p;
-                    run = 1;
-                }
-            }
-        }
-        for p in spans.remainder().chunks_exact(4) {
-            let p = word(p);
-            if p == current {
-                run += 1;
+            let same = span
+                .chunks_exact(P::SIZE)
+                .fold(true, |same, p| same & (P::read(p) == run.current));
+            if same {
+                run.len += SPAN_PIXELS;
             } else {
-                self.bins[bin(current) & (BINS - 1)] += run;
-                current = p;
-                run = 1;
+                self.count_pixels(span, &mut run);
             }
         }
-        self.bins[bin(current) & (BINS - 1)] += run;
+        self.count_pixels(spans.remainder(), &mut run);
+        self.bins[run.current.bin()] += run.len;
     }
 
-    /// Counts runs of identical pixels with one histogram update each. Spans of
-    /// [`SPAN`] pixels that repeat the current colour (the bulk of a screenshot) are checked
-    /// with one branch.
-    fn count_runs<const N: usize>(&mut self, row: &[u8], bin: impl Fn(&[u8; N]) -> usize) {
-        const SPAN: usize = SPAN_PIXELS as usize;
-        let pixel = |p: &[u8]| <[u8; N]>::try_from(p).expect("a chunk of N bytes");
-        let Some(first) = row.get(..N) else {
-            return;
-        };
-        let mut current = pixel(first);
-        let mut run = 0u32;
-        let mut spans = row.chunks_exact(N * SPAN);
-        for span in spans.by_ref() {
-            let differs = span.chunks_exact(N).fold(0u8, |acc, p| {
-                acc | p.iter().zip(&current).fold(0, |a, (x, y)| a | (x ^ y))
-            });
-            if differs == 0 {
-                run += SPAN_PIXELS;
-                continue;
-            }
-            for p in span.chunks_exact(N) {
-                let p = pixel(p);
-                if p == current {
-                    run += 1;
-                } else {
-                    self.bins[bin(&current) & (BINS - 1)] += run;
-                    current = p;
-                    run = 1;
-                }
-            }
-        }
-        for p in spans.remainder().chunks_exact(N) {
-            let p = pixel(p);
-            if p == current {
-                run += 1;
+    fn count_pixels<P: Pixel>(&mut self, pixels: &[u8], run: &mut Run<P>) {
+        for p in pixels.chunks_exact(P::SIZE) {
+            let p = P::read(p);
+            if p == run.current {
+                run.len += 1;
             } else {
-                self.bins[bin(&current) & (BINS - 1)] += run;
-                current = p;
-                run = 1;
+                self.bins[run.current.bin()] += run.len;
+                *run = Run { current: p, len: 1 };
             }
         }
-        self.bins[bin(&current) & (BINS - 1)] += run;
     }
 
     fn verdict(&self) -> Result<BlankCheck, FrameError> {

@@ -40,6 +40,7 @@ mod category;
 mod code;
 mod envelope;
 mod error;
+mod finding;
 mod frame;
 mod object;
 mod observation;
@@ -55,6 +56,7 @@ pub use category::{ErrorCategory, ParseCategoryError, RetryClass};
 pub use code::{ErrorCode, InvalidCode, KnownCode, WarningCode, is_kebab_case};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
+pub use finding::Finding;
 #[cfg(feature = "blank-check")]
 pub use frame::blank_check;
 pub use frame::{FrameError, FrameErrorKind, MAX_PIXELS, png_dimensions};
@@ -69,7 +71,7 @@ pub use rule::{ParseRuleError, Rule, Severity};
 pub use schema::generated_envelope_schema;
 pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
 #[cfg(feature = "validate")]
-pub use validate::{Finding, Report, Validator};
+pub use validate::{Report, Validator};
 pub use warning::Warning;
 
 /// The README's Rust examples, compiled and run as doctests.

@@ -18,6 +18,19 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use serde::ser::{self, Impossible, Serialize, Serializer};
 
+/// The JSON type of a value, with its article, for messages.
+pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Serializes `value` but fails unless it is written as a JSON object.
 pub(crate) struct AsObject<'a, T: ?Sized> {
     pub(crate) field: &'static str,

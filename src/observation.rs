@@ -17,6 +17,7 @@ pub use capture::{ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction};
 pub(crate) use capture::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD};
 
 use crate::JsonObject;
+use crate::object::json_type;
 use crate::parse::push_token;
 
 /// The `kind` that marks a capture summary.
@@ -265,17 +266,6 @@ fn is_base64(s: &str) -> bool {
     let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
     body.bytes().all(alphabet)
         && matches!((padding, body.len() % 4), (0, 0 | 2 | 3) | (1, 3) | (2, 2))
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(feature = "schemars")]

@@ -4,9 +4,9 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
-use crate::Rule;
 use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
 use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
+use crate::{Finding, Rule};
 
 /// Why a document is not a valid envelope: the [`Rule`] it breaks, the JSON Pointer of the
 /// offending value, and (when read from text) the line and column.
@@ -26,9 +26,7 @@ use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
-    rule: Rule,
-    pointer: String,
-    message: String,
+    finding: Finding,
     line: usize,
     column: usize,
 }
@@ -37,19 +35,25 @@ impl ParseError {
     /// The rule the document breaks.
     #[must_use]
     pub fn rule(&self) -> Rule {
-        self.rule
+        self.finding.rule()
     }
 
     /// The JSON Pointer (RFC 6901) of the offending value; empty for the document root.
     #[must_use]
     pub fn pointer(&self) -> &str {
-        &self.pointer
+        self.finding.pointer()
     }
 
     /// What is wrong, without the location.
     #[must_use]
     pub fn message(&self) -> &str {
-        &self.message
+        self.finding.message()
+    }
+
+    /// The rule, pointer and message together.
+    #[must_use]
+    pub fn finding(&self) -> &Finding {
+        &self.finding
     }
 
     /// The 1-based line where reading stopped, or 0 when the input was not text.
@@ -84,9 +88,11 @@ impl ParseError {
         match serde_path_to_error::deserialize::<_, T>(value) {
             Err(err) => ParseError::from_serde(pointer_of(err.path()), err.inner()),
             Ok(_) => ParseError {
-                rule: Rule::FieldType,
-                pointer: String::new(),
-                message: "the value could not be read as an envelope".to_owned(),
+                finding: Finding::new(
+                    Rule::FieldType,
+                    "",
+                    "the value could not be read as an envelope",
+                ),
                 line: 0,
                 column: 0,
             },
@@ -108,9 +114,7 @@ impl ParseError {
             _ => {}
         }
         ParseError {
-            rule,
-            pointer,
-            message,
+            finding: Finding::new(rule, pointer, message),
             line: err.line(),
             column: err.column(),
         }
@@ -196,12 +200,8 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} [{}] at ", self.message, self.rule)?;
-        if self.pointer.is_empty() {
-            f.write_str("the document root")?;
-        } else {
-            f.write_str(&self.pointer)?;
-        }
+        write!(f, "{} [{}] at ", self.message(), self.rule())?;
+        self.finding.write_place(f)?;
         if self.line > 0 {
             write!(f, ", line {} column {}", self.line, self.column)?;
         }

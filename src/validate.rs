@@ -14,74 +14,10 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
+use crate::object::json_type;
 use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 use crate::parse::push_token;
-use crate::{ErrorCategory, ErrorCode, Rule, Severity};
-
-/// One broken rule (or lint) at one place in a document.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    rule: Rule,
-    pointer: String,
-    message: String,
-}
-
-impl Finding {
-    /// The rule concerned.
-    #[must_use]
-    pub fn rule(&self) -> Rule {
-        self.rule
-    }
-
-    /// Whether this makes the document invalid or is a lint.
-    #[must_use]
-    pub fn severity(&self) -> Severity {
-        self.rule.severity()
-    }
-
-    /// The JSON Pointer (RFC 6901) of the value concerned; empty for the document root.
-    #[must_use]
-    pub fn pointer(&self) -> &str {
-        &self.pointer
-    }
-
-    /// What is wrong, in lowercase prose.
-    #[must_use]
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        let mut message = message.into();
-        if message.len() > MAX_MESSAGE {
-            let mut cut = MAX_MESSAGE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push('…');
-        }
-        Finding {
-            rule,
-            pointer: pointer.into(),
-            message,
-        }
-    }
-}
-
-/// Messages quote the offending value; a 10 MB string is cut short.
-const MAX_MESSAGE: usize = 300;
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "the document root"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{at}: {} [{}]", self.message, self.rule)
-    }
-}
+use crate::{ErrorCategory, ErrorCode, Finding, Rule};
 
 /// The outcome of validating one document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -387,17 +323,6 @@ fn expected_type(kind: &TypeKind) -> String {
     }
 }
 
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn lowercase_first(message: &str) -> String {
     let mut chars = message.chars();
     match chars.next() {
@@ -431,12 +356,5 @@ mod tests {
                 ("/allOf/2", Rule::FailureForbidsResult),
             ]
         );
-    }
-
-    #[test]
-    fn findings_cut_long_messages_on_a_char_boundary() {
-        let finding = Finding::new(Rule::FieldType, "", "é".repeat(400));
-        assert!(finding.message().len() <= MAX_MESSAGE + '…'.len_utf8());
-        assert!(finding.message().ends_with('…'));
     }
 }

@@ -24,6 +24,18 @@ pub fn encode(
     out
 }
 
+/// Encodes 8-bit RGBA samples.
+pub fn encode_rgba(width: u32, height: u32, data: &[u8]) -> Vec<u8> {
+    encode(
+        width,
+        height,
+        png::ColorType::Rgba,
+        png::BitDepth::Eight,
+        None,
+        data,
+    )
+}
+
 /// An RGBA image where `fill` covers all but `odd` pixels, which are white.
 pub fn rgba(width: u32, height: u32, fill: [u8; 4], odd: usize) -> Vec<u8> {
     let pixels = (width * height) as usize;
@@ -35,25 +47,26 @@ pub fn rgba(width: u32, height: u32, fill: [u8; 4], odd: usize) -> Vec<u8> {
             &fill
         });
     }
-    encode(
-        width,
-        height,
-        png::ColorType::Rgba,
-        png::BitDepth::Eight,
-        None,
-        &data,
-    )
+    encode_rgba(width, height, &data)
+}
+
+/// A deterministic xorshift generator.
+fn noise(mut state: u32) -> impl FnMut() -> u32 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    }
 }
 
 /// A screenshot-like RGBA image: flat panels, text-like noise and gradients.
 pub fn screenshot(width: u32, height: u32) -> Vec<u8> {
     let mut data = Vec::with_capacity((width * height * 4) as usize);
-    let mut state: u32 = 0x1234_5678;
+    let mut next = noise(0x1234_5678);
     for y in 0..height {
         for x in 0..width {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
+            let state = next();
             let pixel: [u8; 4] = if y < 32 {
                 [32, 32, 48, 255] // title bar
             } else if x < width / 5 {
@@ -68,12 +81,23 @@ pub fn screenshot(width: u32, height: u32) -> Vec<u8> {
             data.extend_from_slice(&pixel);
         }
     }
-    encode(
-        width,
-        height,
-        png::ColorType::Rgba,
-        png::BitDepth::Eight,
-        None,
-        &data,
-    )
+    encode_rgba(width, height, &data)
+}
+
+/// An RGBA image with noise in a third of its pixels, so it compresses poorly: 1024 x 1024 of
+/// it is a PNG of about 1 MB.
+pub fn noisy(width: u32, height: u32) -> Vec<u8> {
+    let mut next = noise(0x2545_F491);
+    let data: Vec<u8> = (0..width * height)
+        .flat_map(|i| {
+            let value = next();
+            let level = if i % 3 == 0 {
+                (value & 0xFF) as u8
+            } else {
+                255
+            };
+            [level, level, 255, 255]
+        })
+        .collect();
+    encode_rgba(width, height, &data)
 }
