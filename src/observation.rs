@@ -216,40 +216,55 @@ impl WindowInfo {
 /// `base64` key, or a string longer than [`MAX_INLINE_BASE64`] that decodes as base64.
 #[must_use]
 pub fn find_base64(object: &JsonObject) -> Option<String> {
+    // The common case, nothing found, walks without building pointers.
+    if !object.iter().any(|(key, value)| breaks_rule(key, value)) {
+        return None;
+    }
     let mut pointer = String::new();
-    if walk_object(object, &mut pointer) {
-        Some(pointer)
-    } else {
-        None
-    }
-}
-
-fn walk_object(object: &JsonObject, pointer: &mut String) -> bool {
-    for (key, value) in object {
-        let len = pointer.len();
-        push_token(pointer, key);
-        if key == "base64" || walk(value, pointer) {
-            return true;
+    let mut value = object;
+    loop {
+        let (key, child) = value.iter().find(|(key, child)| breaks_rule(key, child))?;
+        push_token(&mut pointer, key);
+        if key == "base64" {
+            return Some(pointer);
         }
-        pointer.truncate(len);
+        match descend(child, &mut pointer) {
+            Some(object) => value = object,
+            None => return Some(pointer),
+        }
     }
-    false
 }
 
-fn walk(value: &Value, pointer: &mut String) -> bool {
+/// Whether the member `key: value` is, or holds, a break of the no-base64 rule.
+fn breaks_rule(key: &str, value: &Value) -> bool {
+    key == "base64" || holds_base64(value)
+}
+
+fn holds_base64(value: &Value) -> bool {
     match value {
         Value::String(s) => is_inline_base64(s),
-        Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
-            let len = pointer.len();
-            push_token(pointer, &i.to_string());
-            let found = walk(item, pointer);
-            if !found {
-                pointer.truncate(len);
-            }
-            found
-        }),
-        Value::Object(object) => walk_object(object, pointer),
+        Value::Array(items) => items.iter().any(holds_base64),
+        Value::Object(object) => object.iter().any(|(key, value)| breaks_rule(key, value)),
         _ => false,
+    }
+}
+
+/// Follows `value` down to the object that holds the break (through arrays), extending the
+/// pointer; `None` when `value` itself is the offending string.
+fn descend<'a>(mut value: &'a Value, pointer: &mut String) -> Option<&'a JsonObject> {
+    loop {
+        match value {
+            Value::Object(object) => return Some(object),
+            Value::Array(items) => {
+                let (index, item) = items
+                    .iter()
+                    .enumerate()
+                    .find(|(_, item)| holds_base64(item))?;
+                push_token(pointer, &index.to_string());
+                value = item;
+            }
+            _ => return None,
+        }
     }
 }
 
