@@ -42,6 +42,7 @@ mod envelope;
 mod error;
 mod finding;
 mod frame;
+pub mod mcp;
 mod object;
 mod observation;
 mod parse;

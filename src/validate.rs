@@ -278,14 +278,14 @@ fn lints(document: &Value) -> Vec<Finding> {
         .get("category")
         .and_then(Value::as_str)
         .and_then(ErrorCategory::from_wire);
-    if let (Some(known), Some(category)) = (code.known_category(), category) {
-        if known != category {
-            lints.push(Finding::new(
-                Rule::CodeCategoryMismatch,
-                "/error/category",
-                format!("code `{code}` belongs to category `{known}`, not `{category}`"),
-            ));
-        }
+    if let (Some(known), Some(category)) = (code.known_category(), category)
+        && known != category
+    {
+        lints.push(Finding::new(
+            Rule::CodeCategoryMismatch,
+            "/error/category",
+            format!("code `{code}` belongs to category `{known}`, not `{category}`"),
+        ));
     }
     if let Some(count) = code.selector_match_count().filter(|&n| n < 2) {
         lints.push(Finding::new(

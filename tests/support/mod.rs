@@ -71,7 +71,7 @@ pub fn screenshot(width: u32, height: u32) -> Vec<u8> {
                 [32, 32, 48, 255] // title bar
             } else if x < width / 5 {
                 [240, 240, 240, 255] // side panel
-            } else if (y / 18) % 3 == 1 && (x / 7) % 9 != 0 && state % 5 == 0 {
+            } else if (y / 18) % 3 == 1 && (x / 7) % 9 != 0 && state.is_multiple_of(5) {
                 [20, 20, 20, 255] // "text"
             } else if y > height.saturating_sub(200) {
                 [(x % 256) as u8, (y % 256) as u8, 160, 255] // gradient

@@ -1,0 +1,184 @@
+//! Reading a `tools/call` result back into an envelope: the agent's side.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use super::{COMPLETE, CallToolResult, Content};
+use crate::{Envelope, JsonObject, ParseError};
+
+/// The wire form read from any server: unknown top-level fields are ignored, as the MCP schema
+/// allows them.
+#[derive(Deserialize)]
+struct Wire {
+    #[serde(rename = "resultType")]
+    result_type: Option<String>,
+    #[serde(default)]
+    content: Vec<Content>,
+    #[serde(rename = "structuredContent")]
+    structured_content: Option<Box<RawValue>>,
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+    #[serde(rename = "_meta")]
+    meta: Option<JsonObject>,
+}
+
+impl CallToolResult {
+    /// Reads a `tools/call` result from JSON.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] when the text is not JSON or not a result object (a content block without
+    /// a type, an image whose data is not base64, fields of the wrong type).
+    pub fn from_json(json: &str) -> Result<Self, McpError> {
+        let wire: Wire = serde_json::from_str(json).map_err(|err| {
+            let kind = if err.is_data() {
+                McpErrorKind::Malformed
+            } else {
+                McpErrorKind::NotJson
+            };
+            McpError::new(kind, format!("not a tools/call result: {err}"))
+        })?;
+        Ok(CallToolResult {
+            result_type: wire.result_type,
+            content: wire.content,
+            structured_content: wire.structured_content.map(|raw| raw.get().to_owned()),
+            is_error: wire.is_error,
+            meta: wire.meta,
+        })
+    }
+
+    /// The envelope this result carries: from `structuredContent` when present, otherwise from
+    /// the first text block; and `isError` must agree with the envelope's `ok` (absent counts
+    /// as `false`).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] when the result is not complete, carries no envelope, the envelope breaks
+    /// the contract, or `isError` contradicts `ok`.
+    pub fn envelope<T: DeserializeOwned>(&self) -> Result<Envelope<T>, McpError> {
+        if self.result_type() != COMPLETE {
+            return Err(McpError::new(
+                McpErrorKind::Incomplete,
+                format!(
+                    "the result is not complete (resultType `{}`), so it carries no envelope yet",
+                    self.result_type()
+                ),
+            ));
+        }
+        let envelope = if let Some(structured) = &self.structured_content {
+            Envelope::from_json(structured)
+                .map_err(|err| McpError::envelope("structuredContent", err))?
+        } else {
+            let text = self
+                .content
+                .iter()
+                .find_map(|block| match block {
+                    Content::Text(text) => Some(text.text()),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    McpError::new(
+                        McpErrorKind::NoEnvelope,
+                        "the result has neither structuredContent nor a text block".to_owned(),
+                    )
+                })?;
+            Envelope::from_json(text).map_err(|err| McpError::envelope("the text block", err))?
+        };
+        if self.is_error() == envelope.is_ok() {
+            let is_error = match self.is_error {
+                Some(value) => value.to_string(),
+                None => "absent (false)".to_owned(),
+            };
+            return Err(McpError::new(
+                McpErrorKind::IsErrorMismatch,
+                format!(
+                    "isError is {is_error} but the envelope's ok is {}: isError must be !ok",
+                    envelope.is_ok()
+                ),
+            ));
+        }
+        Ok(envelope)
+    }
+}
+
+impl<T: DeserializeOwned> Envelope<T> {
+    /// Reads the envelope out of a `tools/call` result's JSON; see
+    /// [`CallToolResult::envelope`].
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] when the JSON is not a result or carries no valid envelope.
+    pub fn from_call_tool_result(json: &str) -> Result<Self, McpError> {
+        CallToolResult::from_json(json)?.envelope()
+    }
+}
+
+/// Why a `tools/call` result could not be read as an envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpError {
+    kind: McpErrorKind,
+    message: String,
+    envelope: Option<ParseError>,
+}
+
+/// The kinds of [`McpError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum McpErrorKind {
+    /// The text is not JSON.
+    NotJson,
+    /// The JSON is not a `tools/call` result.
+    Malformed,
+    /// `resultType` says the result is not complete (a task handle, a request for input).
+    Incomplete,
+    /// Neither `structuredContent` nor a text block.
+    NoEnvelope,
+    /// The envelope found breaks the contract; see [`McpError::envelope_error`].
+    NotAnEnvelope,
+    /// `isError` is not `!ok`.
+    IsErrorMismatch,
+}
+
+impl McpError {
+    fn new(kind: McpErrorKind, message: String) -> Self {
+        McpError {
+            kind,
+            message,
+            envelope: None,
+        }
+    }
+
+    fn envelope(source: &str, err: ParseError) -> Self {
+        McpError {
+            kind: McpErrorKind::NotAnEnvelope,
+            message: format!("{source} is not a valid envelope: {err}"),
+            envelope: Some(err),
+        }
+    }
+
+    /// What went wrong.
+    #[must_use]
+    pub fn kind(&self) -> McpErrorKind {
+        self.kind
+    }
+
+    /// The contract violation, when the envelope itself is at fault.
+    #[must_use]
+    pub fn envelope_error(&self) -> Option<&ParseError> {
+        self.envelope.as_ref()
+    }
+}
+
+impl fmt::Display for McpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for McpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.envelope.as_ref().map(|err| err as _)
+    }
+}
