@@ -32,6 +32,9 @@
 //!
 //! - `schemars` (default): `JsonSchema` for the wire types and the generated envelope schema.
 //! - `validate` (default): [`Validator`], the compiled schema plus the contract lints.
+//! - `http`: [`http`], the HTTP façade's responses and RFC 9457 problems, with the `http` crate.
+//! - `axum`: `IntoResponse` for envelopes, faults and problems.
+//! - `rmcp`: return envelopes from `rmcp` tools; see [`mcp`].
 //! - `blank-check` (default): [`blank_check`] and [`SessionArtifacts::summarize_png`], which
 //!   decode captures with the `png` crate.
 
@@ -42,6 +45,8 @@ mod envelope;
 mod error;
 mod finding;
 mod frame;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod mcp;
 mod object;
 mod observation;

@@ -1,0 +1,96 @@
+//! An HTTP façade for agent tools on axum: `POST /tools/{name}` with the tool's JSON
+//! arguments and a bearer token.
+//!
+//! Every call that reaches a tool answers 200 with the bare envelope, whatever its `ok`;
+//! transport and auth faults answer 400, 401, 403, 404 or 413 with an RFC 9457 problem.
+//!
+//! Run with `cargo run --example http_facade --features axum`, then:
+//!
+//! ```text
+//! curl -s -X POST localhost:5151/tools/find -H 'authorization: Bearer demo-token' -d '{"name":"OK"}'
+//! ```
+#![allow(dead_code)] // the tests reuse `router` without `main`
+
+use agent_tool_result::http::Fault;
+use agent_tool_result::{Envelope, ErrorCode, ToolError};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path};
+use axum::http::HeaderMap;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// The largest request body accepted, in bytes.
+pub const BODY_LIMIT: usize = 16 * 1024;
+
+/// The token that may call tools, and one that may only read.
+pub const TOKEN: &str = "demo-token";
+/// A token without the `tools:call` scope.
+pub const READ_ONLY_TOKEN: &str = "read-only-token";
+
+/// The façade's routes.
+pub fn router() -> Router {
+    Router::new()
+        .route("/tools/{name}", post(call))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+}
+
+async fn call(
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Envelope, Fault> {
+    authorize(&headers)?;
+    let body = body.map_err(|rejection| match rejection {
+        BytesRejection::FailedToBufferBody(_) => Fault::too_large(BODY_LIMIT),
+        other => Fault::malformed(other.body_text()),
+    })?;
+    let arguments: Value = serde_json::from_slice(&body)
+        .map_err(|err| Fault::malformed(format!("the body is not JSON: {err}")))?;
+    match name.as_str() {
+        "find" => Ok(find(&arguments)),
+        other => Err(Fault::unknown_tool(other)),
+    }
+}
+
+fn authorize(headers: &HeaderMap) -> Result<(), Fault> {
+    let token = headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    match token {
+        Some(TOKEN) => Ok(()),
+        Some(READ_ONLY_TOKEN) => Err(Fault::insufficient_scope("tools:call")),
+        Some(_) => Err(Fault::unauthenticated("tools", "the token is not valid")),
+        None => Err(Fault::unauthenticated(
+            "tools",
+            "a bearer token is required",
+        )),
+    }
+}
+
+/// A demo tool: finds a button by name.
+fn find(arguments: &Value) -> Envelope {
+    match arguments.get("name").and_then(Value::as_str) {
+        Some("OK") => {
+            Envelope::success(json!({ "automationId": "btnOk", "bounds": [412, 310, 80, 24] }))
+        }
+        Some(name) => Envelope::failure(ToolError::new(
+            ErrorCode::ELEMENT_NOT_FOUND,
+            format!("No button named '{name}'."),
+        )),
+        None => Envelope::failure(ToolError::new(
+            ErrorCode::BAD_ARGUMENTS,
+            "`name` (a string) is required.",
+        )),
+    }
+    .with_session("s-demo")
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:5151").await?;
+    println!("HTTP façade on http://{}", listener.local_addr()?);
+    axum::serve(listener, router()).await
+}

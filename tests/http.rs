@@ -1,0 +1,229 @@
+//! The HTTP façade for real: an axum server on 127.0.0.1 (an ephemeral port) and a real HTTP
+//! client, checking status, headers, content type and body for a success, a failure and each
+//! fault.
+#![cfg(feature = "axum")]
+
+#[path = "../examples/http_facade.rs"]
+mod facade;
+
+use std::sync::mpsc;
+use std::thread;
+
+use agent_tool_result::{Envelope, Validator};
+use serde_json::{Value, json};
+
+/// Runs the façade on an ephemeral loopback port until dropped.
+struct Server {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start() -> Self {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready_tx.send(listener.local_addr().unwrap()).unwrap();
+                axum::serve(listener, facade::router())
+                    .with_graceful_shutdown(async {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        let address = ready_rx.recv().unwrap();
+        Server {
+            base: format!("http://{address}"),
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+}
+
+struct Reply {
+    status: u16,
+    content_type: String,
+    www_authenticate: Option<String>,
+    body: Value,
+}
+
+fn post(server: &Server, tool: &str, token: Option<&str>, body: &[u8]) -> Reply {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut request = agent
+        .post(&format!("{}/tools/{tool}", server.base))
+        .header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", &format!("Bearer {token}"));
+    }
+    let mut response = request.send(body).unwrap();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    let www_authenticate = header("www-authenticate");
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap();
+    Reply {
+        status,
+        content_type,
+        www_authenticate,
+        body: serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}")),
+    }
+}
+
+#[test]
+fn every_well_formed_call_answers_200_with_the_bare_envelope() {
+    let server = Server::start();
+    for (arguments, ok) in [
+        (json!({ "name": "OK" }), true),
+        (json!({ "name": "Cancel" }), false),
+        (json!({}), false),
+    ] {
+        let reply = post(
+            &server,
+            "find",
+            Some(facade::TOKEN),
+            arguments.to_string().as_bytes(),
+        );
+        assert_eq!(reply.status, 200, "{arguments}");
+        assert_eq!(reply.content_type, "application/json");
+        assert_eq!(reply.body["ok"], ok, "{}", reply.body);
+        assert!(
+            Validator::shared().validate(&reply.body).is_valid(),
+            "{}",
+            reply.body
+        );
+        let envelope = Envelope::<Value>::from_value(&reply.body).unwrap();
+        assert_eq!(envelope.session_id(), Some("s-demo"));
+    }
+}
+
+#[test]
+fn transport_and_auth_faults_answer_problem_details() {
+    let server = Server::start();
+    let args = br#"{"name":"OK"}"#;
+    let too_large = vec![b' '; facade::BODY_LIMIT + 1];
+    /// Tool, token, body, expected status, expected start of `WWW-Authenticate`.
+    type Case<'a> = (&'a str, Option<&'a str>, &'a [u8], u16, Option<&'a str>);
+    let cases: [Case<'_>; 6] = [
+        ("find", Some(facade::TOKEN), b"{not json", 400, None),
+        (
+            "find",
+            None,
+            args,
+            401,
+            Some("Bearer realm=\"tools\", error=\"invalid_token\""),
+        ),
+        (
+            "find",
+            Some("stolen"),
+            args,
+            401,
+            Some("Bearer realm=\"tools\", error=\"invalid_token\""),
+        ),
+        (
+            "find",
+            Some(facade::READ_ONLY_TOKEN),
+            args,
+            403,
+            Some("Bearer error=\"insufficient_scope\", scope=\"tools:call\""),
+        ),
+        ("destroy", Some(facade::TOKEN), args, 404, None),
+        ("find", Some(facade::TOKEN), &too_large, 413, None),
+    ];
+    for (tool, token, body, status, challenge) in cases {
+        let reply = post(&server, tool, token, body);
+        assert_eq!(reply.status, status, "{tool} {token:?}: {}", reply.body);
+        assert_eq!(reply.content_type, "application/problem+json", "{status}");
+        assert_eq!(reply.body["status"], status);
+        assert_eq!(reply.body["type"], "about:blank");
+        assert!(reply.body["title"].as_str().is_some_and(|t| !t.is_empty()));
+        assert!(reply.body["detail"].as_str().is_some_and(|d| !d.is_empty()));
+        match challenge {
+            Some(prefix) => assert!(
+                reply
+                    .www_authenticate
+                    .as_deref()
+                    .is_some_and(|h| h.starts_with(prefix)),
+                "{status}: {:?}",
+                reply.www_authenticate
+            ),
+            None => assert_eq!(reply.www_authenticate, None, "{status}"),
+        }
+        assert!(
+            reply.body.get("ok").is_none(),
+            "a fault is never dressed as an envelope"
+        );
+    }
+}
+
+#[test]
+fn problems_keep_their_standard_members_and_challenges_are_quoted() {
+    use agent_tool_result::http::{Fault, Problem};
+    use http::StatusCode;
+
+    let problem = Problem::typed(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "https://example.com/problems/x",
+        "X",
+    )
+    .with_detail("why")
+    .with_instance("/calls/7")
+    .with_extension("status", json!(200))
+    .with_extension("retryAt", json!("2026-12-01T00:00:00Z"));
+    let body: Value = serde_json::to_value(&problem).unwrap();
+    assert_eq!(body["status"], 422, "an extension cannot replace status");
+    assert_eq!(body["retryAt"], "2026-12-01T00:00:00Z");
+    assert_eq!(body["instance"], "/calls/7");
+
+    let fault = Fault::unauthenticated("tools \"main\"", "expired\r\nX-Injected: 1");
+    let challenge = fault.www_authenticate().unwrap();
+    assert!(
+        challenge.contains(r#"realm="tools \"main\"""#),
+        "{challenge}"
+    );
+    assert!(
+        !challenge.contains('\n') && !challenge.contains('\r'),
+        "{challenge}"
+    );
+    let response = fault.into_response();
+    assert_eq!(response.status(), 401);
+
+    for (fault, status) in [
+        (Fault::malformed("x"), 400),
+        (Fault::forbidden("no"), 403),
+        (Fault::unknown_tool("x"), 404),
+        (Fault::too_large(10), 413),
+    ] {
+        assert_eq!(fault.status().as_u16(), status);
+        let body: Value = serde_json::from_slice(fault.clone().into_response().body()).unwrap();
+        assert_eq!(body["status"], status);
+        assert!(fault.to_string().starts_with(&status.to_string()));
+    }
+    assert_eq!(Fault::forbidden("no").www_authenticate(), None);
+}
