@@ -123,13 +123,14 @@ fn every_well_formed_call_answers_200_with_the_bare_envelope() {
     }
 }
 
+/// Tool, token, body, expected status, expected start of `WWW-Authenticate`.
+type Case<'a> = (&'a str, Option<&'a str>, &'a [u8], u16, Option<&'a str>);
+
 #[test]
 fn transport_and_auth_faults_answer_problem_details() {
     let server = Server::start();
     let args = br#"{"name":"OK"}"#;
     let too_large = vec![b' '; facade::BODY_LIMIT + 1];
-    /// Tool, token, body, expected status, expected start of `WWW-Authenticate`.
-    type Case<'a> = (&'a str, Option<&'a str>, &'a [u8], u16, Option<&'a str>);
     let cases: [Case<'_>; 6] = [
         ("find", Some(facade::TOKEN), b"{not json", 400, None),
         (
