@@ -142,7 +142,7 @@ pub enum McpErrorKind {
 }
 
 impl McpError {
-    fn new(kind: McpErrorKind, message: String) -> Self {
+    pub(crate) fn new(kind: McpErrorKind, message: String) -> Self {
         McpError {
             kind,
             message,

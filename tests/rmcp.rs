@@ -1,0 +1,183 @@
+//! `rmcp` for real: a server with two envelope-returning tools and a client, connected over an
+//! in-process duplex stream, through the full initialize handshake.
+#![cfg(feature = "rmcp")]
+
+use agent_tool_result::mcp::CallToolResult as AtrCallToolResult;
+use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, ContentBlock, ErrorCode as RpcErrorCode, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::ServiceError;
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const PNG: &[u8] = &[
+    0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n', 0, 0, 0, 13,
+];
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Capture {
+    width: u32,
+    height: u32,
+    artifact: String,
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Found {
+    automation_id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct FindArgs {
+    /// The title to look for.
+    title: String,
+}
+
+#[derive(Clone)]
+struct Tools {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Tools {
+    fn new() -> Self {
+        Tools {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Captures the target window; the image rides as an image block.
+    #[tool(output_schema = Envelope::<Capture>::rmcp_output_schema())]
+    async fn capture(&self) -> AtrCallToolResult {
+        let envelope = Envelope::success(Capture {
+            width: 800,
+            height: 600,
+            artifact: "sessions/20261130-101500-s-1/capture-20261130-101502123-1.png".into(),
+        })
+        .with_session("s-1");
+        AtrCallToolResult::from_envelope(&envelope)
+            .expect("the envelope serializes")
+            .with_image(PNG, "image/png")
+    }
+
+    /// Finds a window by title.
+    #[tool(output_schema = Envelope::<Found>::rmcp_output_schema())]
+    async fn find(&self, Parameters(args): Parameters<FindArgs>) -> Envelope<Found> {
+        Envelope::failure(ToolError::new(
+            ErrorCode::selector_matched(3),
+            format!(
+                "Selector title='{}' matched 3 windows; refine with processName.",
+                args.title
+            ),
+        ))
+        .with_session("s-1")
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+fn text_of(block: &ContentBlock) -> Option<&str> {
+    match block {
+        ContentBlock::Text(text) => Some(text.text.as_str()),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn an_rmcp_client_calls_envelope_tools() {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let (server, client) = tokio::join!(Tools::new().serve(server_io), ().serve(client_io));
+    let server = server.expect("the server initializes");
+    let client = client.expect("the client initializes");
+
+    // The advertised output schemas are the envelopes' schemas.
+    let tools = client.list_all_tools().await.unwrap();
+    let schema_of = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        Value::Object((*tool.output_schema.clone().unwrap()).clone())
+    };
+    assert_eq!(
+        schema_of("capture"),
+        Value::Object(Envelope::<Capture>::output_schema())
+    );
+    assert_eq!(
+        schema_of("find"),
+        Value::Object(Envelope::<Found>::output_schema())
+    );
+
+    // A success with an image.
+    let result = client
+        .call_tool(CallToolRequestParams::new("capture"))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false));
+    let text = text_of(&result.content[0]).expect("a text block first");
+    let structured = result.structured_content.clone().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap(),
+        structured,
+        "text equals structured content"
+    );
+    let ContentBlock::Image(image) = &result.content[1] else {
+        panic!("{:?}", result.content)
+    };
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(
+        AtrCallToolResult::try_from(&result)
+            .unwrap()
+            .content()
+            .len(),
+        2
+    );
+    let envelope = Envelope::<Capture>::from_rmcp(&result).unwrap();
+    assert_eq!(envelope.result().unwrap().width, 800);
+    assert_eq!(envelope.session_id(), Some("s-1"));
+    let validator = jsonschema::draft202012::new(&schema_of("capture")).unwrap();
+    assert!(validator.is_valid(&structured));
+
+    // A failure: isError, and the category and code an agent branches on.
+    let arguments = json!({ "title": "Save" }).as_object().unwrap().clone();
+    let result = client
+        .call_tool(CallToolRequestParams::new("find").with_arguments(arguments))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = text_of(&result.content[0]).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap(),
+        result.structured_content.clone().unwrap()
+    );
+    let envelope = Envelope::<Found>::from_rmcp(&result).unwrap();
+    let error = envelope.error().unwrap();
+    assert_eq!(error.category(), ErrorCategory::AmbiguousSelector);
+    assert_eq!(error.code().selector_match_count(), Some(3));
+    assert!(error.detail().contains("title='Save'"));
+    let validator = jsonschema::draft202012::new(&schema_of("find")).unwrap();
+    assert!(
+        validator.is_valid(&result.structured_content.clone().unwrap()),
+        "the error result fits the output schema"
+    );
+
+    // An unknown tool is a JSON-RPC error, not an envelope.
+    match client
+        .call_tool(CallToolRequestParams::new("destroy"))
+        .await
+    {
+        Err(ServiceError::McpError(error)) => assert_eq!(error.code, RpcErrorCode::INVALID_PARAMS),
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+
+    client.cancel().await.unwrap();
+    let _ = server.cancel().await;
+}
