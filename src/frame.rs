@@ -134,7 +134,7 @@ const PARALLEL_PIXELS: u64 = 1 << 18;
 
 /// Rows handed to the counting thread at a time.
 #[cfg(feature = "blank-check")]
-const ROWS_PER_BATCH: usize = 64;
+const ROWS_PER_BATCH: usize = 128;
 
 #[cfg(feature = "blank-check")]
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(corrupt)`
@@ -166,6 +166,7 @@ fn count_alongside<R: std::io::BufRead + std::io::Seek>(
             .send(vec![0; line * ROWS_PER_BATCH])
             .expect("the pool is open");
     }
+    let mut last = Histogram::new(histogram.color);
     std::thread::scope(|scope| {
         let counter = scope.spawn(move || {
             for (batch, rows) in full_rx {
@@ -177,29 +178,30 @@ fn count_alongside<R: std::io::BufRead + std::io::Seek>(
             }
             histogram
         });
+        // The final, partial batch is counted here while the counter finishes the others.
         let decoded = (|| -> Result<(), FrameError> {
             loop {
                 let mut batch = free_rx.recv().expect("the counter returns every batch");
                 let mut rows = 0;
-                let mut done = false;
                 for row in batch.chunks_exact_mut(line) {
                     if reader.read_row(row).map_err(corrupt)?.is_none() {
-                        done = true;
-                        break;
+                        for row in batch.chunks_exact(line).take(rows) {
+                            last.count_row(row);
+                        }
+                        return Ok(());
                     }
                     rows += 1;
                 }
-                if rows > 0 && full_tx.send((batch, rows)).is_err() {
-                    return Ok(());
-                }
-                if done {
+                if full_tx.send((batch, rows)).is_err() {
                     return Ok(());
                 }
             }
         })();
         drop(full_tx);
-        let histogram = counter.join().expect("the counting thread does not panic");
-        decoded.map(|()| histogram)
+        let mut histogram = counter.join().expect("the counting thread does not panic");
+        decoded?;
+        histogram.add(&last);
+        Ok(histogram)
     })
 }
 
@@ -309,6 +311,13 @@ impl Histogram {
         Histogram {
             color,
             bins: vec![0; BINS].into_boxed_slice(),
+        }
+    }
+
+    /// Adds another histogram's counts to this one.
+    fn add(&mut self, other: &Histogram) {
+        for (bin, n) in self.bins.iter_mut().zip(other.bins.iter()) {
+            *bin += n;
         }
     }
 
