@@ -14,6 +14,8 @@ pub struct Finding {
     rule: Rule,
     pointer: String,
     message: String,
+    line: usize,
+    column: usize,
 }
 
 /// Messages quote the offending value; a 10 MB string is cut short.
@@ -44,6 +46,25 @@ impl Finding {
         &self.message
     }
 
+    /// The 1-based line of the value concerned, or 0 when the finding came from a parsed value
+    /// rather than text.
+    #[must_use]
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The 1-based byte column of the value concerned, or 0 when unknown.
+    #[must_use]
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    pub(crate) fn at(mut self, line: usize, column: usize) -> Self {
+        self.line = line;
+        self.column = column;
+        self
+    }
+
     pub(crate) fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         let mut message = message.into();
         if message.len() > MAX_MESSAGE {
@@ -58,6 +79,8 @@ impl Finding {
             rule,
             pointer: pointer.into(),
             message,
+            line: 0,
+            column: 0,
         }
     }
 

@@ -47,6 +47,8 @@ mod finding;
 mod frame;
 #[cfg(feature = "http")]
 pub mod http;
+mod legacy;
+mod locate;
 pub mod mcp;
 mod object;
 mod observation;

@@ -27,8 +27,6 @@ use crate::{Finding, Rule};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     finding: Finding,
-    line: usize,
-    column: usize,
 }
 
 impl ParseError {
@@ -50,22 +48,28 @@ impl ParseError {
         self.finding.message()
     }
 
-    /// The rule, pointer and message together.
+    /// The rule, pointer, message and position together.
     #[must_use]
     pub fn finding(&self) -> &Finding {
         &self.finding
     }
 
+    /// Takes the finding.
+    #[must_use]
+    pub fn into_finding(self) -> Finding {
+        self.finding
+    }
+
     /// The 1-based line where reading stopped, or 0 when the input was not text.
     #[must_use]
     pub fn line(&self) -> usize {
-        self.line
+        self.finding.line()
     }
 
     /// The 1-based column where reading stopped, or 0 when the input was not text.
     #[must_use]
     pub fn column(&self) -> usize {
-        self.column
+        self.finding.column()
     }
 
     /// Reads `input` again with path tracking to explain `first`, the error of the fast read.
@@ -93,8 +97,6 @@ impl ParseError {
                     "",
                     "the value could not be read as an envelope",
                 ),
-                line: 0,
-                column: 0,
             },
         }
     }
@@ -114,9 +116,7 @@ impl ParseError {
             _ => {}
         }
         ParseError {
-            finding: Finding::new(rule, pointer, message),
-            line: err.line(),
-            column: err.column(),
+            finding: Finding::new(rule, pointer, message).at(err.line(), err.column()),
         }
     }
 }
@@ -202,8 +202,8 @@ impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} [{}] at ", self.message(), self.rule())?;
         self.finding.write_place(f)?;
-        if self.line > 0 {
-            write!(f, ", line {} column {}", self.line, self.column)?;
+        if self.line() > 0 {
+            write!(f, ", line {} column {}", self.line(), self.column())?;
         }
         Ok(())
     }

@@ -17,7 +17,7 @@ use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
 use crate::object::json_type;
 use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 use crate::parse::push_token;
-use crate::{ErrorCategory, ErrorCode, Finding, Rule};
+use crate::{Envelope, ErrorCategory, ErrorCode, Finding, Rule};
 
 /// The outcome of validating one document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -263,21 +263,26 @@ fn annotated_rules(schema: &Value, location: &mut String, out: &mut Vec<(String,
 
 /// The contract lints: rules the schema cannot express.
 fn lints(document: &Value) -> Vec<Finding> {
-    let mut lints = Vec::new();
     let Some(error) = document.get("error") else {
-        return lints;
+        return Vec::new();
     };
     let Some(code) = error
         .get("code")
         .and_then(Value::as_str)
         .and_then(|c| c.parse::<ErrorCode>().ok())
     else {
-        return lints;
+        return Vec::new();
     };
     let category = error
         .get("category")
         .and_then(Value::as_str)
         .and_then(ErrorCategory::from_wire);
+    lints_for(&code, category)
+}
+
+/// The lints of an error's code under its category.
+fn lints_for(code: &ErrorCode, category: Option<ErrorCategory>) -> Vec<Finding> {
+    let mut lints = Vec::new();
     if let (Some(known), Some(category)) = (code.known_category(), category)
         && known != category
     {
@@ -298,6 +303,104 @@ fn lints(document: &Value) -> Vec<Finding> {
         ));
     }
     lints
+}
+
+/// A result that is checked to be a JSON object and skipped, never built.
+struct SkippedResult;
+
+impl<'de> serde::Deserialize<'de> for SkippedResult {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = SkippedResult;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SkippedResult, A::Error> {
+                use serde::de::IgnoredAny;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(SkippedResult)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+impl Validator {
+    /// Validates one document given as JSON text, with line and column on every finding.
+    ///
+    /// The fast path reads the text once with the typed, contract-checking reader, building
+    /// nothing of the tool's result; only a document it rejects is parsed again and run
+    /// through the compiled schema to report every violation. Its verdicts are the schema's
+    /// (a differential test holds them together), with two additions the schema cannot see:
+    /// text that is not JSON (`well-formed-json`, `nesting-limit`) and a key repeated in the
+    /// envelope, an error or a warning (`no-duplicate-keys`).
+    ///
+    /// ```
+    /// use agent_tool_result::{Rule, Validator};
+    ///
+    /// let report = Validator::shared().validate_text("{\n  \"ok\": false\n}");
+    /// let finding = &report.violations()[0];
+    /// assert_eq!(finding.rule(), Rule::FailureRequiresError);
+    /// assert_eq!((finding.line(), finding.column()), (1, 1));
+    /// ```
+    #[must_use]
+    pub fn validate_text(&self, text: &str) -> Report {
+        match Envelope::<SkippedResult>::from_json(text) {
+            Ok(envelope) => {
+                let lints = envelope
+                    .error()
+                    .map(|error| lints_for(error.code(), Some(error.category())))
+                    .unwrap_or_default();
+                Report {
+                    violations: Vec::new(),
+                    lints: locate_all(text, lints),
+                }
+            }
+            Err(typed) => {
+                let Ok(value) = serde_json::from_str::<Value>(text) else {
+                    return Report {
+                        violations: vec![typed.into_finding()],
+                        lints: Vec::new(),
+                    };
+                };
+                let mut report = self.validate(&value);
+                if report.violations.is_empty() {
+                    report.violations.push(typed.into_finding());
+                    report.lints.clear();
+                }
+                Report {
+                    violations: locate_all(text, report.violations),
+                    lints: locate_all(text, report.lints),
+                }
+            }
+        }
+    }
+
+    /// The fast path's verdict alone: whether `text` is a valid envelope.
+    #[must_use]
+    pub fn is_valid_text(&self, text: &str) -> bool {
+        serde_json::from_str::<Envelope<SkippedResult>>(text).is_ok()
+    }
+}
+
+/// Gives every finding without a position the position of its pointer in `text`.
+fn locate_all(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
+    findings
+        .into_iter()
+        .map(|finding| {
+            if finding.line() > 0 {
+                return finding;
+            }
+            let (line, column) = crate::locate::locate(text, finding.pointer());
+            finding.at(line, column)
+        })
+        .collect()
 }
 
 /// Which fields the object at `pointer` allows, for unknown-field messages.

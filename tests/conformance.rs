@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use agent_tool_result::{Envelope, Rule, Validator};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn fixtures(kind: &str) -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -145,4 +145,117 @@ fn every_error_rule_has_an_invalid_fixture() {
             assert!(covered.contains(&rule), "no invalid fixture breaks {rule}");
         }
     }
+}
+
+/// Every document obtained from a fixture by one structural change: a member removed, a value
+/// replaced by one of each JSON type, a string altered.
+fn mutations(value: &Value) -> Vec<Value> {
+    fn walk(root: &Value, path: &mut Vec<String>, node: &Value, out: &mut Vec<Value>) {
+        let replacements = [
+            Value::Null,
+            Value::Bool(true),
+            json!(-1),
+            json!(1.5),
+            json!(""),
+            json!("Timeout"),
+            json!("x_y"),
+            json!([]),
+            json!({}),
+            json!({ "base64": "QUJD" }),
+        ];
+        for replacement in replacements {
+            out.push(replaced(root, path, Some(replacement)));
+        }
+        if !path.is_empty() {
+            out.push(replaced(root, path, None));
+        }
+        if let Value::String(s) = node {
+            out.push(replaced(root, path, Some(Value::String(s.to_uppercase()))));
+            out.push(replaced(root, path, Some(Value::String(format!("{s}-")))));
+        }
+        if path.len() >= 4 {
+            return;
+        }
+        match node {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    path.push(key.clone());
+                    walk(root, path, child, out);
+                    path.pop();
+                }
+                let mut extra = node.clone();
+                extra
+                    .as_object_mut()
+                    .unwrap()
+                    .insert("extra".into(), json!(1));
+                out.push(replaced(root, path, Some(extra)));
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    walk(root, path, child, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    fn replaced(root: &Value, path: &[String], with: Option<Value>) -> Value {
+        let mut copy = root.clone();
+        let Some((last, parents)) = path.split_last() else {
+            return with.unwrap_or(Value::Null);
+        };
+        let mut node = &mut copy;
+        for key in parents {
+            node = match node {
+                Value::Object(map) => map.get_mut(key).unwrap(),
+                Value::Array(items) => &mut items[key.parse::<usize>().unwrap()],
+                _ => unreachable!(),
+            };
+        }
+        match (node, with) {
+            (Value::Object(map), Some(v)) => {
+                map.insert(last.clone(), v);
+            }
+            (Value::Object(map), None) => {
+                map.remove(last);
+            }
+            (Value::Array(items), Some(v)) => items[last.parse::<usize>().unwrap()] = v,
+            (Value::Array(items), None) => {
+                items.remove(last.parse::<usize>().unwrap());
+            }
+            _ => unreachable!(),
+        }
+        copy
+    }
+    let mut out = Vec::new();
+    walk(value, &mut Vec::new(), value, &mut out);
+    out
+}
+
+/// The fast path (typed reading, nothing built) gives exactly the compiled schema's verdict on
+/// every fixture and every one-change mutation of one.
+#[test]
+fn the_fast_path_agrees_with_the_schema_on_fixtures_and_mutations() {
+    let validator = Validator::shared();
+    let mut checked = 0;
+    let mut invalid = 0;
+    for kind in ["valid", "invalid"] {
+        for (name, text) in fixtures(kind) {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            let mut documents = vec![value.clone()];
+            documents.extend(mutations(&value));
+            for document in documents {
+                let text = document.to_string();
+                let schema = validator.validate(&document).is_valid();
+                assert_eq!(validator.is_valid_text(&text), schema, "{name}: {text}");
+                let report = validator.validate_text(&text);
+                assert_eq!(report.is_valid(), schema, "{name}: {text}");
+                checked += 1;
+                invalid += usize::from(!schema);
+            }
+        }
+    }
+    assert!(checked > 5_000, "{checked} documents");
+    assert!(invalid > checked / 3, "{invalid} of {checked} invalid");
 }

@@ -1,0 +1,202 @@
+//! Where a JSON Pointer's value starts in JSON text, for reporting findings by line and column.
+//!
+//! A small scanner follows the pointer through the text without building values; it is
+//! iterative, so deep nesting cannot overflow the stack. Where the pointer names something
+//! that is not there (a missing member), the deepest value found on the way is reported.
+
+/// The 1-based line and byte column where the value at `pointer` starts in `text`.
+pub(crate) fn locate(text: &str, pointer: &str) -> (usize, usize) {
+    let offset = offset_of(text.as_bytes(), pointer);
+    let before = &text.as_bytes()[..offset];
+    #[allow(clippy::naive_bytecount)] // only on the path that reports an invalid document
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    (line, offset - line_start + 1)
+}
+
+fn offset_of(bytes: &[u8], pointer: &str) -> usize {
+    let mut scanner = Scanner { bytes, pos: 0 };
+    scanner.whitespace();
+    let mut found = scanner.pos;
+    if pointer.is_empty() {
+        return found;
+    }
+    'tokens: for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        match scanner.peek() {
+            Some(b'{') => {
+                scanner.pos += 1;
+                loop {
+                    scanner.whitespace();
+                    if scanner.peek() != Some(b'"') {
+                        return found;
+                    }
+                    let Some(key) = scanner.string() else {
+                        return found;
+                    };
+                    scanner.whitespace();
+                    if scanner.peek() != Some(b':') {
+                        return found;
+                    }
+                    scanner.pos += 1;
+                    scanner.whitespace();
+                    if key == token {
+                        found = scanner.pos;
+                        continue 'tokens;
+                    }
+                    if scanner.skip_value().is_none() {
+                        return found;
+                    }
+                    scanner.whitespace();
+                    if scanner.peek() != Some(b',') {
+                        return found;
+                    }
+                    scanner.pos += 1;
+                }
+            }
+            Some(b'[') => {
+                let Ok(index) = token.parse::<usize>() else {
+                    return found;
+                };
+                scanner.pos += 1;
+                for i in 0.. {
+                    scanner.whitespace();
+                    if matches!(scanner.peek(), Some(b']') | None) {
+                        return found;
+                    }
+                    if i == index {
+                        found = scanner.pos;
+                        continue 'tokens;
+                    }
+                    if scanner.skip_value().is_none() {
+                        return found;
+                    }
+                    scanner.whitespace();
+                    if scanner.peek() != Some(b',') {
+                        return found;
+                    }
+                    scanner.pos += 1;
+                }
+            }
+            _ => return found,
+        }
+    }
+    found
+}
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    /// Reads a string at the cursor, unescaping it; `None` if it is cut off.
+    fn string(&mut self) -> Option<String> {
+        let start = self.pos + 1;
+        self.skip_string()?;
+        let raw = std::str::from_utf8(&self.bytes[start..self.pos - 1]).ok()?;
+        if raw.contains('\\') {
+            serde_json::from_str(&format!("\"{raw}\"")).ok()
+        } else {
+            Some(raw.to_owned())
+        }
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        self.pos += 1;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b'\\' => self.pos += 2,
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// Skips one value of any depth, iteratively.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            self.whitespace();
+            match self.peek()? {
+                b'"' => self.skip_string()?,
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    self.pos += 1;
+                }
+                b',' | b':' => self.pos += 1,
+                _ => {
+                    while !matches!(
+                        self.peek(),
+                        None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                    ) {
+                        self.pos += 1;
+                    }
+                }
+            }
+            if depth == 0 && !matches!(self.bytes.get(self.pos.wrapping_sub(1)), Some(b',' | b':'))
+            {
+                return Some(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_nested_members_and_items() {
+        let text = "{\n  \"ok\": false,\n  \"warnings\": [{\"code\": \"a\"}, {\"code\": \"B\"}],\n  \"error\": {\"a/b\": 1, \"category\": \"Timeout\"}\n}";
+        assert_eq!(locate(text, ""), (1, 1));
+        assert_eq!(locate(text, "/ok"), (2, 9));
+        assert_eq!(locate(text, "/warnings/1/code"), (3, 40));
+        assert_eq!(locate(text, "/error/category"), (4, 35));
+        assert_eq!(locate(text, "/error/a~1b"), (4, 20));
+        // A missing member reports its parent.
+        assert_eq!(locate(text, "/error/detail"), (4, 12));
+        assert_eq!(locate(text, "/warnings/7"), (3, 15));
+    }
+
+    #[test]
+    fn survives_broken_and_deep_text() {
+        let deep = format!(
+            "{{\"a\":{}1{}, \"b\": 2}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert_eq!(locate(&deep, "/b"), (1, deep.len() - 1));
+        for broken in [
+            "",
+            "{",
+            "{\"a\"",
+            "{\"a\":",
+            "[1,",
+            "\"abc",
+            "{\"a\": [1, 2",
+        ] {
+            let _ = locate(broken, "/a/1/b");
+        }
+    }
+}
