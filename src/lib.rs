@@ -65,6 +65,7 @@ pub use code::{ErrorCode, InvalidCode, KnownCode, WarningCode, is_kebab_case};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
 pub use finding::Finding;
+pub use legacy::{LegacyError, Migration};
 #[cfg(feature = "blank-check")]
 pub use frame::blank_check;
 pub use frame::{FrameError, FrameErrorKind, MAX_PIXELS, png_dimensions};
