@@ -127,6 +127,18 @@ rules! {
     /// A capture summary has both or neither of `artifact` and `artifactError`.
     CaptureArtifactExclusive = "capture-artifact-exclusive", Error,
         "a capture summary carries exactly one of artifact and artifactError";
+    /// A `tools/call` result is not well-formed (content blocks, field types, base64 images).
+    McpResultShape = "mcp-result-shape", Error,
+        "a tools/call result is an object with a content array of typed blocks";
+    /// A `tools/call` result carries no envelope, or is not complete.
+    McpEnvelopePresent = "mcp-envelope-present", Error,
+        "a complete tools/call result carries the envelope in structuredContent or a text block";
+    /// `isError` is not `!ok`.
+    McpIsErrorMirror = "mcp-is-error-mirror", Error,
+        "a tools/call result's isError is the envelope's !ok";
+    /// The text block and `structuredContent` carry different JSON.
+    McpTextMatchesStructured = "mcp-text-matches-structured", Error,
+        "the text block holds the same JSON as structuredContent";
     /// A well-known error code appears under a category other than its own.
     CodeCategoryMismatch = "code-category-mismatch", Warning,
         "a well-known error code appears under its documented category";

@@ -141,6 +141,10 @@ fn every_error_rule_has_an_invalid_fixture() {
             rule,
             Rule::WellFormedJson | Rule::NestingLimit | Rule::NoDuplicateKeys
         );
+        // The mcp- rules concern the transport around an envelope; the CLI tests cover them.
+        if rule.as_str().starts_with("mcp-") {
+            continue;
+        }
         if rule.severity() == agent_tool_result::Severity::Error && !parse_only {
             assert!(covered.contains(&rule), "no invalid fixture breaks {rule}");
         }
