@@ -493,7 +493,7 @@ impl Validator {
 
 /// Whether the top-level object in `text` has the member `name`.
 fn has_member(text: &str, name: &str) -> bool {
-    serde_json::from_str::<serde_json::Map<String, serde::de::IgnoredAny>>(text)
+    serde_json::from_str::<std::collections::HashMap<String, serde::de::IgnoredAny>>(text)
         .is_ok_and(|members| members.contains_key(name))
 }
 
