@@ -59,13 +59,17 @@ impl Finding {
         self.column
     }
 
-    pub(crate) fn at(mut self, line: usize, column: usize) -> Self {
+    /// Sets the 1-based line and byte column.
+    #[must_use]
+    pub fn at(mut self, line: usize, column: usize) -> Self {
         self.line = line;
         self.column = column;
         self
     }
 
-    pub(crate) fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A finding of `rule` at `pointer`. Messages over 300 bytes are cut short.
+    #[must_use]
+    pub fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         let mut message = message.into();
         if message.len() > MAX_MESSAGE {
             let mut cut = MAX_MESSAGE;

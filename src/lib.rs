@@ -77,7 +77,7 @@ pub use observation::{
 pub use parse::ParseError;
 pub use rule::{ParseRuleError, Rule, Severity};
 #[cfg(feature = "schemars")]
-pub use schema::generated_envelope_schema;
+pub use schema::{generated_envelope_schema, output_schema_for};
 pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
 #[cfg(feature = "validate")]
 pub use validate::{Report, Validator};

@@ -27,6 +27,12 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report of these violations and lints, for checks of one's own.
+    #[must_use]
+    pub fn new(violations: Vec<Finding>, lints: Vec<Finding>) -> Self {
+        Report { violations, lints }
+    }
+
     /// Whether the document keeps the contract (lints do not count).
     #[must_use]
     pub fn is_valid(&self) -> bool {

@@ -55,7 +55,7 @@ fn the_readme_starts_with_the_two_commands() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let head: String = readme.lines().take(20).collect::<Vec<_>>().join("\n");
-    assert!(head.contains("`cargo run --release --example quickstart`"));
+    assert!(head.contains("`cargo run --release --bin atr -- validate examples/results`"));
     assert!(head.contains("`cargo test --workspace --all-features`"));
     let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
     assert!(ci.contains("cargo test --workspace --all-features"));

@@ -1,9 +1,17 @@
 //! `atr`: validate, explain and project agent tool results.
 
-use std::io::Write;
+mod check;
+mod commands;
+mod output;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use crate::check::Contract;
+use crate::output::Format;
 
 /// Check and explore agent tool results against the agent-tool-result contract.
 #[derive(Parser)]
@@ -15,42 +23,170 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Validate envelopes or MCP tool results in files, directories or standard input.
+    ///
+    /// Exit status: 0 when every document is valid, 1 when any is invalid (or has lints, with
+    /// --deny-lints), 2 on a usage or I/O error.
+    Validate {
+        /// Files, directories (walked for *.json, *.ndjson, *.jsonl) or `-` for standard input.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Read every input as one document per line.
+        #[arg(long)]
+        ndjson: bool,
+        /// What the documents are.
+        #[arg(long, value_enum, default_value_t = Contract::Auto)]
+        contract: Contract,
+        /// How to report.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Fail on lints too.
+        #[arg(long)]
+        deny_lints: bool,
+        /// Threads checking documents (default: every core).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Explain the error categories, one category, or an error or warning code.
+    Explain {
+        /// A category (`no-target`) or a code (`element-not-found`, `selector-matched-3`).
+        name: Option<String>,
+    },
     /// Print a contract schema (JSON Schema draft 2020-12).
     Schema {
-        /// Which schema to print.
-        #[arg(value_enum, default_value_t = SchemaKind::Envelope)]
-        kind: SchemaKind,
+        /// `envelope` (the default), or `output` for a tool's MCP outputSchema.
+        #[arg(value_enum, default_value_t = commands::SchemaKind::Envelope)]
+        kind: commands::SchemaKind,
+        /// With `output`: the JSON Schema of the tool's result.
+        #[arg(long, required_if_eq("kind", "output"))]
+        result_schema: Option<PathBuf>,
     },
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum SchemaKind {
-    /// The result envelope schema, exactly as shipped.
-    Envelope,
+    /// Project an envelope to its MCP tools/call result, or read one back with --read.
+    Mcp {
+        /// A file, or `-` for standard input.
+        input: PathBuf,
+        /// Read a tools/call result and print its envelope.
+        #[arg(long)]
+        read: bool,
+        /// The MCP revision the client negotiated.
+        #[arg(long, default_value = "2026-07-28")]
+        revision: String,
+    },
+    /// Migrate a legacy CommandResult to an envelope.
+    Migrate {
+        /// A file, or `-` for standard input.
+        input: PathBuf,
+        /// The tool that produced it (`wait-for` turns a `found: false` success into a timeout).
+        #[arg(long)]
+        tool: Option<String>,
+        /// The session the result belongs to.
+        #[arg(long)]
+        session: Option<String>,
+        /// A file with the session's last good observation (a JSON object).
+        #[arg(long)]
+        last_observation: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
-        Command::Schema {
-            kind: SchemaKind::Envelope,
-        } => print(agent_tool_result::ENVELOPE_SCHEMA),
+    let result = match cli.command {
+        Command::Validate {
+            paths,
+            ndjson,
+            contract,
+            format,
+            deny_lints,
+            jobs,
+        } => return validate(&paths, ndjson, contract, format, deny_lints, jobs),
+        Command::Explain { name } => commands::explain(name.as_deref()),
+        Command::Schema { kind, result_schema } => commands::schema(kind, result_schema.as_deref()),
+        Command::Mcp {
+            input,
+            read,
+            revision,
+        } => commands::mcp(&input, read, &revision),
+        Command::Migrate {
+            input,
+            tool,
+            session,
+            last_observation,
+        } => commands::migrate(&input, tool, session, last_observation.as_deref()),
     };
-    match outcome {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("atr: cannot write to standard output: {err}");
+        Err(commands::Failure::Invalid(message)) => {
+            eprintln!("atr: {message}");
+            ExitCode::from(1)
+        }
+        Err(commands::Failure::Usage(message)) => {
+            eprintln!("atr: {message}");
             ExitCode::from(2)
         }
     }
 }
 
-fn print(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    if !text.ends_with('\n') {
-        out.write_all(b"\n")?;
+/// Inputs larger than this in all get a progress bar (on a terminal).
+const PROGRESS_BYTES: u64 = 4 << 20;
+
+fn validate(
+    paths: &[PathBuf],
+    ndjson: bool,
+    contract: Contract,
+    format: Format,
+    deny_lints: bool,
+    jobs: Option<usize>,
+) -> ExitCode {
+    let sources = check::sources(paths, ndjson);
+    let total: u64 = sources
+        .iter()
+        .map(|s| match s {
+            check::Source::Input(input) => input.size,
+            check::Source::Error(_) => 0,
+        })
+        .sum();
+    let bar = (total > PROGRESS_BYTES && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}")
+                .expect("a valid template"),
+        );
+        bar
+    });
+    let progress = |bytes: u64| {
+        if let Some(bar) = &bar {
+            bar.inc(bytes);
+        }
+    };
+    let workers = jobs
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1)
+        .max(1);
+    let stdout = std::io::stdout();
+    let colour = format == Format::Human && stdout.is_terminal();
+    let mut reporter = output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
+    let mut write_error = None;
+    check::run(sources, contract, workers, &progress, &mut |outcome| {
+        if write_error.is_none() {
+            write_error = reporter.outcome(outcome).err();
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
-    out.flush()
+    let summary = match write_error.map_or_else(|| reporter.finish(), Err) {
+        Ok(summary) => summary,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::from(1),
+        Err(err) => {
+            eprintln!("atr: cannot write the report: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    if summary.io_errors > 0 {
+        ExitCode::from(2)
+    } else if summary.invalid > 0 || (deny_lints && summary.lints > 0) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -1,0 +1,178 @@
+//! `atr explain`, `atr schema`, `atr mcp` and `atr migrate`.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use agent_tool_result::mcp::{CallToolResult, McpRevision};
+use agent_tool_result::{
+    Envelope, ErrorCategory, ErrorCode, Migration, Observation, RetryClass, WarningCode,
+};
+use serde_json::Value;
+
+/// Why a command did not succeed.
+pub enum Failure {
+    /// The input breaks the contract (exit 1).
+    Invalid(String),
+    /// A usage or I/O error (exit 2).
+    Usage(String),
+}
+
+/// The schemas `atr schema` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// The result envelope schema, exactly as shipped.
+    Envelope,
+    /// A tool's MCP outputSchema, for the result schema given with --result-schema.
+    Output,
+}
+
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_all(text.as_bytes())
+        .and_then(|()| if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") })
+        .and_then(|()| out.flush());
+    match written {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Usage(format!("cannot write to standard output: {err}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    let mut text = String::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin().read_to_string(&mut text)
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+    };
+    read.map(|_| text)
+        .map_err(|err| Failure::Usage(format!("cannot read {}: {err}", path.display())))
+}
+
+fn read_json(path: &Path) -> Result<Value, Failure> {
+    serde_json::from_str(&read(path)?)
+        .map_err(|err| Failure::Invalid(format!("{} is not JSON: {err}", path.display())))
+}
+
+/// `atr explain [NAME]`.
+pub fn explain(name: Option<&str>) -> Result<(), Failure> {
+    let Some(name) = name else {
+        let mut text = String::new();
+        for category in ErrorCategory::ALL {
+            text.push_str(&describe_category(category));
+            text.push('\n');
+        }
+        text.push_str("retry classes:\n");
+        for class in RetryClass::ALL {
+            text.push_str(&format!("  {:<24} {}\n", class.as_str(), class.description()));
+        }
+        return print(&text);
+    };
+    if let Some(category) = ErrorCategory::from_wire(name) {
+        return print(&describe_category(category));
+    }
+    let code: ErrorCode = name.parse().map_err(|err| {
+        let hint = name
+            .parse::<ErrorCategory>()
+            .err()
+            .and_then(|e| e.suggestion())
+            .map(|c| format!(" (did you mean the category `{c}`?)"))
+            .unwrap_or_default();
+        Failure::Usage(format!("`{name}` is neither a category nor a code: {err}{hint}"))
+    })?;
+    let mut text = String::new();
+    if let Some(category) = code.known_category() {
+        text.push_str(&format!("{code}: an error code of category {category}"));
+        if let Some(n) = code.selector_match_count() {
+            text.push_str(&format!(" (the selector matched {n} candidates)"));
+        }
+        text.push_str(".\n\n");
+        text.push_str(&describe_category(category));
+    } else if WarningCode::WELL_KNOWN.iter().any(|w| w == name) {
+        text.push_str(&format!(
+            "{code}: a warning code. The call went on; something was adjusted, degraded or assumed.\n"
+        ));
+    } else {
+        text.push_str(&format!(
+            "{code}: not a well-known code. Codes are open: an agent that does not know one falls \
+             back to the error's category.\n"
+        ));
+    }
+    print(&text)
+}
+
+fn describe_category(category: ErrorCategory) -> String {
+    let class = category.retry_class();
+    format!(
+        "{}\n  when:     {}\n  recovery: {}\n  retry:    {} ({})\n",
+        category.as_str(),
+        category.meaning(),
+        category.recovery(),
+        class.as_str(),
+        class.description()
+    )
+}
+
+/// `atr schema [envelope|output --result-schema FILE]`.
+pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Failure> {
+    match kind {
+        SchemaKind::Envelope => print(agent_tool_result::ENVELOPE_SCHEMA),
+        SchemaKind::Output => {
+            let path = result_schema
+                .ok_or_else(|| Failure::Usage("`atr schema output` needs --result-schema FILE".to_owned()))?;
+            let result = read_json(path)?;
+            let schema = agent_tool_result::output_schema_for(&result)
+                .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
+            let text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
+            print(&text)
+        }
+    }
+}
+
+/// `atr mcp FILE|-` and `atr mcp --read FILE|-`.
+pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure> {
+    let revision: McpRevision = revision.parse().map_err(|err| Failure::Usage(format!("{err}")))?;
+    let text = read(input)?;
+    if read_back {
+        let envelope = Envelope::<Value>::from_call_tool_result(&text)
+            .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
+        let json = envelope.to_json().expect("an envelope that was read writes back");
+        return print(&json);
+    }
+    let envelope = Envelope::<Value>::from_json(&text)
+        .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
+    let result = CallToolResult::from_envelope_for(&envelope, revision)
+        .expect("an envelope that was read writes back");
+    print(&result.to_json())
+}
+
+/// `atr migrate [--tool NAME] [--session ID] [--last-observation FILE] FILE|-`.
+pub fn migrate(
+    input: &Path,
+    tool: Option<String>,
+    session: Option<String>,
+    last_observation: Option<&Path>,
+) -> Result<(), Failure> {
+    let legacy = read_json(input)?;
+    let mut migration = Migration::new();
+    if let Some(tool) = tool {
+        migration = migration.with_tool(tool);
+    }
+    if let Some(session) = session {
+        migration = migration.with_session(session);
+    }
+    if let Some(path) = last_observation {
+        let observation = Observation::other(read_json(path)?)
+            .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
+        migration = migration.with_last_observation(observation);
+    }
+    if legacy.get("data").is_some_and(|data| !data.is_object() && !data.is_null()) {
+        eprintln!("atr: note: `data` is not a JSON object, so the envelope leaves it out");
+    }
+    let envelope = migration
+        .migrate(&legacy)
+        .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
+    print(&envelope.to_json().expect("a migrated envelope serializes"))
+}
