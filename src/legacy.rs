@@ -100,7 +100,8 @@ impl Migration {
             .ok_or(LegacyError::NoSuccess)?;
         let data = object.get("data").and_then(Value::as_object);
         let envelope = if success {
-            if self.is_wait_for() && data.and_then(|d| d.get("found")) == Some(&Value::Bool(false)) {
+            if self.is_wait_for() && data.and_then(|d| d.get("found")) == Some(&Value::Bool(false))
+            {
                 Envelope::failure(self.with_observation(ToolError::new(
                     ErrorCode::WAIT_CONDITION_TIMEOUT,
                     WAIT_FOR_TIMEOUT,
@@ -166,7 +167,10 @@ fn warnings(legacy: &JsonObject) -> Vec<Warning> {
         .filter_map(|warning| {
             let code = warning.get("code")?.as_str()?;
             let detail = warning.get("detail")?.as_str()?;
-            Some(Warning::new(WarningCode::new(code.to_owned()).ok()?, detail))
+            Some(Warning::new(
+                WarningCode::new(code.to_owned()).ok()?,
+                detail,
+            ))
         })
         .collect()
 }

@@ -65,10 +65,10 @@ pub use code::{ErrorCode, InvalidCode, KnownCode, WarningCode, is_kebab_case};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
 pub use finding::Finding;
-pub use legacy::{LegacyError, Migration};
 #[cfg(feature = "blank-check")]
 pub use frame::blank_check;
 pub use frame::{FrameError, FrameErrorKind, MAX_PIXELS, png_dimensions};
+pub use legacy::{LegacyError, Migration};
 pub use object::JsonObject;
 pub use observation::{
     ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction, MAX_INLINE_BASE64, Observation,
@@ -76,9 +76,9 @@ pub use observation::{
 };
 pub use parse::ParseError;
 pub use rule::{ParseRuleError, Rule, Severity};
+pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
 #[cfg(feature = "schemars")]
 pub use schema::{generated_envelope_schema, output_schema_for};
-pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
 #[cfg(feature = "validate")]
 pub use validate::{Report, Validator};
 pub use warning::Warning;

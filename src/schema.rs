@@ -128,6 +128,10 @@ impl<T: schemars::JsonSchema> crate::Envelope<T> {
 ///
 /// When `result_schema` is not an object or `true`, or one of its definitions has the name of
 /// one of the envelope's own.
+///
+/// # Panics
+///
+/// Never: the envelope's own schema always has a `$defs` object.
 #[cfg(feature = "schemars")]
 pub fn output_schema_for(result_schema: &Value) -> Result<crate::JsonObject, String> {
     let mut root = crate::Envelope::<Value>::output_schema();
@@ -172,10 +176,10 @@ pub fn output_schema_for(result_schema: &Value) -> Result<crate::JsonObject, Str
 fn rewrite_definitions_refs(value: &mut Value) {
     match value {
         Value::Object(object) => {
-            if let Some(Value::String(reference)) = object.get_mut("$ref") {
-                if let Some(rest) = reference.strip_prefix("#/definitions/") {
-                    *reference = format!("#/$defs/{rest}");
-                }
+            if let Some(Value::String(reference)) = object.get_mut("$ref")
+                && let Some(rest) = reference.strip_prefix("#/definitions/")
+            {
+                *reference = format!("#/$defs/{rest}");
             }
             object.values_mut().for_each(rewrite_definitions_refs);
         }

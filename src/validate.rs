@@ -19,11 +19,13 @@ use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 use crate::parse::push_token;
 use crate::{Envelope, ErrorCategory, ErrorCode, Finding, Rule};
 
+mod call_tool_result;
+
 /// The outcome of validating one document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    violations: Vec<Finding>,
-    lints: Vec<Finding>,
+    pub(crate) violations: Vec<Finding>,
+    pub(crate) lints: Vec<Finding>,
 }
 
 impl Report {
@@ -388,108 +390,6 @@ impl Validator {
         }
     }
 
-    /// Validates one MCP `tools/call` result given as JSON text: its shape, that it is complete
-    /// and carries an envelope (in `structuredContent`, else the first text block), the envelope
-    /// itself (pointers prefixed with where it was found), `isError` as `!ok`, and a text block
-    /// that holds the same JSON as `structuredContent`.
-    ///
-    /// ```
-    /// use agent_tool_result::{Rule, Validator};
-    ///
-    /// let text = r#"{"content":[{"type":"text","text":"{\"ok\":true}"}],"isError":true}"#;
-    /// let report = Validator::shared().validate_call_tool_result_text(text);
-    /// assert_eq!(report.violations()[0].rule(), Rule::McpIsErrorMirror);
-    /// ```
-    #[must_use]
-    pub fn validate_call_tool_result_text(&self, text: &str) -> Report {
-        use crate::mcp::{CallToolResult, Content, McpErrorKind};
-
-        let result = match CallToolResult::from_json(text) {
-            Ok(result) => result,
-            Err(err) => {
-                let rule = if err.kind() == McpErrorKind::NotJson {
-                    Rule::WellFormedJson
-                } else {
-                    Rule::McpResultShape
-                };
-                return Report {
-                    violations: locate_all(text, vec![Finding::new(rule, "", err.to_string())]),
-                    lints: Vec::new(),
-                };
-            }
-        };
-        let mut violations = Vec::new();
-        if result.result_type() != "complete" {
-            violations.push(Finding::new(
-                Rule::McpEnvelopePresent,
-                "/resultType",
-                format!(
-                    "the result is not complete (resultType `{}`), so it carries no envelope",
-                    result.result_type()
-                ),
-            ));
-        }
-        let first_text = result.content().iter().enumerate().find_map(|(i, block)| match block {
-            Content::Text(text) => Some((i, text.text())),
-            _ => None,
-        });
-        let (source, prefix, in_text) = match (result.structured_content(), first_text) {
-            (Some(structured), _) => (structured, "/structuredContent".to_owned(), false),
-            (None, Some((i, text))) => (text, format!("/content/{i}/text"), true),
-            (None, None) => {
-                violations.push(Finding::new(
-                    Rule::McpEnvelopePresent,
-                    "",
-                    "the result has neither structuredContent nor a text block to carry the envelope",
-                ));
-                return Report {
-                    violations: locate_all(text, violations),
-                    lints: Vec::new(),
-                };
-            }
-        };
-        let inner = self.validate_text(source);
-        let nest = |finding: Finding| {
-            let pointer = if in_text {
-                prefix.clone()
-            } else {
-                format!("{prefix}{}", finding.pointer())
-            };
-            let message = if in_text && !finding.pointer().is_empty() {
-                format!("{} (at {} inside the text block)", finding.message(), finding.pointer())
-            } else {
-                finding.message().to_owned()
-            };
-            Finding::new(finding.rule(), pointer, message)
-        };
-        violations.extend(inner.violations.into_iter().map(&nest));
-        let lints: Vec<Finding> = inner.lints.into_iter().map(&nest).collect();
-        let envelope: Option<Value> = serde_json::from_str(source).ok();
-        if let Some(ok) = envelope.as_ref().and_then(|e| e.get("ok")).and_then(Value::as_bool)
-            && result.is_error() == ok
-        {
-            violations.push(Finding::new(
-                Rule::McpIsErrorMirror,
-                if has_member(text, "isError") { "/isError" } else { "" },
-                format!("isError is {} but the envelope's ok is {ok}: isError must be !ok", result.is_error()),
-            ));
-        }
-        if let (Some(structured), Some((i, block))) = (&envelope, first_text)
-            && !in_text
-            && serde_json::from_str::<Value>(block).ok().as_ref() != Some(structured)
-        {
-            violations.push(Finding::new(
-                Rule::McpTextMatchesStructured,
-                format!("/content/{i}/text"),
-                "the text block does not hold the same JSON as structuredContent",
-            ));
-        }
-        Report {
-            violations: locate_all(text, violations),
-            lints: locate_all(text, lints),
-        }
-    }
-
     /// The fast path's verdict alone: whether `text` is a valid envelope.
     #[must_use]
     pub fn is_valid_text(&self, text: &str) -> bool {
@@ -497,14 +397,8 @@ impl Validator {
     }
 }
 
-/// Whether the top-level object in `text` has the member `name`.
-fn has_member(text: &str, name: &str) -> bool {
-    serde_json::from_str::<std::collections::HashMap<String, serde::de::IgnoredAny>>(text)
-        .is_ok_and(|members| members.contains_key(name))
-}
-
 /// Gives every finding without a position the position of its pointer in `text`.
-fn locate_all(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
+pub(crate) fn locate_all(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
     findings
         .into_iter()
         .map(|finding| {

@@ -23,7 +23,8 @@ fn migration(options: Option<Value>) -> Migration {
         migration = migration.with_session(session);
     }
     if let Some(observation) = options.get("lastObservation") {
-        migration = migration.with_last_observation(Observation::other(observation.clone()).unwrap());
+        migration =
+            migration.with_last_observation(Observation::other(observation.clone()).unwrap());
     }
     migration
 }
@@ -60,6 +61,10 @@ fn values_that_are_not_command_results_are_refused() {
         (json!({ "command": "x" }), LegacyError::NoSuccess),
         (json!({ "success": "true" }), LegacyError::NoSuccess),
     ] {
-        assert_eq!(Migration::new().migrate(&value).unwrap_err(), error, "{value}");
+        assert_eq!(
+            Migration::new().migrate(&value).unwrap_err(),
+            error,
+            "{value}"
+        );
     }
 }

@@ -55,14 +55,20 @@ pub fn sources(paths: &[PathBuf], force_lines: bool) -> Vec<Source> {
         match fs::metadata(path) {
             Ok(meta) if meta.is_dir() => walk(path, force_lines, &mut out),
             Ok(meta) => out.push(Source::Input(input(path, meta.len(), force_lines))),
-            Err(err) => out.push(Source::Error(format!("cannot read {}: {err}", path.display()))),
+            Err(err) => out.push(Source::Error(format!(
+                "cannot read {}: {err}",
+                path.display()
+            ))),
         }
     }
     out
 }
 
 fn input(path: &Path, size: u64, force_lines: bool) -> Input {
-    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
     Input {
         label: path.display().to_string(),
         path: Some(path.to_owned()),
@@ -75,7 +81,10 @@ fn walk(dir: &Path, force_lines: bool, out: &mut Vec<Source>) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
-            out.push(Source::Error(format!("cannot read {}: {err}", dir.display())));
+            out.push(Source::Error(format!(
+                "cannot read {}: {err}",
+                dir.display()
+            )));
             return;
         }
     };
@@ -83,7 +92,10 @@ fn walk(dir: &Path, force_lines: bool, out: &mut Vec<Source>) {
     for entry in entries {
         match entry {
             Ok(entry) => paths.push(entry.path()),
-            Err(err) => out.push(Source::Error(format!("cannot read an entry of {}: {err}", dir.display()))),
+            Err(err) => out.push(Source::Error(format!(
+                "cannot read an entry of {}: {err}",
+                dir.display()
+            ))),
         }
     }
     paths.sort();
@@ -95,9 +107,11 @@ fn walk(dir: &Path, force_lines: bool, out: &mut Vec<Source>) {
         match fs::metadata(&path) {
             Ok(meta) if meta.is_dir() => walk(&path, force_lines, out),
             Ok(meta) if named => out.push(Source::Input(input(&path, meta.len(), force_lines))),
-            Ok(_) => {}
-            Err(err) if named => out.push(Source::Error(format!("cannot read {}: {err}", path.display()))),
-            Err(_) => {}
+            Err(err) if named => out.push(Source::Error(format!(
+                "cannot read {}: {err}",
+                path.display()
+            ))),
+            Ok(_) | Err(_) => {}
         }
     }
 }
@@ -167,10 +181,18 @@ pub fn run(
     });
 }
 
-fn check_batches(work: &Mutex<Receiver<(usize, Vec<Item>)>>, done: &SyncSender<(usize, Vec<Outcome>)>, contract: Contract) {
+fn check_batches(
+    work: &Mutex<Receiver<(usize, Vec<Item>)>>,
+    done: &SyncSender<(usize, Vec<Outcome>)>,
+    contract: Contract,
+) {
     let validator = Validator::shared();
     loop {
-        let Ok((sequence, items)) = work.lock().expect("no worker panics holding the lock").recv() else {
+        let Ok((sequence, items)) = work
+            .lock()
+            .expect("no worker panics holding the lock")
+            .recv()
+        else {
             return;
         };
         let outcomes = items
@@ -191,20 +213,18 @@ fn check(validator: &Validator, document: Document, contract: Contract) -> Outco
     let report = match std::str::from_utf8(&document.bytes) {
         Err(err) => single(
             Rule::WellFormedJson,
-            format!("the document is not UTF-8 (invalid byte at offset {})", err.valid_up_to()),
+            format!(
+                "the document is not UTF-8 (invalid byte at offset {})",
+                err.valid_up_to()
+            ),
         ),
-        Ok(text) if text.trim().is_empty() => single(Rule::WellFormedJson, "the document is empty".to_owned()),
+        Ok(text) if text.trim().is_empty() => {
+            single(Rule::WellFormedJson, "the document is empty".to_owned())
+        }
         Ok(text) => match contract {
             Contract::Envelope => validator.validate_text(text),
             Contract::CallToolResult => validator.validate_call_tool_result_text(text),
-            Contract::Auto => {
-                let report = validator.validate_text(text);
-                if !report.is_valid() && looks_like_call_tool_result(text) {
-                    validator.validate_call_tool_result_text(text)
-                } else {
-                    report
-                }
-            }
+            Contract::Auto => validator.validate_any_text(text),
         },
     };
     Outcome::Checked {
@@ -214,19 +234,21 @@ fn check(validator: &Validator, document: Document, contract: Contract) -> Outco
     }
 }
 
-/// Whether the text is an object with a `content` member.
-fn looks_like_call_tool_result(text: &str) -> bool {
-    serde_json::from_str::<std::collections::HashMap<String, serde::de::IgnoredAny>>(text)
-        .is_ok_and(|members| members.contains_key("content"))
-}
-
 fn single(rule: Rule, message: String) -> Report {
     Report::new(vec![Finding::new(rule, "", message).at(1, 1)], Vec::new())
 }
 
 /// Reads every source into batches of documents, in order.
-fn read_all(sources: Vec<Source>, work: &SyncSender<(usize, Vec<Item>)>, progress: &(dyn Fn(u64) + Sync)) {
-    let mut batcher = Batcher { work, sequence: 0, items: Vec::new() };
+fn read_all(
+    sources: Vec<Source>,
+    work: &SyncSender<(usize, Vec<Item>)>,
+    progress: &(dyn Fn(u64) + Sync),
+) {
+    let mut batcher = Batcher {
+        work,
+        sequence: 0,
+        items: Vec::new(),
+    };
     for source in sources {
         match source {
             Source::Error(message) => batcher.push(Item::IoError(message)),
@@ -264,7 +286,11 @@ impl Batcher<'_> {
     }
 }
 
-fn read_input(input: &Input, batcher: &mut Batcher<'_>, progress: &(dyn Fn(u64) + Sync)) -> io::Result<()> {
+fn read_input(
+    input: &Input,
+    batcher: &mut Batcher<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> io::Result<()> {
     let reader: Box<dyn Read> = match &input.path {
         Some(path) => Box::new(File::open(path)?),
         None => Box::new(io::stdin().lock()),
@@ -275,7 +301,11 @@ fn read_input(input: &Input, batcher: &mut Batcher<'_>, progress: &(dyn Fn(u64) 
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes)?;
         progress(bytes.len() as u64);
-        batcher.push(Item::Document(Document { file, line: 1, bytes }));
+        batcher.push(Item::Document(Document {
+            file,
+            line: 1,
+            bytes,
+        }));
         return Ok(());
     }
     let mut line = 0;

@@ -30,12 +30,18 @@ fn print(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let written = out
         .write_all(text.as_bytes())
-        .and_then(|()| if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") })
+        .and_then(|()| {
+            if text.ends_with('\n') {
+                Ok(())
+            } else {
+                out.write_all(b"\n")
+            }
+        })
         .and_then(|()| out.flush());
     match written {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::Usage(format!("cannot write to standard output: {err}")))
-        }
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::Usage(format!(
+            "cannot write to standard output: {err}"
+        ))),
         _ => Ok(()),
     }
 }
@@ -58,15 +64,18 @@ fn read_json(path: &Path) -> Result<Value, Failure> {
 
 /// `atr explain [NAME]`.
 pub fn explain(name: Option<&str>) -> Result<(), Failure> {
+    let mut text = String::new();
     let Some(name) = name else {
-        let mut text = String::new();
         for category in ErrorCategory::ALL {
             text.push_str(&describe_category(category));
             text.push('\n');
         }
         text.push_str("retry classes:\n");
         for class in RetryClass::ALL {
-            text.push_str(&format!("  {:<24} {}\n", class.as_str(), class.description()));
+            line(
+                &mut text,
+                format_args!("  {:<24} {}", class.as_str(), class.description()),
+            );
         }
         return print(&text);
     };
@@ -80,27 +89,43 @@ pub fn explain(name: Option<&str>) -> Result<(), Failure> {
             .and_then(|e| e.suggestion())
             .map(|c| format!(" (did you mean the category `{c}`?)"))
             .unwrap_or_default();
-        Failure::Usage(format!("`{name}` is neither a category nor a code: {err}{hint}"))
+        Failure::Usage(format!(
+            "`{name}` is neither a category nor a code: {err}{hint}"
+        ))
     })?;
-    let mut text = String::new();
     if let Some(category) = code.known_category() {
-        text.push_str(&format!("{code}: an error code of category {category}"));
-        if let Some(n) = code.selector_match_count() {
-            text.push_str(&format!(" (the selector matched {n} candidates)"));
-        }
-        text.push_str(".\n\n");
+        let matched = code
+            .selector_match_count()
+            .map(|n| format!(" (the selector matched {n} candidates)"))
+            .unwrap_or_default();
+        line(
+            &mut text,
+            format_args!("{code}: an error code of category {category}{matched}.\n"),
+        );
         text.push_str(&describe_category(category));
     } else if WarningCode::WELL_KNOWN.iter().any(|w| w == name) {
-        text.push_str(&format!(
-            "{code}: a warning code. The call went on; something was adjusted, degraded or assumed.\n"
-        ));
+        line(
+            &mut text,
+            format_args!(
+                "{code}: a warning code. The call went on; something was adjusted, degraded or assumed."
+            ),
+        );
     } else {
-        text.push_str(&format!(
-            "{code}: not a well-known code. Codes are open: an agent that does not know one falls \
-             back to the error's category.\n"
-        ));
+        line(
+            &mut text,
+            format_args!(
+                "{code}: not a well-known code. Codes are open: an agent that does not know one \
+                 falls back to the error's category."
+            ),
+        );
     }
     print(&text)
+}
+
+/// Appends one formatted line.
+fn line(text: &mut String, args: std::fmt::Arguments<'_>) {
+    use std::fmt::Write;
+    writeln!(text, "{args}").expect("writing to a String cannot fail");
 }
 
 fn describe_category(category: ErrorCategory) -> String {
@@ -120,8 +145,9 @@ pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Fail
     match kind {
         SchemaKind::Envelope => print(agent_tool_result::ENVELOPE_SCHEMA),
         SchemaKind::Output => {
-            let path = result_schema
-                .ok_or_else(|| Failure::Usage("`atr schema output` needs --result-schema FILE".to_owned()))?;
+            let path = result_schema.ok_or_else(|| {
+                Failure::Usage("`atr schema output` needs --result-schema FILE".to_owned())
+            })?;
             let result = read_json(path)?;
             let schema = agent_tool_result::output_schema_for(&result)
                 .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
@@ -133,12 +159,16 @@ pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Fail
 
 /// `atr mcp FILE|-` and `atr mcp --read FILE|-`.
 pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure> {
-    let revision: McpRevision = revision.parse().map_err(|err| Failure::Usage(format!("{err}")))?;
+    let revision: McpRevision = revision
+        .parse()
+        .map_err(|err| Failure::Usage(format!("{err}")))?;
     let text = read(input)?;
     if read_back {
         let envelope = Envelope::<Value>::from_call_tool_result(&text)
             .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
-        let json = envelope.to_json().expect("an envelope that was read writes back");
+        let json = envelope
+            .to_json()
+            .expect("an envelope that was read writes back");
         return print(&json);
     }
     let envelope = Envelope::<Value>::from_json(&text)
@@ -168,7 +198,10 @@ pub fn migrate(
             .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
         migration = migration.with_last_observation(observation);
     }
-    if legacy.get("data").is_some_and(|data| !data.is_object() && !data.is_null()) {
+    if legacy
+        .get("data")
+        .is_some_and(|data| !data.is_object() && !data.is_null())
+    {
         eprintln!("atr: note: `data` is not a JSON object, so the envelope leaves it out");
     }
     let envelope = migration

@@ -72,7 +72,7 @@ enum Command {
         #[arg(long, default_value = "2026-07-28")]
         revision: String,
     },
-    /// Migrate a legacy CommandResult to an envelope.
+    /// Migrate a legacy `CommandResult` to an envelope.
     Migrate {
         /// A file, or `-` for standard input.
         input: PathBuf,
@@ -100,7 +100,10 @@ fn main() -> ExitCode {
             jobs,
         } => return validate(&paths, ndjson, contract, format, deny_lints, jobs),
         Command::Explain { name } => commands::explain(name.as_deref()),
-        Command::Schema { kind, result_schema } => commands::schema(kind, result_schema.as_deref()),
+        Command::Schema {
+            kind,
+            result_schema,
+        } => commands::schema(kind, result_schema.as_deref()),
         Command::Mcp {
             input,
             read,
@@ -148,8 +151,10 @@ fn validate(
     let bar = (total > PROGRESS_BYTES && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}")
-                .expect("a valid template"),
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            )
+            .expect("a valid template"),
         );
         bar
     });
@@ -164,7 +169,8 @@ fn validate(
         .max(1);
     let stdout = std::io::stdout();
     let colour = format == Format::Human && stdout.is_terminal();
-    let mut reporter = output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
+    let mut reporter =
+        output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
     let mut write_error = None;
     check::run(sources, contract, workers, &progress, &mut |outcome| {
         if write_error.is_none() {

@@ -69,9 +69,15 @@ impl<W: Write> Reporter<W> {
                     self.summary.invalid += 1;
                 }
                 self.summary.lints += report.lints().len() as u64;
-                for finding in report.violations().iter().chain(report.lints()) {
+                let mut violations: Vec<&Finding> = report.violations().iter().collect();
+                violations.sort_by_key(|f| (f.line(), f.column()));
+                for finding in violations.into_iter().chain(report.lints()) {
                     // Positions are relative to the document; a document starts on `line`.
-                    let at_line = if finding.line() == 0 { line } else { line + finding.line() - 1 };
+                    let at_line = if finding.line() == 0 {
+                        line
+                    } else {
+                        line + finding.line() - 1
+                    };
                     self.finding(&file, at_line, finding.column().max(1), finding)?;
                 }
                 Ok(())
@@ -79,7 +85,13 @@ impl<W: Write> Reporter<W> {
         }
     }
 
-    fn finding(&mut self, file: &str, line: usize, column: usize, finding: &Finding) -> io::Result<()> {
+    fn finding(
+        &mut self,
+        file: &str,
+        line: usize,
+        column: usize,
+        finding: &Finding,
+    ) -> io::Result<()> {
         let severity = finding.severity().as_str();
         match self.format {
             Format::Human => {
@@ -88,7 +100,11 @@ impl<W: Write> Reporter<W> {
                     (true, Severity::Error) => ("\x1b[1;31m", "\x1b[0m"),
                     (true, Severity::Warning) => ("\x1b[1;33m", "\x1b[0m"),
                 };
-                let at = if finding.pointer().is_empty() { "/" } else { finding.pointer() };
+                let at = if finding.pointer().is_empty() {
+                    "/"
+                } else {
+                    finding.pointer()
+                };
                 writeln!(
                     self.out,
                     "{file}:{line}:{column}: {on}{severity}[{}]{off} {at}: {}",
@@ -173,7 +189,9 @@ struct JsonSummary<'a> {
 
 /// Escapes a workflow command's message.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a workflow command's property value.

@@ -1,39 +1,395 @@
-//! The built `atr` binary: `--version` and `schema`.
+//! The built `atr` binary: every subcommand, format and exit status, and bad input.
 
-use std::process::Command;
+use std::fs;
+use std::path::{Path, PathBuf};
 
-fn atr(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_atr"))
-        .args(args)
-        .output()
-        .expect("atr runs")
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+fn atr() -> Command {
+    let mut command = Command::cargo_bin("atr").unwrap();
+    command.current_dir(root());
+    command
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut command = atr();
+    command.args(args);
+    if let Some(stdin) = stdin {
+        command.write_stdin(stdin.to_vec());
+    }
+    let output = command.output().unwrap();
+    Run {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// A scratch directory under the target directory, fresh per test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = root().join("target").join("atr-cli-tests").join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[test]
 fn version_prints_the_package_version() {
-    let out = atr(&["--version"]);
-    assert!(out.status.success());
+    let out = run(&["--version"], None);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout, format!("atr {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn validate_the_bundled_examples_in_every_format() {
+    let human = run(&["validate", "examples/results"], None);
+    assert_eq!(human.code, 1, "{}", human.stderr);
+    insta::assert_snapshot!("validate-examples-human", human.stdout);
+
+    let json = run(&["validate", "--format", "json", "examples/results"], None);
+    assert_eq!(json.code, 1);
+    insta::assert_snapshot!("validate-examples-json", json.stdout);
+    let lines: Vec<Value> = json
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for finding in &lines[..lines.len() - 1] {
+        for field in [
+            "file", "line", "column", "pointer", "rule", "message", "severity",
+        ] {
+            assert!(finding.get(field).is_some(), "{field} missing in {finding}");
+        }
+    }
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        format!("atr {}\n", env!("CARGO_PKG_VERSION"))
+        lines.last().unwrap()["summary"],
+        json!({ "documents": 25, "valid": 20, "invalid": 5, "lints": 1, "ioErrors": 0 })
+    );
+
+    let github = run(
+        &["validate", "--format", "github", "examples/results"],
+        None,
+    );
+    assert_eq!(github.code, 1);
+    let annotations: Vec<&str> = github
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::"))
+        .collect();
+    assert_eq!(annotations.len(), 10);
+    assert!(
+        annotations
+            .iter()
+            .all(|l| l.starts_with("::error file=examples/results/")
+                || l.starts_with("::warning file=examples/results/"))
+    );
+    assert!(
+        github
+            .stdout
+            .ends_with("25 documents checked: 20 valid, 5 invalid, 1 lints\n")
     );
 }
 
 #[test]
-fn schema_prints_the_envelope_schema_exactly() {
-    for args in [&["schema"][..], &["schema", "envelope"][..]] {
-        let out = atr(args);
-        assert!(out.status.success(), "{args:?}");
-        assert_eq!(
-            String::from_utf8(out.stdout).unwrap(),
-            agent_tool_result::ENVELOPE_SCHEMA
-        );
-    }
+fn exit_status_follows_validity_lints_and_io_errors() {
+    let valid = run(&["validate", "tests/fixtures/valid"], None);
+    assert_eq!(valid.code, 0, "{}", valid.stdout);
+    assert!(
+        valid
+            .stdout
+            .ends_with("54 documents checked: 54 valid, 0 invalid, 0 lints\n")
+    );
+
+    let dir = scratch("lints");
+    let lint = dir.join("lint.json");
+    fs::write(&lint, r#"{"ok":false,"error":{"code":"selector-matched-1","category":"ambiguous-selector","detail":""}}"#).unwrap();
+    let lint = lint.to_str().unwrap();
+    assert_eq!(run(&["validate", lint], None).code, 0);
+    assert_eq!(run(&["validate", "--deny-lints", lint], None).code, 1);
+
+    let missing = run(
+        &["validate", "no/such/path.json", "tests/fixtures/valid"],
+        None,
+    );
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("no/such/path.json"),
+        "{}",
+        missing.stderr
+    );
+    assert!(
+        missing.stdout.contains("54 documents checked"),
+        "the rest is still checked"
+    );
+
+    assert_eq!(run(&["validate"], None).code, 2, "no path is a usage error");
+    assert_eq!(run(&["validate", "--format", "xml", "x"], None).code, 2);
 }
 
 #[test]
-fn an_unknown_schema_is_a_usage_error() {
-    let out = atr(&["schema", "bogus"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'bogus'"));
+fn standard_input_and_contracts() {
+    let ndjson = b"{\"ok\":true}\n\n{\"ok\":false}\n";
+    let out = run(&["validate", "--ndjson", "-"], Some(ndjson));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .starts_with("-:3:1: error[failure-requires-error]"),
+        "{}",
+        out.stdout
+    );
+
+    let ctr =
+        fs::read_to_string(root().join("examples/results/mcp/find-element.call-tool-result.json"))
+            .unwrap();
+    assert_eq!(run(&["validate", "-"], Some(ctr.as_bytes())).code, 0);
+    assert_eq!(
+        run(
+            &["validate", "--contract", "call-tool-result", "-"],
+            Some(ctr.as_bytes())
+        )
+        .code,
+        0
+    );
+    let as_envelope = run(
+        &["validate", "--contract", "envelope", "-"],
+        Some(ctr.as_bytes()),
+    );
+    assert_eq!(as_envelope.code, 1);
+    assert!(as_envelope.stdout.contains("no-unknown-fields"));
+    let envelope = br#"{"ok":true}"#;
+    let as_ctr = run(
+        &["validate", "--contract", "call-tool-result", "-"],
+        Some(envelope),
+    );
+    assert_eq!(as_ctr.code, 1);
+    assert!(
+        as_ctr.stdout.contains("mcp-envelope-present"),
+        "{}",
+        as_ctr.stdout
+    );
+}
+
+#[test]
+fn bad_input_gives_findings_or_io_errors_never_a_panic() {
+    let dir = scratch("bad");
+    fs::write(dir.join("binary.json"), [0u8, 159, 146, 150, 0xFF, 0, 1, 2]).unwrap();
+    fs::write(dir.join("latin1.json"), b"{\"ok\":false,\"error\":{\"code\":\"x\",\"category\":\"internal\",\"detail\":\"caf\xe9\"}}").unwrap();
+    fs::write(
+        dir.join("truncated.json"),
+        br#"{"ok":false,"error":{"code":"x","#,
+    )
+    .unwrap();
+    fs::write(dir.join("empty.json"), b"").unwrap();
+    fs::write(
+        dir.join("deep.json"),
+        format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+    )
+    .unwrap();
+    let deep_result = format!(
+        r#"{{"ok":true,"result":{{"a":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    fs::write(dir.join("deep-result.json"), deep_result).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere.json"), dir.join("dangling.json")).unwrap();
+    fs::write(dir.join("zz-valid.json"), br#"{"ok":true}"#).unwrap();
+    let out = run(
+        &["validate", "--format", "json", dir.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.code, 2, "an unreadable entry is an I/O error");
+    assert!(out.stderr.contains("dangling.json"), "{}", out.stderr);
+    let findings: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rule_of = |file: &str| {
+        findings
+            .iter()
+            .find(|f| f["file"].as_str().is_some_and(|p| p.ends_with(file)))
+            .map(|f| f["rule"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(rule_of("binary.json").as_deref(), Some("well-formed-json"));
+    assert_eq!(rule_of("latin1.json").as_deref(), Some("well-formed-json"));
+    assert_eq!(
+        rule_of("truncated.json").as_deref(),
+        Some("well-formed-json")
+    );
+    assert_eq!(rule_of("empty.json").as_deref(), Some("well-formed-json"));
+    assert_eq!(rule_of("deep.json").as_deref(), Some("envelope-is-object"));
+    assert!(rule_of("zz-valid.json").is_none());
+    let summary = &findings.last().unwrap()["summary"];
+    assert_eq!(summary["documents"], 7, "{summary}");
+    assert_eq!(summary["ioErrors"], 1);
+}
+
+#[test]
+fn a_hundred_megabyte_line_is_checked() {
+    let dir = scratch("huge");
+    let path = dir.join("huge.ndjson");
+    let detail = "d".repeat(100 << 20);
+    let line = format!(
+        r#"{{"ok":false,"error":{{"code":"unhandled","category":"internal","detail":"{detail}"}}}}"#
+    );
+    fs::write(&path, format!("{line}\n{{\"ok\":1}}\n")).unwrap();
+    let out = run(&["validate", path.to_str().unwrap()], None);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("huge.ndjson:2:7: error[field-type] /ok"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .ends_with("2 documents checked: 1 valid, 1 invalid, 0 lints\n")
+    );
+}
+
+#[test]
+fn explain_categories_and_codes() {
+    let all = run(&["explain"], None);
+    assert_eq!(all.code, 0);
+    insta::assert_snapshot!("explain", all.stdout);
+    let category = run(&["explain", "no-target"], None);
+    assert!(
+        category.stdout.starts_with("no-target\n  when:"),
+        "{}",
+        category.stdout
+    );
+    let code = run(&["explain", "selector-matched-3"], None);
+    assert!(
+        code.stdout
+            .starts_with("selector-matched-3: an error code of category ambiguous-selector")
+    );
+    let warning = run(&["explain", "tree-truncated"], None);
+    assert!(warning.stdout.contains("a warning code"));
+    let unknown = run(&["explain", "license-expired"], None);
+    assert!(unknown.stdout.contains("not a well-known code"));
+    let invalid = run(&["explain", "No_Target"], None);
+    assert_eq!(invalid.code, 2);
+    assert!(
+        invalid
+            .stderr
+            .contains("did you mean the category `no-target`"),
+        "{}",
+        invalid.stderr
+    );
+}
+
+#[test]
+fn schema_prints_the_envelope_schema_and_output_schemas() {
+    for args in [&["schema"][..], &["schema", "envelope"][..]] {
+        let out = run(args, None);
+        assert_eq!(out.code, 0, "{args:?}");
+        assert_eq!(out.stdout, agent_tool_result::ENVELOPE_SCHEMA);
+    }
+    let dir = scratch("schema");
+    let result_schema = dir.join("find.json");
+    fs::write(
+        &result_schema,
+        json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "required": ["element"],
+            "properties": { "element": { "$ref": "#/definitions/Element" } },
+            "definitions": { "Element": { "type": "object", "required": ["automationId"],
+                "properties": { "automationId": { "type": "string" } } } }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "schema",
+            "output",
+            "--result-schema",
+            result_schema.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let schema: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        names_hoisted_definitions(&schema),
+        "the result's definitions move to the root"
+    );
+    assert_eq!(run(&["schema", "output"], None).code, 2);
+    assert_eq!(run(&["schema", "bogus"], None).code, 2);
+}
+
+/// The output schema holds the hoisted definition and points at it.
+fn names_hoisted_definitions(schema: &Value) -> bool {
+    schema["$defs"]["Element"].is_object()
+        && schema.to_string().contains("\"#/$defs/Element\"")
+        && !schema.to_string().contains("#/definitions/")
+}
+
+#[test]
+fn mcp_projects_and_reads_back() {
+    let envelope = br#"{"ok":false,"error":{"code":"window-not-found","category":"no-target","detail":"No window."}}"#;
+    let projected = run(&["mcp", "-"], Some(envelope));
+    assert_eq!(projected.code, 0);
+    let result: Value = serde_json::from_str(&projected.stdout).unwrap();
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["resultType"], "complete");
+    let old = run(&["mcp", "--revision", "2025-03-26", "-"], Some(envelope));
+    assert!(!old.stdout.contains("structuredContent"));
+    let back = run(&["mcp", "--read", "-"], Some(projected.stdout.as_bytes()));
+    assert_eq!(back.code, 0);
+    assert_eq!(back.stdout.trim_end().as_bytes(), envelope);
+    let broken = run(&["mcp", "-"], Some(br#"{"ok":false}"#));
+    assert_eq!(broken.code, 1);
+    assert!(broken.stderr.contains("failure-requires-error"));
+    assert_eq!(
+        run(&["mcp", "--revision", "1999-01-01", "-"], Some(envelope)).code,
+        2
+    );
+}
+
+#[test]
+fn migrate_applies_the_legacy_rules() {
+    let dir = scratch("migrate");
+    let observation = dir.join("last.json");
+    fs::write(&observation, r#"{"kind":"find","matches":0}"#).unwrap();
+    let legacy = br#"{"success":true,"command":"wait-for","data":{"found":false}}"#;
+    let out = run(
+        &[
+            "migrate",
+            "--tool",
+            "WAIT-FOR",
+            "--session",
+            "s-1",
+            "--last-observation",
+            observation.to_str().unwrap(),
+            "-",
+        ],
+        Some(legacy),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "{\"ok\":false,\"sessionId\":\"s-1\",\"error\":{\"code\":\"wait-condition-timeout\",\"category\":\"timeout\",\"detail\":\"wait-for exhausted its timeout before the condition held.\",\"lastObservation\":{\"kind\":\"find\",\"matches\":0}}}\n"
+    );
+    let plain = run(&["migrate", "-"], Some(legacy));
+    assert_eq!(plain.stdout, "{\"ok\":true,\"result\":{\"found\":false}}\n");
+    let not_legacy = run(&["migrate", "-"], Some(b"[1]"));
+    assert_eq!(not_legacy.code, 1);
+    let not_json = run(&["migrate", "-"], Some(b"nope"));
+    assert_eq!(not_json.code, 1);
 }

@@ -1,0 +1,177 @@
+//! Validation of MCP `tools/call` results: the transport around an envelope, then the envelope.
+
+use serde_json::Value;
+
+use super::{Report, Validator, locate_all};
+use crate::mcp::{CallToolResult, Content, McpErrorKind};
+use crate::{Finding, Rule};
+
+impl Validator {
+    /// Validates one MCP `tools/call` result given as JSON text: its shape, that it is complete
+    /// and carries an envelope (in `structuredContent`, else the first text block), the envelope
+    /// itself (pointers prefixed with where it was found), `isError` as `!ok`, and a text block
+    /// that holds the same JSON as `structuredContent`.
+    ///
+    /// ```
+    /// use agent_tool_result::{Rule, Validator};
+    ///
+    /// let text = r#"{"content":[{"type":"text","text":"{\"ok\":true}"}],"isError":true}"#;
+    /// let report = Validator::shared().validate_call_tool_result_text(text);
+    /// assert_eq!(report.violations()[0].rule(), Rule::McpIsErrorMirror);
+    /// ```
+    #[must_use]
+    pub fn validate_call_tool_result_text(&self, text: &str) -> Report {
+        let result = match CallToolResult::from_json(text) {
+            Ok(result) => result,
+            Err(err) => {
+                let rule = if err.kind() == McpErrorKind::NotJson {
+                    Rule::WellFormedJson
+                } else {
+                    Rule::McpResultShape
+                };
+                return Report::new(
+                    locate_all(text, vec![Finding::new(rule, "", err.to_string())]),
+                    Vec::new(),
+                );
+            }
+        };
+        let mut violations = Vec::new();
+        if result.result_type() != "complete" {
+            violations.push(Finding::new(
+                Rule::McpEnvelopePresent,
+                "/resultType",
+                format!(
+                    "the result is not complete (resultType `{}`), so it carries no envelope",
+                    result.result_type()
+                ),
+            ));
+        }
+        let first_text = result
+            .content()
+            .iter()
+            .enumerate()
+            .find_map(|(i, block)| match block {
+                Content::Text(text) => Some((i, text.text())),
+                _ => None,
+            });
+        let Some(carrier) = Carrier::of(&result, first_text) else {
+            violations.push(Finding::new(
+                Rule::McpEnvelopePresent,
+                "",
+                "the result has neither structuredContent nor a text block to carry the envelope",
+            ));
+            return Report::new(locate_all(text, violations), Vec::new());
+        };
+        let inner = self.validate_text(carrier.text);
+        violations.extend(inner.violations.into_iter().map(|f| carrier.nest(&f)));
+        let lints: Vec<Finding> = inner.lints.into_iter().map(|f| carrier.nest(&f)).collect();
+        violations.extend(mirror_and_copy(text, &result, &carrier, first_text));
+        Report::new(locate_all(text, violations), locate_all(text, lints))
+    }
+
+    /// Validates a document that may be an envelope or a `tools/call` result: an object with a
+    /// `content` member that is not a valid envelope is checked as a `tools/call` result.
+    #[must_use]
+    pub fn validate_any_text(&self, text: &str) -> Report {
+        let report = self.validate_text(text);
+        if report.is_valid() || !has_member(text, "content") {
+            report
+        } else {
+            self.validate_call_tool_result_text(text)
+        }
+    }
+}
+
+/// Where the envelope was found in a result.
+struct Carrier<'a> {
+    text: &'a str,
+    pointer: String,
+    in_text_block: bool,
+}
+
+impl<'a> Carrier<'a> {
+    fn of(result: &'a CallToolResult, first_text: Option<(usize, &'a str)>) -> Option<Self> {
+        match (result.structured_content(), first_text) {
+            (Some(structured), _) => Some(Carrier {
+                text: structured,
+                pointer: "/structuredContent".to_owned(),
+                in_text_block: false,
+            }),
+            (None, Some((i, text))) => Some(Carrier {
+                text,
+                pointer: format!("/content/{i}/text"),
+                in_text_block: true,
+            }),
+            (None, None) => None,
+        }
+    }
+
+    /// A finding about the envelope, placed in the result: under `structuredContent`, or at the
+    /// text block with the inner pointer named in the message.
+    fn nest(&self, finding: &Finding) -> Finding {
+        if self.in_text_block {
+            let message = if finding.pointer().is_empty() {
+                finding.message().to_owned()
+            } else {
+                format!(
+                    "{} (at {} inside the text block)",
+                    finding.message(),
+                    finding.pointer()
+                )
+            };
+            Finding::new(finding.rule(), self.pointer.clone(), message)
+        } else {
+            let pointer = format!("{}{}", self.pointer, finding.pointer());
+            Finding::new(finding.rule(), pointer, finding.message())
+        }
+    }
+}
+
+/// `isError` must be `!ok`; a text block next to `structuredContent` must hold the same JSON.
+fn mirror_and_copy(
+    text: &str,
+    result: &CallToolResult,
+    carrier: &Carrier<'_>,
+    first_text: Option<(usize, &str)>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let envelope: Option<Value> = serde_json::from_str(carrier.text).ok();
+    if let Some(ok) = envelope
+        .as_ref()
+        .and_then(|e| e.get("ok"))
+        .and_then(Value::as_bool)
+        && result.is_error() == ok
+    {
+        findings.push(Finding::new(
+            Rule::McpIsErrorMirror,
+            if has_member(text, "isError") {
+                "/isError"
+            } else {
+                ""
+            },
+            format!(
+                "isError is {} but the envelope's ok is {ok}: isError must be !ok",
+                result.is_error()
+            ),
+        ));
+    }
+    if let (Some(structured), Some((i, block))) = (&envelope, first_text)
+        && !carrier.in_text_block
+        && serde_json::from_str::<Value>(block).ok().as_ref() != Some(structured)
+    {
+        findings.push(Finding::new(
+            Rule::McpTextMatchesStructured,
+            format!("/content/{i}/text"),
+            "the text block does not hold the same JSON as structuredContent",
+        ));
+    }
+    findings
+}
+
+/// Whether the top-level object in `text` has the member `name`.
+fn has_member(text: &str, name: &str) -> bool {
+    #[allow(clippy::zero_sized_map_values)] // only the keys matter
+    let members =
+        serde_json::from_str::<std::collections::HashMap<String, serde::de::IgnoredAny>>(text);
+    members.is_ok_and(|members| members.contains_key(name))
+}
