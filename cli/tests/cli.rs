@@ -393,3 +393,48 @@ fn migrate_applies_the_legacy_rules() {
     let not_json = run(&["migrate", "-"], Some(b"nope"));
     assert_eq!(not_json.code, 1);
 }
+
+#[test]
+fn migrate_reproduces_every_fixture_pair() {
+    let dir = root().join("tests/fixtures/legacy");
+    let scratch = scratch("migrate-pairs");
+    let mut pairs = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".legacy.json") else {
+            continue;
+        };
+        let mut args = vec!["migrate".to_owned()];
+        let options = dir.join(format!("{stem}.options.json"));
+        if options.exists() {
+            let options: Value =
+                serde_json::from_str(&fs::read_to_string(options).unwrap()).unwrap();
+            if let Some(tool) = options["tool"].as_str() {
+                args.extend(["--tool".to_owned(), tool.to_owned()]);
+            }
+            if let Some(session) = options["sessionId"].as_str() {
+                args.extend(["--session".to_owned(), session.to_owned()]);
+            }
+            if let Some(observation) = options.get("lastObservation") {
+                let path = scratch.join(format!("{stem}.observation.json"));
+                fs::write(&path, observation.to_string()).unwrap();
+                args.extend([
+                    "--last-observation".to_owned(),
+                    path.to_str().unwrap().to_owned(),
+                ]);
+            }
+        }
+        args.push(dir.join(&name).to_str().unwrap().to_owned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args, None);
+        assert_eq!(out.code, 0, "{stem}: {}", out.stderr);
+        let written: Value = serde_json::from_str(&out.stdout).unwrap();
+        let expected: Value = serde_json::from_str(
+            &fs::read_to_string(dir.join(format!("{stem}.envelope.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(written, expected, "{stem}");
+        pairs += 1;
+    }
+    assert!(pairs >= 20, "{pairs} pairs");
+}
