@@ -47,14 +47,9 @@ fn offset_of(bytes: &[u8], pointer: &str) -> usize {
                         found = scanner.pos;
                         continue 'tokens;
                     }
-                    if scanner.skip_value().is_none() {
+                    if scanner.skip_member().is_none() {
                         return found;
                     }
-                    scanner.whitespace();
-                    if scanner.peek() != Some(b',') {
-                        return found;
-                    }
-                    scanner.pos += 1;
                 }
             }
             Some(b'[') => {
@@ -71,14 +66,9 @@ fn offset_of(bytes: &[u8], pointer: &str) -> usize {
                         found = scanner.pos;
                         continue 'tokens;
                     }
-                    if scanner.skip_value().is_none() {
+                    if scanner.skip_member().is_none() {
                         return found;
                     }
-                    scanner.whitespace();
-                    if scanner.peek() != Some(b',') {
-                        return found;
-                    }
-                    scanner.pos += 1;
                 }
             }
             _ => return found,
@@ -127,6 +117,18 @@ impl Scanner<'_> {
                 _ => self.pos += 1,
             }
         }
+    }
+
+    /// Skips the value at the cursor and the comma after it; `None` at the container's end or
+    /// where the text breaks off.
+    fn skip_member(&mut self) -> Option<()> {
+        self.skip_value()?;
+        self.whitespace();
+        if self.peek() != Some(b',') {
+            return None;
+        }
+        self.pos += 1;
+        Some(())
     }
 
     /// Skips one value of any depth, iteratively.
