@@ -17,7 +17,7 @@ use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
 use crate::object::json_type;
 use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
 use crate::parse::push_token;
-use crate::{Envelope, ErrorCategory, ErrorCode, Finding, Rule};
+use crate::{Envelope, ErrorCategory, ErrorCode, Finding, ParseError, Rule};
 
 mod call_tool_result;
 
@@ -359,34 +359,37 @@ impl Validator {
     /// ```
     #[must_use]
     pub fn validate_text(&self, text: &str) -> Report {
-        match Envelope::<SkippedResult>::from_json(text) {
-            Ok(envelope) => {
-                let lints = envelope
-                    .error()
-                    .map(|error| lints_for(error.code(), Some(error.category())))
-                    .unwrap_or_default();
-                Report {
-                    violations: Vec::new(),
-                    lints: locate_all(text, lints),
-                }
-            }
-            Err(typed) => {
-                let Ok(value) = serde_json::from_str::<Value>(text) else {
-                    return Report {
-                        violations: vec![typed.into_finding()],
-                        lints: Vec::new(),
-                    };
-                };
-                let mut report = self.validate(&value);
-                if report.violations.is_empty() {
-                    report.violations.push(typed.into_finding());
-                    report.lints.clear();
-                }
-                Report {
-                    violations: locate_all(text, report.violations),
-                    lints: locate_all(text, report.lints),
-                }
-            }
+        if let Ok(envelope) = serde_json::from_str::<Envelope<SkippedResult>>(text) {
+            let lints = envelope
+                .error()
+                .map(|error| lints_for(error.code(), Some(error.category())))
+                .unwrap_or_default();
+            return Report {
+                violations: Vec::new(),
+                lints: locate_all(text, lints),
+            };
+        }
+        // The typed reader's own account, with where it stopped; read again only when needed.
+        let typed_error = || {
+            Envelope::<SkippedResult>::from_json(text).map_or_else(ParseError::into_finding, |_| {
+                Finding::new(Rule::WellFormedJson, "", "the document could not be read")
+            })
+        };
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return Report {
+                violations: vec![typed_error()],
+                lints: Vec::new(),
+            };
+        };
+        let mut report = self.validate(&value);
+        if report.violations.is_empty() {
+            // Only the typed reader sees this one (a repeated key, say).
+            report.violations.push(typed_error());
+            report.lints.clear();
+        }
+        Report {
+            violations: locate_all(text, report.violations),
+            lints: locate_all(text, report.lints),
         }
     }
 
