@@ -146,8 +146,8 @@ impl SessionArtifacts {
     /// The observation to keep from a prior call's result object.
     ///
     /// A capture result (one with a `base64` field) is decoded, its PNG written and a
-    /// [`CaptureSummary`] returned in its place, the base64 dropped; its `window` and `handle`
-    /// carry over. Any other result is kept as it is, checked against the no-base64 rule.
+    /// [`CaptureSummary`] returned in its place, the base64 dropped; its `window`, `handle` and
+    /// `file` carry over. Any other result is kept as it is, checked against the no-base64 rule.
     ///
     /// # Errors
     ///
@@ -167,13 +167,14 @@ impl SessionArtifacts {
                 ))
             })?;
         let window = result.get("window").and_then(WindowInfo::deserialize_from);
-        let summary = self.summarize_for_observation(&png, window, result)?;
-        Ok(Observation::Capture(
-            match result.get("handle").and_then(Value::as_i64) {
-                Some(handle) => summary.with_handle(handle),
-                None => summary,
-            },
-        ))
+        let mut summary = self.summarize_for_observation(&png, window, result)?;
+        if let Some(handle) = result.get("handle").and_then(Value::as_i64) {
+            summary = summary.with_handle(handle);
+        }
+        if let Some(file) = result.get("file").and_then(Value::as_str) {
+            summary = summary.with_file(file);
+        }
+        Ok(Observation::Capture(summary))
     }
 
     #[cfg(feature = "blank-check")]

@@ -241,7 +241,7 @@ fn a_capture_result_becomes_a_summary_without_its_base64() {
     let artifacts = SessionArtifacts::new(&root.0, "s-obs", started()).unwrap();
     let png = support::rgba(6, 6, [250, 250, 250, 255], 0);
     let result = json!({
-        "width": 6, "height": 6, "encoding": "png", "handle": 77,
+        "width": 6, "height": 6, "encoding": "png", "handle": 77, "file": "C:\\shots\\6x6.png",
         "base64": base64::engine::general_purpose::STANDARD.encode(&png),
     });
     let observation = artifacts.observe(result.as_object().unwrap()).unwrap();
@@ -249,6 +249,7 @@ fn a_capture_result_becomes_a_summary_without_its_base64() {
         panic!("{observation:?}")
     };
     assert_eq!(summary.handle(), Some(77));
+    assert_eq!(summary.file(), Some("C:\\shots\\6x6.png"));
     assert!(summary.blank_check().blank());
     assert!(!summary.blank_check().dominant_is_dark());
     let text = serde_json::to_string(&observation).unwrap();

@@ -128,7 +128,8 @@ pub enum ArtifactOutcome {
 
 /// A capture summarized for `lastObservation`:
 /// `{ kind: "capture-summary", window?, handle?, width, height, encoding: "png", bytes,
-/// blankCheck, artifact | artifactError }`, in that key order.
+/// blankCheck, file?, artifact | artifactError }`, in that key order. `file` is where the
+/// capture tool itself saved the image when asked to (the reference producer carries it over).
 ///
 /// Build one with [`SessionArtifacts::summarize_png`](crate::SessionArtifacts::summarize_png),
 /// which writes the PNG and fills every field, or by hand:
@@ -157,6 +158,7 @@ pub struct CaptureSummary {
     height: u32,
     bytes: u64,
     blank_check: BlankCheck,
+    file: Option<String>,
     artifact: ArtifactOutcome,
 }
 
@@ -177,6 +179,7 @@ impl CaptureSummary {
             height,
             bytes,
             blank_check,
+            file: None,
             artifact,
         }
     }
@@ -193,6 +196,19 @@ impl CaptureSummary {
     pub fn with_handle(mut self, handle: i64) -> Self {
         self.handle = Some(handle);
         self
+    }
+
+    /// Sets the file the capture tool saved the image to, when it was asked to.
+    #[must_use]
+    pub fn with_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// The file the capture tool saved the image to, if any.
+    #[must_use]
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
     }
 
     /// The captured window, if known.
@@ -240,7 +256,10 @@ impl CaptureSummary {
 
 impl Serialize for CaptureSummary {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = 7 + usize::from(self.window.is_some()) + usize::from(self.handle.is_some());
+        let len = 7
+            + usize::from(self.window.is_some())
+            + usize::from(self.handle.is_some())
+            + usize::from(self.file.is_some());
         let mut out = serializer.serialize_struct("CaptureSummary", len)?;
         out.serialize_field("kind", CAPTURE_SUMMARY_KIND)?;
         match &self.window {
@@ -256,6 +275,10 @@ impl Serialize for CaptureSummary {
         out.serialize_field("encoding", "png")?;
         out.serialize_field("bytes", &self.bytes)?;
         out.serialize_field("blankCheck", &self.blank_check)?;
+        match &self.file {
+            Some(file) => out.serialize_field("file", file)?,
+            None => out.skip_field("file")?,
+        }
         match &self.artifact {
             ArtifactOutcome::Written(path) => out.serialize_field("artifact", path)?,
             ArtifactOutcome::Failed(reason) => out.serialize_field("artifactError", reason)?,
@@ -275,6 +298,7 @@ enum Field {
     Encoding,
     Bytes,
     BlankCheck,
+    File,
     Artifact,
     ArtifactError,
 }
@@ -305,6 +329,7 @@ impl<'de> Visitor<'de> for CaptureVisitor {
         let (mut window, mut handle, mut blank_check) = (None, None, None);
         let (mut width, mut height, mut bytes) = (None, None, None);
         let (mut artifact, mut artifact_error): (Option<String>, Option<String>) = (None, None);
+        let mut file: Option<String> = None;
         while let Some(field) = map.next_key::<Field>()? {
             match field {
                 Field::Kind => read_once(&mut map, &mut kind, "kind", PhantomData)?,
@@ -327,6 +352,7 @@ impl<'de> Visitor<'de> for CaptureVisitor {
                     };
                     read_once(&mut map, &mut blank_check, "blankCheck", seed)?;
                 }
+                Field::File => read_once(&mut map, &mut file, "file", PhantomData)?,
                 Field::Artifact => read_once(&mut map, &mut artifact, "artifact", PhantomData)?,
                 Field::ArtifactError => {
                     read_once(&mut map, &mut artifact_error, "artifactError", PhantomData)?;
@@ -366,6 +392,7 @@ impl<'de> Visitor<'de> for CaptureVisitor {
             height: height.ok_or_else(|| de::Error::missing_field("height"))?,
             bytes: bytes.ok_or_else(|| de::Error::missing_field("bytes"))?,
             blank_check: blank_check.ok_or_else(|| de::Error::missing_field("blankCheck"))?,
+            file,
             artifact,
         })
     }
@@ -405,6 +432,7 @@ impl schemars::JsonSchema for CaptureSummary {
                 "encoding": { "const": "png" },
                 "bytes": { "type": "integer", "minimum": 0 },
                 "blankCheck": blank_check,
+                "file": { "type": "string" },
                 "artifact": { "type": "string", "minLength": 1 },
                 "artifactError": { "type": "string", "minLength": 1 },
             },
