@@ -55,29 +55,18 @@ fn greyscale_at_every_bit_depth() {
         (BitDepth::Eight, 8, 255),
         (BitDepth::Sixteen, 16, 65_535),
     ] {
-        let black = vec![0u16; width * height];
-        let png = support::encode(
-            20,
-            10,
-            ColorType::Grayscale,
-            depth,
-            None,
-            &packed(&black, width, bits),
-        );
+        let grey = |values: &[u16]| {
+            let data = packed(values, width, bits);
+            support::encode(20, 10, ColorType::Grayscale, depth, None, &data)
+        };
+        let png = grey(&vec![0u16; width * height]);
         assert_verdict(&png, 1.0, true, true, &format!("grey {bits}-bit black"));
 
         // Three quarters white, one quarter black.
         let mixed: Vec<u16> = (0..width * height)
             .map(|i| if i % 4 == 0 { 0 } else { max })
             .collect();
-        let png = support::encode(
-            20,
-            10,
-            ColorType::Grayscale,
-            depth,
-            None,
-            &packed(&mixed, width, bits),
-        );
+        let png = grey(&mixed);
         assert_verdict(&png, 0.75, false, false, &format!("grey {bits}-bit mixed"));
     }
 }
