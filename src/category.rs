@@ -276,7 +276,8 @@ impl<'de> serde::Deserialize<'de> for ErrorCategory {
             }
 
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ErrorCategory, E> {
-                v.parse().map_err(E::custom)
+                v.parse()
+                    .map_err(|err| crate::breach::fail(crate::Rule::CategoryClosedSet, err))
             }
         }
         deserializer.deserialize_str(Visitor)

@@ -202,7 +202,7 @@ macro_rules! code_type {
                     }
 
                     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
-                        $name::parse(v).map_err(E::custom)
+                        $name::parse(v).map_err(|err| crate::breach::fail(crate::Rule::CodeKebabCase, err))
                     }
                 }
                 deserializer.deserialize_str(Visitor)

@@ -3,10 +3,11 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::object::read_once;
+use crate::breach::Object;
+use crate::object::{Inside, OptionalObject, fields, read_once, required};
 
 use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode, Observation};
 
@@ -131,14 +132,15 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-#[derive(Deserialize)]
-#[serde(field_identifier, rename_all = "camelCase")]
-enum Field {
-    Code,
-    Category,
-    Detail,
-    LastObservation,
-    PartialResult,
+fields! {
+    /// An error's fields.
+    pub(crate) enum Field for Error {
+        Code = "code",
+        Category = "category",
+        Detail = "detail",
+        LastObservation = "lastObservation",
+        PartialResult = "partialResult",
+    }
 }
 
 /// Reads only a JSON object (serde's derive would also take an array), rejects unknown and
@@ -167,22 +169,27 @@ impl<'de> Visitor<'de> for ToolErrorVisitor {
                 Field::Category => read_once(&mut map, &mut category, "category", PhantomData)?,
                 Field::Detail => read_once(&mut map, &mut detail, "detail", PhantomData)?,
                 Field::LastObservation => {
-                    read_once(
-                        &mut map,
-                        &mut last_observation,
-                        "lastObservation",
-                        PhantomData,
-                    )?;
+                    let seed = OptionalObject {
+                        field: "lastObservation",
+                        inside: Inside::Contract,
+                        marker: PhantomData,
+                    };
+                    read_once(&mut map, &mut last_observation, "lastObservation", seed)?;
                 }
                 Field::PartialResult => {
-                    read_once(&mut map, &mut partial_result, "partialResult", PhantomData)?;
+                    let seed = OptionalObject {
+                        field: "partialResult",
+                        inside: Inside::Contract,
+                        marker: PhantomData,
+                    };
+                    read_once(&mut map, &mut partial_result, "partialResult", seed)?;
                 }
             }
         }
         Ok(ToolError {
-            code: code.ok_or_else(|| de::Error::missing_field("code"))?,
-            category: category.ok_or_else(|| de::Error::missing_field("category"))?,
-            detail: detail.ok_or_else(|| de::Error::missing_field("detail"))?,
+            code: required(code, Object::Error, "code")?,
+            category: required(category, Object::Error, "category")?,
+            detail: required(detail, Object::Error, "detail")?,
             last_observation: last_observation.flatten(),
             partial_result: partial_result.flatten(),
         })

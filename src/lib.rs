@@ -39,6 +39,7 @@
 //!   decode captures with the `png` crate.
 
 mod artifact;
+mod breach;
 mod category;
 mod code;
 mod envelope;
@@ -53,8 +54,10 @@ pub mod mcp;
 mod object;
 mod observation;
 mod parse;
+mod pointer;
 mod rule;
 mod schema;
+mod strict;
 #[cfg(feature = "validate")]
 mod validate;
 mod warning;
@@ -77,6 +80,7 @@ pub use observation::{
 pub use parse::ParseError;
 pub use rule::{ParseRuleError, Rule, Severity};
 pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
+pub use strict::MAX_DEPTH;
 #[cfg(feature = "schemars")]
 pub use schema::{generated_envelope_schema, output_schema_for};
 #[cfg(feature = "validate")]

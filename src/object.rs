@@ -10,6 +10,7 @@
 //! through `visit_enum`, like its object variants, so it is let through on reading (writing it
 //! is still rejected).
 
+use std::cell::Cell;
 use std::fmt;
 
 /// A JSON object: what `result`, `lastObservation` and `partialResult` hold on the wire.
@@ -17,6 +18,9 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use serde::ser::{self, Impossible, Serialize, Serializer};
+
+use crate::Rule;
+use crate::breach::{self, Breach, Object};
 
 /// The JSON type of a value, with its article, for messages.
 pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
@@ -193,9 +197,18 @@ impl<S: Serializer> Serializer for ObjectSerializer<S> {
     }
 }
 
+/// Whose rules apply inside a payload: the contract's (an observation) or the tool's own (a
+/// result of the tool's type, whose errors get [`Rule::ToolResultType`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Inside {
+    Contract,
+    Tool,
+}
+
 /// Deserializes an optional `T` (null is `None`) that must be a JSON object when present.
 pub(crate) struct OptionalObject<T> {
     pub(crate) field: &'static str,
+    pub(crate) inside: Inside,
     pub(crate) marker: std::marker::PhantomData<T>,
 }
 
@@ -205,6 +218,7 @@ impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for OptionalObject<T> {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
         deserializer.deserialize_option(OptionalObjectVisitor {
             field: self.field,
+            inside: self.inside,
             marker: self.marker,
         })
     }
@@ -212,6 +226,7 @@ impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for OptionalObject<T> {
 
 struct OptionalObjectVisitor<T> {
     field: &'static str,
+    inside: Inside,
     marker: std::marker::PhantomData<T>,
 }
 
@@ -231,16 +246,19 @@ impl<'de, T: de::Deserialize<'de>> Visitor<'de> for OptionalObjectVisitor<T> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
-        T::deserialize(ObjectDeserializer {
-            field: self.field,
-            inner: deserializer,
-            nullable: true,
-        })
+        read_object(
+            deserializer,
+            self.field,
+            true,
+            Rule::PayloadIsObject,
+            self.inside,
+        )
         .map(Some)
     }
 }
 
-/// Deserializes a `T` that must be a JSON object (not null, not an array).
+/// Deserializes a `T` that must be a JSON object (not null, not an array), a field of the
+/// contract's own objects.
 pub(crate) struct ObjectOf<T> {
     pub(crate) field: &'static str,
     pub(crate) marker: std::marker::PhantomData<T>,
@@ -250,30 +268,57 @@ impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for ObjectOf<T> {
     type Value = T;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-        T::deserialize(ObjectDeserializer {
-            field: self.field,
-            inner: deserializer,
-            nullable: false,
-        })
+        read_object(
+            deserializer,
+            self.field,
+            false,
+            Rule::FieldType,
+            Inside::Contract,
+        )
     }
 }
 
-/// A deserializer that hands its visitor only JSON objects.
-struct ObjectDeserializer<D> {
+/// Reads `T` from `deserializer`, letting only an object through: anything else breaks
+/// `not_object`; an error once inside is the contract's, or the tool's own.
+fn read_object<'de, T: de::Deserialize<'de>, D: Deserializer<'de>>(
+    deserializer: D,
+    field: &'static str,
+    nullable: bool,
+    not_object: Rule,
+    inside: Inside,
+) -> Result<T, D::Error> {
+    let entered = Cell::new(false);
+    T::deserialize(ObjectDeserializer {
+        field,
+        inner: deserializer,
+        nullable,
+        entered: &entered,
+    })
+    .map_err(|err| match (entered.get(), inside) {
+        (false, _) => breach::tag(not_object, err),
+        (true, Inside::Tool) => breach::retag(Rule::ToolResultType, err),
+        (true, Inside::Contract) => err,
+    })
+}
+
+/// A deserializer that hands its visitor only JSON objects, and notes when it did.
+struct ObjectDeserializer<'c, D> {
     field: &'static str,
     inner: D,
     nullable: bool,
+    entered: &'c Cell<bool>,
 }
 
 /// The visitor wrapper behind [`ObjectDeserializer`]: every non-object input falls through to
 /// the default `visit_*` methods, which reject it with `expecting`.
-struct ObjectVisitor<V> {
+struct ObjectVisitor<'c, V> {
     field: &'static str,
     inner: V,
     nullable: bool,
+    entered: &'c Cell<bool>,
 }
 
-impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
+impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<'_, V> {
     type Value = V::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -285,10 +330,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.entered.set(true);
         self.inner.visit_map(map)
     }
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
+        self.entered.set(true);
         self.inner.visit_enum(data)
     }
 
@@ -297,6 +344,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
             field: self.field,
             inner: deserializer,
             nullable: self.nullable,
+            entered: self.entered,
         })
     }
 
@@ -308,6 +356,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for ObjectVisitor<V> {
             field: self.field,
             inner: deserializer,
             nullable: self.nullable,
+            entered: self.entered,
         })
     }
 }
@@ -317,14 +366,14 @@ macro_rules! forward_wrapped {
     ($($method:ident($($arg:ident: $ty:ty),*);)+) => {
         $(
             fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-                let visitor = ObjectVisitor { field: self.field, inner: visitor, nullable: self.nullable };
+                let visitor = ObjectVisitor { field: self.field, inner: visitor, nullable: self.nullable, entered: self.entered };
                 self.inner.$method($($arg,)* visitor)
             }
         )+
     };
 }
 
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectDeserializer<D> {
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectDeserializer<'_, D> {
     type Error = D::Error;
 
     forward_wrapped! {
@@ -366,7 +415,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectDeserializer<D> {
     }
 }
 
-/// Reads the value of `field` into `slot` with `seed`, rejecting a second occurrence of the key.
+/// Reads the value of `field` into `slot` with `seed`, rejecting a second occurrence of the
+/// key; an error below that names no rule of its own is a wrong field type.
 pub(crate) fn read_once<'de, A, S>(
     map: &mut A,
     slot: &mut Option<S::Value>,
@@ -378,8 +428,85 @@ where
     S: DeserializeSeed<'de>,
 {
     if slot.is_some() {
-        return Err(de::Error::duplicate_field(field));
+        return Err(breach::raise(Breach::DuplicateKey { key: field }));
     }
-    *slot = Some(map.next_value_seed(seed)?);
+    *slot = Some(
+        map.next_value_seed(seed)
+            .map_err(|err| breach::tag(Rule::FieldType, err))?,
+    );
     Ok(())
+}
+
+/// The fields of one closed object of the contract: the key type its reader matches on.
+pub(crate) trait FieldName: Sized + Copy + 'static {
+    /// The object these are the fields of.
+    const OBJECT: Object;
+    /// Every field's wire name, in wire order.
+    const NAMES: &'static [&'static str];
+    /// The field a key names, if any.
+    fn from_key(key: &str) -> Option<Self>;
+}
+
+/// Reads a key of a closed object as its [`FieldName`]; an unknown key is a breach that names
+/// the object and the fields it has.
+pub(crate) fn field_key<'de, F: FieldName, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<F, D::Error> {
+    struct KeyVisitor<F>(std::marker::PhantomData<F>);
+
+    impl<F: FieldName> Visitor<'_> for KeyVisitor<F> {
+        type Value = F;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a field of {}", F::OBJECT.noun())
+        }
+
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<F, E> {
+            F::from_key(key).ok_or_else(|| {
+                breach::raise(Breach::UnknownField {
+                    object: F::OBJECT,
+                    key,
+                })
+            })
+        }
+    }
+
+    deserializer.deserialize_identifier(KeyVisitor(std::marker::PhantomData))
+}
+
+/// Declares the field enum of a closed object: its variants, their wire names and its
+/// `Deserialize` as a key.
+macro_rules! fields {
+    ($(#[$doc:meta])* $vis:vis enum $name:ident for $object:ident {
+        $($variant:ident = $wire:literal),+ $(,)?
+    }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name {
+            $($variant),+
+        }
+
+        impl $crate::object::FieldName for $name {
+            const OBJECT: $crate::breach::Object = $crate::breach::Object::$object;
+            const NAMES: &'static [&'static str] = &[$($wire),+];
+            fn from_key(key: &str) -> Option<Self> {
+                match key {
+                    $($wire => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::object::field_key(deserializer)
+            }
+        }
+    };
+}
+pub(crate) use fields;
+
+/// Returns the required field read into `slot`, or the breach of its absence.
+pub(crate) fn required<T, E: de::Error>(slot: Option<T>, object: Object, field: &str) -> Result<T, E> {
+    slot.ok_or_else(|| breach::raise(Breach::MissingField { object, field }))
 }

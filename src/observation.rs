@@ -14,11 +14,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 pub use capture::{ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction};
-pub(crate) use capture::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD};
+pub(crate) use capture::{BlankCheckField, CaptureField};
 
-use crate::JsonObject;
-use crate::object::json_type;
-use crate::parse::push_token;
+use crate::breach::{self, Breach, Object};
+use crate::object::{fields, json_type, read_once, required};
+use crate::pointer::{self, push_token};
+use crate::strict::Integral;
+use crate::{JsonObject, Rule};
 
 /// The `kind` that marks a capture summary.
 pub(crate) const CAPTURE_SUMMARY_KIND: &str = "capture-summary";
@@ -69,6 +71,7 @@ impl Observation {
         match value.into() {
             Value::Object(object) => Observation::from_object(object),
             other => Err(ObservationError::new(
+                Rule::PayloadIsObject,
                 String::new(),
                 format!("an observation is a JSON object, not {}", json_type(&other)),
             )),
@@ -77,12 +80,19 @@ impl Observation {
 
     fn from_object(object: JsonObject) -> Result<Self, ObservationError> {
         if let Some(pointer) = find_base64(&object) {
-            return Err(ObservationError::new(pointer, NO_BASE64.to_owned()));
+            let breach = Breach::Base64InObservation;
+            return Err(ObservationError::new(
+                breach.rule(),
+                pointer,
+                breach.to_string(),
+            ));
         }
         if object.get("kind").and_then(Value::as_str) == Some(CAPTURE_SUMMARY_KIND) {
-            return serde_json::from_value(Value::Object(object))
-                .map(Observation::Capture)
-                .map_err(|err| ObservationError::new(String::new(), err.to_string()));
+            let value = Value::Object(object);
+            return match CaptureSummary::deserialize(&value) {
+                Ok(summary) => Ok(Observation::Capture(summary)),
+                Err(_) => Err(ObservationError::locate::<CaptureSummary>(&value)),
+            };
         }
         let value = Value::Object(object);
         if let Some(window) = WindowInfo::deserialize_from(&value) {
@@ -94,10 +104,6 @@ impl Observation {
         Ok(Observation::Other(object))
     }
 }
-
-/// The message of the no-base64 rule, matched again by the parse-error classifier.
-pub(crate) const NO_BASE64: &str = "lastObservation must not hold base64 image data: \
-     summarize the capture and write its PNG to the session's artifacts";
 
 impl From<CaptureSummary> for Observation {
     fn from(summary: CaptureSummary) -> Self {
@@ -124,20 +130,53 @@ impl Serialize for Observation {
 impl<'de> Deserialize<'de> for Observation {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let object = JsonObject::deserialize(deserializer)?;
-        Observation::from_object(object).map_err(serde::de::Error::custom)
+        Observation::from_object(object)
+            .map_err(|err| breach::raise_at(err.rule, err.pointer, err.message))
     }
 }
 
-/// Why a value cannot be an [`Observation`].
+/// Why a value cannot be an [`Observation`]: the rule it breaks and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObservationError {
+    rule: Rule,
     pointer: String,
     message: String,
 }
 
 impl ObservationError {
-    fn new(pointer: String, message: String) -> Self {
-        ObservationError { pointer, message }
+    fn new(rule: Rule, pointer: String, message: String) -> Self {
+        ObservationError {
+            rule,
+            pointer,
+            message,
+        }
+    }
+
+    /// Reads `value` again as a `T`, tracking the path, to say why it is not one.
+    fn locate<T: serde::de::DeserializeOwned>(value: &Value) -> Self {
+        breach::clear();
+        let Err(err) = serde_path_to_error::deserialize::<_, T>(value) else {
+            return ObservationError::new(
+                Rule::FieldType,
+                String::new(),
+                "the observation could not be read".to_owned(),
+            );
+        };
+        let mut at = pointer::of_path(err.path());
+        let rule = match breach::take() {
+            Some(pending) => {
+                at.push_str(&pending.at);
+                pending.rule
+            }
+            None => Rule::FieldType,
+        };
+        ObservationError::new(rule, at, err.into_inner().to_string())
+    }
+
+    /// The rule the value breaks.
+    #[must_use]
+    pub fn rule(&self) -> Rule {
+        self.rule
     }
 
     /// The JSON Pointer, relative to the observation, of the offending value.
@@ -161,9 +200,13 @@ impl std::error::Error for ObservationError {}
 
 /// A resolved top-level window: `{ handle, title, className, processName, processId, x, y,
 /// width, height }`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(
+    feature = "schemars",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
+#[serde(rename_all = "camelCase")]
 pub struct WindowInfo {
     /// The native window handle.
     pub handle: i64,
@@ -185,30 +228,88 @@ pub struct WindowInfo {
     pub height: u32,
 }
 
-impl WindowInfo {
-    const FIELDS: [&'static str; 9] = [
-        "handle",
-        "title",
-        "className",
-        "processName",
-        "processId",
-        "x",
-        "y",
-        "width",
-        "height",
-    ];
+fields! {
+    /// A window's fields.
+    pub(crate) enum WindowField for Window {
+        Handle = "handle",
+        Title = "title",
+        ClassName = "className",
+        ProcessName = "processName",
+        ProcessId = "processId",
+        X = "x",
+        Y = "y",
+        Width = "width",
+        Height = "height",
+    }
+}
 
+impl WindowInfo {
     /// Reads a window from a JSON value, if it is an object of exactly that shape.
     pub(crate) fn deserialize_from(value: &Value) -> Option<WindowInfo> {
-        value
-            .as_object()
-            .filter(|object| WindowInfo::is_window_shaped(object))
-            .and_then(|_| WindowInfo::deserialize(value).ok())
+        use crate::object::FieldName;
+        let object = value.as_object()?;
+        let shaped = object.len() == WindowField::NAMES.len()
+            && WindowField::NAMES.iter().all(|f| object.contains_key(*f));
+        if !shaped {
+            return None;
+        }
+        let window = WindowInfo::deserialize(value).ok();
+        // A window-shaped object that is not a window is kept as another observation.
+        breach::clear();
+        window
+    }
+}
+
+/// Reads only an object with exactly the nine fields, integers within their types' ranges.
+impl<'de> Deserialize<'de> for WindowInfo {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(WindowVisitor)
+    }
+}
+
+struct WindowVisitor;
+
+impl<'de> serde::de::Visitor<'de> for WindowVisitor {
+    type Value = WindowInfo;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a window object")
     }
 
-    fn is_window_shaped(object: &JsonObject) -> bool {
-        object.len() == WindowInfo::FIELDS.len()
-            && WindowInfo::FIELDS.iter().all(|f| object.contains_key(*f))
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<WindowInfo, A::Error> {
+        use std::marker::PhantomData;
+        let (mut handle, mut title, mut class_name, mut process_name) = (None, None, None, None);
+        let (mut process_id, mut x, mut y, mut width, mut height) = (None, None, None, None, None);
+        while let Some(field) = map.next_key::<WindowField>()? {
+            let m = &mut map;
+            match field {
+                WindowField::Handle => read_once(m, &mut handle, "handle", Integral::new())?,
+                WindowField::Title => read_once(m, &mut title, "title", PhantomData)?,
+                WindowField::ClassName => read_once(m, &mut class_name, "className", PhantomData)?,
+                WindowField::ProcessName => {
+                    read_once(m, &mut process_name, "processName", PhantomData)?;
+                }
+                WindowField::ProcessId => {
+                    read_once(m, &mut process_id, "processId", Integral::new())?;
+                }
+                WindowField::X => read_once(m, &mut x, "x", Integral::new())?,
+                WindowField::Y => read_once(m, &mut y, "y", Integral::new())?,
+                WindowField::Width => read_once(m, &mut width, "width", Integral::new())?,
+                WindowField::Height => read_once(m, &mut height, "height", Integral::new())?,
+            }
+        }
+        let object = Object::Window;
+        Ok(WindowInfo {
+            handle: required(handle, object, "handle")?,
+            title: required(title, object, "title")?,
+            class_name: required(class_name, object, "className")?,
+            process_name: required(process_name, object, "processName")?,
+            process_id: required(process_id, object, "processId")?,
+            x: required(x, object, "x")?,
+            y: required(y, object, "y")?,
+            width: required(width, object, "width")?,
+            height: required(height, object, "height")?,
+        })
     }
 }
 

@@ -4,9 +4,9 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
-use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
-use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
-use crate::{Finding, Rule};
+use crate::strict::is_too_deep;
+use crate::breach::{self, Breach};
+use crate::{Finding, Rule, pointer};
 
 /// Why a document is not a valid envelope: the [`Rule`] it breaks, the JSON Pointer of the
 /// offending value, and (when read from text) the line and column.
@@ -74,23 +74,22 @@ impl ParseError {
 
     /// Reads `input` again with path tracking to explain `first`, the error of the fast read.
     pub(crate) fn locate<T: DeserializeOwned>(input: &[u8], first: &serde_json::Error) -> Self {
+        breach::clear();
         let mut deserializer = serde_json::Deserializer::from_slice(input);
         match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
-            Err(err) => {
-                let pointer = pointer_of(err.path());
-                ParseError::from_serde(pointer, err.inner())
-            }
+            Err(err) => ParseError::from_serde(pointer::of_path(err.path()), err.inner(), input),
             Ok(_) => match deserializer.end() {
-                Err(trailing) => ParseError::from_serde(String::new(), &trailing),
-                Ok(()) => ParseError::from_serde(String::new(), first),
+                Err(trailing) => ParseError::from_serde(String::new(), &trailing, input),
+                Ok(()) => ParseError::from_serde(String::new(), first, input),
             },
         }
     }
 
     /// Reads `value` again with path tracking to explain why it is not an envelope.
     pub(crate) fn locate_in_value<T: DeserializeOwned>(value: &serde_json::Value) -> Self {
+        breach::clear();
         match serde_path_to_error::deserialize::<_, T>(value) {
-            Err(err) => ParseError::from_serde(pointer_of(err.path()), err.inner()),
+            Err(err) => ParseError::from_serde(pointer::of_path(err.path()), err.inner(), &[]),
             Ok(_) => ParseError {
                 finding: Finding::new(
                     Rule::FieldType,
@@ -101,27 +100,48 @@ impl ParseError {
         }
     }
 
-    fn from_serde(mut pointer: String, err: &serde_json::Error) -> Self {
-        let message = bare_message(err);
-        let rule = classify(err, &message, &pointer);
-        match rule {
-            // serde reports a duplicate on reading the key, before the path records it.
-            Rule::NoDuplicateKeys => {
-                if let Some(key) = backquoted(&message) {
-                    push_token(&mut pointer, key);
-                }
+    /// The finding for `err`, raised at `pointer` while reading `input`: syntax errors by
+    /// serde's own classification, every other by the breach the reader recorded.
+    fn from_serde(mut pointer: String, err: &serde_json::Error, input: &[u8]) -> Self {
+        use serde_json::error::Category;
+        let pending = breach::take();
+        let mut message = bare_message(err);
+        let rule = match err.classify() {
+            Category::Syntax if is_too_deep(input, offset(input, err.line(), err.column())) => {
+                message = Breach::TooDeep.to_string();
+                Rule::NestingLimit
             }
-            Rule::SuccessForbidsError => pointer.push_str("/error"),
-            Rule::FailureForbidsResult => pointer.push_str("/result"),
-            _ => {}
-        }
+            Category::Io | Category::Eof | Category::Syntax => Rule::WellFormedJson,
+            Category::Data => match pending {
+                Some(pending) => {
+                    pointer.push_str(&pending.at);
+                    pending.rule
+                }
+                None => Rule::FieldType,
+            },
+        };
         ParseError {
             finding: Finding::new(rule, pointer, message).at(err.line(), err.column()),
         }
     }
 }
 
-/// The `serde_json` message without its ` at line L column C` suffix, lowercased where it is not.
+/// The byte offset of serde's 1-based line and column (the column of the last byte read).
+fn offset(input: &[u8], line: usize, column: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        input
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .nth(line - 2)
+            .map_or(input.len(), |(i, _)| i + 1)
+    };
+    (line_start + column).saturating_sub(1)
+}
+
+/// The `serde_json` message without its ` at line L column C` suffix.
 fn bare_message(err: &serde_json::Error) -> String {
     let full = err.to_string();
     let suffix = format!(" at line {} column {}", err.line(), err.column());
@@ -130,72 +150,6 @@ fn bare_message(err: &serde_json::Error) -> String {
         Some(rest) => format!("unexpected end of input while parsing{rest}"),
         None => message.to_owned(),
     }
-}
-
-fn classify(err: &serde_json::Error, message: &str, pointer: &str) -> Rule {
-    use serde_json::error::Category;
-    match err.classify() {
-        Category::Syntax if message.starts_with("recursion limit exceeded") => {
-            return Rule::NestingLimit;
-        }
-        Category::Io | Category::Eof | Category::Syntax => return Rule::WellFormedJson,
-        Category::Data => {}
-    }
-    let payload = pointer.is_empty() && message.contains("expected an envelope object");
-    match message {
-        MISSING_ERROR => Rule::FailureRequiresError,
-        UNEXPECTED_ERROR => Rule::SuccessForbidsError,
-        UNEXPECTED_RESULT => Rule::FailureForbidsResult,
-        _ if payload => Rule::EnvelopeIsObject,
-        m if m.starts_with(NO_BASE64) => Rule::NoBase64InObservation,
-        m if m.starts_with(BOTH_ARTIFACT_FIELDS) || m.starts_with(NO_ARTIFACT_FIELD) => {
-            Rule::CaptureArtifactExclusive
-        }
-        m if m.starts_with("missing field") => Rule::RequiredField,
-        m if m.starts_with("unknown field") => Rule::NoUnknownFields,
-        m if m.starts_with("duplicate field") => Rule::NoDuplicateKeys,
-        m if m.starts_with("unknown error category") => Rule::CategoryClosedSet,
-        m if m.starts_with("invalid code") => Rule::CodeKebabCase,
-        m if m.contains("to be a JSON object or null") => Rule::PayloadIsObject,
-        m if m.ends_with("expected a map")
-            && (pointer.ends_with("/lastObservation") || pointer.ends_with("/partialResult")) =>
-        {
-            Rule::PayloadIsObject
-        }
-        _ => Rule::FieldType,
-    }
-}
-
-/// The first backquoted name in a serde message (``duplicate field `x` ``).
-fn backquoted(message: &str) -> Option<&str> {
-    let start = message.find('`')? + 1;
-    let len = message[start..].find('`')?;
-    Some(&message[start..start + len])
-}
-
-/// Appends one reference token to a JSON Pointer, escaping `~` and `/` (RFC 6901).
-pub(crate) fn push_token(pointer: &mut String, token: &str) {
-    pointer.push('/');
-    for c in token.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
-}
-
-fn pointer_of(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for segment in path {
-        match segment {
-            Segment::Seq { index } => push_token(&mut pointer, &index.to_string()),
-            Segment::Map { key } => push_token(&mut pointer, key),
-            Segment::Enum { .. } | Segment::Unknown => {}
-        }
-    }
-    pointer
 }
 
 impl fmt::Display for ParseError {
@@ -210,15 +164,3 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pointer_tokens_are_escaped() {
-        let mut pointer = String::new();
-        push_token(&mut pointer, "a/b~c");
-        assert_eq!(pointer, "/a~1b~0c");
-    }
-}

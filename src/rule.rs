@@ -139,6 +139,9 @@ rules! {
     /// The text block and `structuredContent` carry different JSON.
     McpTextMatchesStructured = "mcp-text-matches-structured", Error,
         "the text block holds the same JSON as structuredContent";
+    /// The `result` is an object, but not one the tool's own result type reads.
+    ToolResultType = "tool-result-type", Error,
+        "result has the shape of the tool's own result type (typed readers only)";
     /// A well-known error code appears under a category other than its own.
     CodeCategoryMismatch = "code-category-mismatch", Warning,
         "a well-known error code appears under its documented category";

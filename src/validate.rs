@@ -13,10 +13,10 @@ use std::sync::OnceLock;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
-use crate::envelope::wire::{MISSING_ERROR, UNEXPECTED_ERROR, UNEXPECTED_RESULT};
+use crate::breach::{Breach, Object};
 use crate::object::json_type;
-use crate::observation::{BOTH_ARTIFACT_FIELDS, NO_ARTIFACT_FIELD, NO_BASE64};
-use crate::parse::push_token;
+use crate::pointer::push_token;
+use crate::strict::Checked;
 use crate::{Envelope, ErrorCategory, ErrorCode, Finding, ParseError, Rule};
 
 mod call_tool_result;
@@ -143,32 +143,35 @@ impl Validator {
     fn describe(&self, error: &jsonschema::ValidationError<'_>, out: &mut Vec<Finding>) {
         let pointer = error.instance_path().as_str();
         if let Some(rule) = self.annotated_rule(error.schema_path().as_str()) {
-            let (at, message) = match rule {
-                Rule::FailureRequiresError => (pointer.to_owned(), MISSING_ERROR),
-                Rule::SuccessForbidsError => (format!("{pointer}/error"), UNEXPECTED_ERROR),
-                Rule::FailureForbidsResult => (format!("{pointer}/result"), UNEXPECTED_RESULT),
-                Rule::NoBase64InObservation => {
-                    let mut at = pointer.to_owned();
-                    if matches!(error.kind(), ValidationErrorKind::PropertyNames { .. }) {
-                        push_token(&mut at, "base64");
-                    }
-                    (at, NO_BASE64)
-                }
+            let breach = match rule {
+                Rule::FailureRequiresError => Some(Breach::FailureWithoutError),
+                Rule::SuccessForbidsError => Some(Breach::SuccessWithError),
+                Rule::FailureForbidsResult => Some(Breach::FailureWithResult),
+                Rule::NoBase64InObservation => Some(Breach::Base64InObservation),
                 Rule::CaptureArtifactExclusive => {
                     let instance = error.instance();
                     let both = instance.get("artifact").is_some()
                         && instance.get("artifactError").is_some();
-                    let message = if both {
-                        BOTH_ARTIFACT_FIELDS
+                    Some(if both {
+                        Breach::BothArtifactFields
                     } else {
-                        NO_ARTIFACT_FIELD
-                    };
-                    (pointer.to_owned(), message)
+                        Breach::NoArtifactField
+                    })
                 }
-                _ => (pointer.to_owned(), ""),
+                _ => None,
             };
-            if !message.is_empty() {
-                out.push(Finding::new(rule, at, message));
+            if let Some(breach) = breach {
+                let at = match breach {
+                    // These two are found at the envelope and name their own member.
+                    Breach::SuccessWithError | Breach::FailureWithResult => breach.at(),
+                    Breach::Base64InObservation
+                        if matches!(error.kind(), ValidationErrorKind::PropertyNames { .. }) =>
+                    {
+                        format!("{pointer}/base64")
+                    }
+                    _ => pointer.to_owned(),
+                };
+                out.push(Finding::new(breach.rule(), at, breach.to_string()));
                 return;
             }
         }
@@ -177,13 +180,19 @@ impl Validator {
                 for key in unexpected {
                     let mut at = pointer.to_owned();
                     push_token(&mut at, key);
-                    let message = format!("unknown field `{key}` {}", allowed_at(pointer));
+                    let message = match Object::at(pointer) {
+                        Some(object) => Breach::UnknownField { object, key }.to_string(),
+                        None => format!("unknown field `{key}`"),
+                    };
                     out.push(Finding::new(Rule::NoUnknownFields, at, message));
                 }
             }
             ValidationErrorKind::Required { property } => {
-                let name = property.as_str().unwrap_or_default();
-                let message = format!("missing field `{name}`");
+                let field = property.as_str().unwrap_or_default();
+                let message = match Object::at(pointer) {
+                    Some(object) => Breach::MissingField { object, field }.to_string(),
+                    None => format!("missing field `{field}`"),
+                };
                 out.push(Finding::new(Rule::RequiredField, pointer, message));
             }
             ValidationErrorKind::Enum { .. } => {
@@ -210,11 +219,13 @@ impl Validator {
                     }
                     _ => Rule::FieldType,
                 };
-                let message = format!(
-                    "expected {}, found {}",
-                    expected_type(kind),
-                    json_type(error.instance())
-                );
+                let expected = expected_type(kind);
+                let found = json_type(error.instance());
+                let message = Breach::WrongType {
+                    expected: &expected,
+                    found,
+                }
+                .to_string();
                 out.push(Finding::new(rule, pointer, message));
             }
             _ => {
@@ -313,7 +324,8 @@ fn lints_for(code: &ErrorCode, category: Option<ErrorCategory>) -> Vec<Finding> 
     lints
 }
 
-/// A result that is checked to be a JSON object and skipped, never built.
+/// A result that is checked to be a JSON object and skipped, never built; what it skips is
+/// checked as a parsed value would be (numbers, strings, depth).
 struct SkippedResult;
 
 impl<'de> serde::Deserialize<'de> for SkippedResult {
@@ -330,8 +342,7 @@ impl<'de> serde::Deserialize<'de> for SkippedResult {
                 self,
                 mut map: A,
             ) -> Result<SkippedResult, A::Error> {
-                use serde::de::IgnoredAny;
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                while map.next_entry::<Checked, Checked>()?.is_some() {}
                 Ok(SkippedResult)
             }
         }
@@ -412,17 +423,6 @@ pub(crate) fn locate_all(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
             finding.at(line, column)
         })
         .collect()
-}
-
-/// Which fields the object at `pointer` allows, for unknown-field messages.
-fn allowed_at(pointer: &str) -> &'static str {
-    if pointer.is_empty() {
-        "(an envelope has only ok, sessionId, result, warnings and error)"
-    } else if pointer == "/error" {
-        "(an error has only code, category, detail, lastObservation and partialResult)"
-    } else {
-        "(a warning has only code and detail)"
-    }
 }
 
 /// The type or types a `type` keyword asked for, in prose.

@@ -3,10 +3,11 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::object::read_once;
+use crate::breach::Object;
+use crate::object::{fields, read_once, required};
 
 use crate::WarningCode;
 
@@ -62,11 +63,12 @@ impl Warning {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(field_identifier, rename_all = "camelCase")]
-enum Field {
-    Code,
-    Detail,
+fields! {
+    /// A warning's fields.
+    pub(crate) enum Field for Warning {
+        Code = "code",
+        Detail = "detail",
+    }
 }
 
 /// Reads only a JSON object, and rejects unknown and repeated keys.
@@ -94,8 +96,8 @@ impl<'de> Visitor<'de> for WarningVisitor {
             }
         }
         Ok(Warning {
-            code: code.ok_or_else(|| de::Error::missing_field("code"))?,
-            detail: detail.ok_or_else(|| de::Error::missing_field("detail"))?,
+            code: required(code, Object::Warning, "code")?,
+            detail: required(detail, Object::Warning, "detail")?,
         })
     }
 }

@@ -3,22 +3,14 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
+use serde::de::{DeserializeOwned, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Envelope, Outcome};
-use crate::object::{AsObject, OptionalObject, read_once};
-use crate::{ParseError, ToolError, Warning};
-
-/// The messages of the rules checked once the whole envelope object has been read. They are
-/// matched again by [`ParseError`]'s classifier, so they live here once.
-pub(crate) const MISSING_ERROR: &str =
-    "ok is false but error is missing: a failure must carry an error object";
-pub(crate) const UNEXPECTED_ERROR: &str =
-    "ok is true but error is present: a success must not carry an error";
-pub(crate) const UNEXPECTED_RESULT: &str =
-    "ok is false but result is not null: a failure must omit result or set it to null";
+use crate::breach::{self, Breach, Object};
+use crate::object::{AsObject, Inside, OptionalObject, fields, read_once, required};
+use crate::{ParseError, Rule, ToolError, Warning};
 
 impl<T: Serialize> Serialize for Envelope<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -60,19 +52,22 @@ impl<T: Serialize> Serialize for Envelope<T> {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(field_identifier, rename_all = "camelCase")]
-enum Field {
-    Ok,
-    SessionId,
-    Result,
-    Warnings,
-    Error,
+fields! {
+    /// The envelope's fields.
+    pub(crate) enum Field for Envelope {
+        Ok = "ok",
+        SessionId = "sessionId",
+        Result = "result",
+        Warnings = "warnings",
+        Error = "error",
+    }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Envelope<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EnvelopeVisitor(PhantomData))
+        deserializer
+            .deserialize_map(EnvelopeVisitor(PhantomData))
+            .map_err(|err| breach::tag(Rule::EnvelopeIsObject, err))
     }
 }
 
@@ -99,6 +94,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for EnvelopeVisitor<T> {
                 Field::Result => {
                     let seed = OptionalObject {
                         field: "result",
+                        inside: Inside::Tool,
                         marker: PhantomData,
                     };
                     read_once(&mut map, &mut result, "result", seed)?;
@@ -108,14 +104,14 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for EnvelopeVisitor<T> {
             }
         }
 
-        let ok = ok.ok_or_else(|| de::Error::missing_field("ok"))?;
+        let ok = required(ok, Object::Envelope, "ok")?;
         let result = result.flatten();
         let outcome = match (ok, error) {
-            (true, Some(_)) => return Err(de::Error::custom(UNEXPECTED_ERROR)),
+            (true, Some(_)) => return Err(breach::raise(Breach::SuccessWithError)),
             (true, None) => Outcome::Success(result),
-            (false, None) => return Err(de::Error::custom(MISSING_ERROR)),
+            (false, None) => return Err(breach::raise(Breach::FailureWithoutError)),
             (false, Some(_)) if result.is_some() => {
-                return Err(de::Error::custom(UNEXPECTED_RESULT));
+                return Err(breach::raise(Breach::FailureWithResult));
             }
             (false, Some(error)) => Outcome::Failure(error),
         };

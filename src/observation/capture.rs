@@ -8,7 +8,10 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{CAPTURE_SUMMARY_KIND, WindowInfo};
-use crate::object::{ObjectOf, read_once};
+use crate::Rule;
+use crate::breach::{self, Breach, Object};
+use crate::object::{ObjectOf, fields, read_once, required};
+use crate::strict::Integral;
 
 /// The blank-frame verdict of a capture: `{ blank, dominantFraction, dominantIsDark }`.
 ///
@@ -20,14 +23,17 @@ use crate::object::{ObjectOf, read_once};
 /// assert!(BlankCheck::from_fraction(1.5, false).is_err());
 /// # Ok::<(), agent_tool_result::InvalidFraction>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(
+    feature = "schemars",
+    derive(schemars::JsonSchema),
+    schemars(deny_unknown_fields)
+)]
+#[serde(rename_all = "camelCase")]
 pub struct BlankCheck {
     /// Whether the frame counts as blank.
     blank: bool,
     /// The share of pixels, in [0, 1], taken by the single most common colour.
-    #[serde(deserialize_with = "unit_interval")]
     #[cfg_attr(feature = "schemars", schemars(range(min = 0.0, max = 1.0)))]
     dominant_fraction: f64,
     /// Whether that most common colour is dark (the classic all-black failed capture).
@@ -107,12 +113,53 @@ impl fmt::Display for InvalidFraction {
 
 impl std::error::Error for InvalidFraction {}
 
-fn unit_interval<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
-    let value = f64::deserialize(deserializer)?;
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(de::Error::custom(InvalidFraction(value)))
+fields! {
+    /// A blank check's fields.
+    pub(crate) enum BlankCheckField for BlankCheck {
+        Blank = "blank",
+        DominantFraction = "dominantFraction",
+        DominantIsDark = "dominantIsDark",
+    }
+}
+
+/// Reads only an object with exactly the three fields, the fraction within [0, 1].
+impl<'de> Deserialize<'de> for BlankCheck {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BlankCheckVisitor;
+
+        impl<'de> Visitor<'de> for BlankCheckVisitor {
+            type Value = BlankCheck;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a blank check object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlankCheck, A::Error> {
+                let (mut blank, mut fraction, mut dark) = (None, None, None);
+                while let Some(field) = map.next_key::<BlankCheckField>()? {
+                    match field {
+                        BlankCheckField::Blank => {
+                            read_once(&mut map, &mut blank, "blank", PhantomData)?;
+                        }
+                        BlankCheckField::DominantFraction => {
+                            read_once(&mut map, &mut fraction, "dominantFraction", PhantomData)?;
+                        }
+                        BlankCheckField::DominantIsDark => {
+                            read_once(&mut map, &mut dark, "dominantIsDark", PhantomData)?;
+                        }
+                    }
+                }
+                let object = Object::BlankCheck;
+                let blank = required(blank, object, "blank")?;
+                let fraction: f64 = required(fraction, object, "dominantFraction")?;
+                let dark = required(dark, object, "dominantIsDark")?;
+                BlankCheck::new(blank, fraction, dark).map_err(|err| {
+                    breach::raise_at(Rule::FieldType, "/dominantFraction".to_owned(), err)
+                })
+            }
+        }
+
+        deserializer.deserialize_map(BlankCheckVisitor)
     }
 }
 
@@ -287,27 +334,22 @@ impl Serialize for CaptureSummary {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(field_identifier, rename_all = "camelCase")]
-enum Field {
-    Kind,
-    Window,
-    Handle,
-    Width,
-    Height,
-    Encoding,
-    Bytes,
-    BlankCheck,
-    File,
-    Artifact,
-    ArtifactError,
+fields! {
+    /// A capture summary's fields.
+    pub(crate) enum CaptureField for CaptureSummary {
+        Kind = "kind",
+        Window = "window",
+        Handle = "handle",
+        Width = "width",
+        Height = "height",
+        Encoding = "encoding",
+        Bytes = "bytes",
+        BlankCheck = "blankCheck",
+        File = "file",
+        Artifact = "artifact",
+        ArtifactError = "artifactError",
+    }
 }
-
-/// The messages of the artifact rule, matched again by the parse-error classifier.
-pub(crate) const BOTH_ARTIFACT_FIELDS: &str =
-    "a capture summary carries artifact or artifactError, not both";
-pub(crate) const NO_ARTIFACT_FIELD: &str = "a capture summary needs artifact (where its PNG was \
-     written) or artifactError (why it was not)";
 
 impl<'de> Deserialize<'de> for CaptureSummary {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -330,56 +372,57 @@ impl<'de> Visitor<'de> for CaptureVisitor {
         let (mut width, mut height, mut bytes) = (None, None, None);
         let (mut artifact, mut artifact_error): (Option<String>, Option<String>) = (None, None);
         let mut file: Option<String> = None;
-        while let Some(field) = map.next_key::<Field>()? {
+        while let Some(field) = map.next_key::<CaptureField>()? {
             match field {
-                Field::Kind => read_once(&mut map, &mut kind, "kind", PhantomData)?,
-                Field::Window => {
+                CaptureField::Kind => read_once(&mut map, &mut kind, "kind", PhantomData)?,
+                CaptureField::Window => {
                     let seed = ObjectOf {
                         field: "window",
                         marker: PhantomData,
                     };
                     read_once(&mut map, &mut window, "window", seed)?;
                 }
-                Field::Handle => read_once(&mut map, &mut handle, "handle", PhantomData)?,
-                Field::Width => read_once(&mut map, &mut width, "width", PhantomData)?,
-                Field::Height => read_once(&mut map, &mut height, "height", PhantomData)?,
-                Field::Encoding => read_once(&mut map, &mut encoding, "encoding", PhantomData)?,
-                Field::Bytes => read_once(&mut map, &mut bytes, "bytes", PhantomData)?,
-                Field::BlankCheck => {
+                CaptureField::Handle => read_once(&mut map, &mut handle, "handle", Integral::new())?,
+                CaptureField::Width => read_once(&mut map, &mut width, "width", Integral::new())?,
+                CaptureField::Height => {
+                    read_once(&mut map, &mut height, "height", Integral::new())?;
+                }
+                CaptureField::Encoding => read_once(&mut map, &mut encoding, "encoding", PhantomData)?,
+                CaptureField::Bytes => read_once(&mut map, &mut bytes, "bytes", Integral::new())?,
+                CaptureField::BlankCheck => {
                     let seed = ObjectOf {
                         field: "blankCheck",
                         marker: PhantomData,
                     };
                     read_once(&mut map, &mut blank_check, "blankCheck", seed)?;
                 }
-                Field::File => read_once(&mut map, &mut file, "file", PhantomData)?,
-                Field::Artifact => read_once(&mut map, &mut artifact, "artifact", PhantomData)?,
-                Field::ArtifactError => {
+                CaptureField::File => read_once(&mut map, &mut file, "file", PhantomData)?,
+                CaptureField::Artifact => read_once(&mut map, &mut artifact, "artifact", PhantomData)?,
+                CaptureField::ArtifactError => {
                     read_once(&mut map, &mut artifact_error, "artifactError", PhantomData)?;
                 }
             }
         }
-        match kind.as_deref() {
-            Some(CAPTURE_SUMMARY_KIND) => {}
-            Some(other) => {
-                return Err(de::Error::custom(format_args!(
-                    "a capture summary's kind is `{CAPTURE_SUMMARY_KIND}`, not `{other}`"
-                )));
-            }
-            None => return Err(de::Error::missing_field("kind")),
+        let object = Object::CaptureSummary;
+        let kind = required(kind, object, "kind")?;
+        if kind != CAPTURE_SUMMARY_KIND {
+            return Err(breach::raise_at(
+                Rule::FieldType,
+                "/kind".to_owned(),
+                format_args!("a capture summary's kind is `{CAPTURE_SUMMARY_KIND}`, not `{kind}`"),
+            ));
         }
-        match encoding.as_deref() {
-            Some("png") => {}
-            Some(other) => {
-                return Err(de::Error::custom(format_args!(
-                    "a capture summary's encoding is `png`, not `{other}`"
-                )));
-            }
-            None => return Err(de::Error::missing_field("encoding")),
+        let encoding = required(encoding, object, "encoding")?;
+        if encoding != "png" {
+            return Err(breach::raise_at(
+                Rule::FieldType,
+                "/encoding".to_owned(),
+                format_args!("a capture summary's encoding is `png`, not `{encoding}`"),
+            ));
         }
         let artifact = match (artifact, artifact_error) {
-            (Some(_), Some(_)) => return Err(de::Error::custom(BOTH_ARTIFACT_FIELDS)),
-            (None, None) => return Err(de::Error::custom(NO_ARTIFACT_FIELD)),
+            (Some(_), Some(_)) => return Err(breach::raise(Breach::BothArtifactFields)),
+            (None, None) => return Err(breach::raise(Breach::NoArtifactField)),
             (Some(path), None) => non_empty(path, "artifact").map(ArtifactOutcome::Written)?,
             (None, Some(reason)) => {
                 non_empty(reason, "artifactError").map(ArtifactOutcome::Failed)?
@@ -388,10 +431,10 @@ impl<'de> Visitor<'de> for CaptureVisitor {
         Ok(CaptureSummary {
             window,
             handle,
-            width: width.ok_or_else(|| de::Error::missing_field("width"))?,
-            height: height.ok_or_else(|| de::Error::missing_field("height"))?,
-            bytes: bytes.ok_or_else(|| de::Error::missing_field("bytes"))?,
-            blank_check: blank_check.ok_or_else(|| de::Error::missing_field("blankCheck"))?,
+            width: required(width, object, "width")?,
+            height: required(height, object, "height")?,
+            bytes: required(bytes, object, "bytes")?,
+            blank_check: required(blank_check, object, "blankCheck")?,
             file,
             artifact,
         })
@@ -400,9 +443,11 @@ impl<'de> Visitor<'de> for CaptureVisitor {
 
 fn non_empty<E: de::Error>(value: String, field: &str) -> Result<String, E> {
     if value.is_empty() {
-        Err(E::custom(format_args!(
-            "a capture summary's {field} must not be empty"
-        )))
+        Err(breach::raise_at(
+            Rule::FieldType,
+            format!("/{field}"),
+            format_args!("a capture summary's {field} must not be empty"),
+        ))
     } else {
         Ok(value)
     }
@@ -430,7 +475,7 @@ impl schemars::JsonSchema for CaptureSummary {
                 "width": { "type": "integer", "minimum": 0, "maximum": u32_max },
                 "height": { "type": "integer", "minimum": 0, "maximum": u32_max },
                 "encoding": { "const": "png" },
-                "bytes": { "type": "integer", "minimum": 0 },
+                "bytes": { "type": "integer", "minimum": 0, "maximum": u64::MAX },
                 "blankCheck": blank_check,
                 "file": { "type": "string" },
                 "artifact": { "type": "string", "minLength": 1 },

@@ -1,0 +1,311 @@
+//! Breaches of the contract's rules, as data: each [`Breach`] knows its [`Rule`], where it sits
+//! relative to the object that found it, and its message. This is the one place that maps a
+//! rule to its words; the typed reader and the validator both report through it.
+//!
+//! serde's error type carries only a message, so the typed reader records the rule of the
+//! breach it raises in a per-thread slot beside the error ([`raise`], [`tag`]); whoever turns
+//! the error into a [`ParseError`](crate::ParseError) takes it back ([`take`]). The innermost
+//! breach wins: an outer reader that sees an inner error pass by only tags it when nothing more
+//! specific was recorded. Nothing is ever recovered from message text.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de;
+
+use crate::Rule;
+use crate::pointer::push_token;
+
+/// An object the contract defines and closes (`additionalProperties: false`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Object {
+    /// The envelope itself.
+    Envelope,
+    /// `error`.
+    Error,
+    /// An item of `warnings`.
+    Warning,
+    /// A `lastObservation` whose kind is `capture-summary`.
+    CaptureSummary,
+    /// A capture summary's `window`.
+    Window,
+    /// A capture summary's `blankCheck`.
+    BlankCheck,
+}
+
+impl Object {
+    /// The object with its article, for messages.
+    pub(crate) const fn noun(self) -> &'static str {
+        match self {
+            Object::Envelope => "an envelope",
+            Object::Error => "an error",
+            Object::Warning => "a warning",
+            Object::CaptureSummary => "a capture summary",
+            Object::Window => "a window",
+            Object::BlankCheck => "a blank check",
+        }
+    }
+
+    /// The fields the object allows, in wire order.
+    pub(crate) fn fields(self) -> &'static [&'static str] {
+        use crate::object::FieldName;
+        match self {
+            Object::Envelope => crate::envelope::wire::Field::NAMES,
+            Object::Error => crate::error::Field::NAMES,
+            Object::Warning => crate::warning::Field::NAMES,
+            Object::CaptureSummary => crate::observation::CaptureField::NAMES,
+            Object::Window => crate::observation::WindowField::NAMES,
+            Object::BlankCheck => crate::observation::BlankCheckField::NAMES,
+        }
+    }
+
+    /// The closed object a JSON Pointer into an envelope names, if any.
+    pub(crate) fn at(pointer: &str) -> Option<Object> {
+        let mut tokens = pointer.split('/').skip(1);
+        let object = match (tokens.next(), tokens.next(), tokens.next(), tokens.next()) {
+            (None, ..) => Object::Envelope,
+            (Some("error"), None, ..) => Object::Error,
+            (Some("warnings"), Some(_), None, _) => Object::Warning,
+            (Some("error"), Some("lastObservation"), None, _) => Object::CaptureSummary,
+            (Some("error"), Some("lastObservation"), Some("window"), None) => Object::Window,
+            (Some("error"), Some("lastObservation"), Some("blankCheck"), None) => {
+                Object::BlankCheck
+            }
+            _ => return None,
+        };
+        Some(object)
+    }
+}
+
+/// One broken rule, with what its message needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Breach<'a> {
+    /// `ok` is false and `error` is missing.
+    FailureWithoutError,
+    /// `ok` is true and `error` is present.
+    SuccessWithError,
+    /// `ok` is false and `result` is not null.
+    FailureWithResult,
+    /// `lastObservation` holds base64 image data.
+    Base64InObservation,
+    /// A capture summary has both `artifact` and `artifactError`.
+    BothArtifactFields,
+    /// A capture summary has neither `artifact` nor `artifactError`.
+    NoArtifactField,
+    /// A key that `object` does not define.
+    UnknownField { object: Object, key: &'a str },
+    /// A required field of `object` is missing.
+    MissingField { object: Object, field: &'a str },
+    /// A key read twice in one object.
+    DuplicateKey { key: &'a str },
+    /// A field holds a value of the wrong type or range.
+    WrongType { expected: &'a str, found: &'a str },
+    /// The document nests deeper than readers follow.
+    TooDeep,
+}
+
+impl Breach<'_> {
+    /// The rule broken.
+    pub(crate) const fn rule(self) -> Rule {
+        match self {
+            Breach::FailureWithoutError => Rule::FailureRequiresError,
+            Breach::SuccessWithError => Rule::SuccessForbidsError,
+            Breach::FailureWithResult => Rule::FailureForbidsResult,
+            Breach::Base64InObservation => Rule::NoBase64InObservation,
+            Breach::BothArtifactFields | Breach::NoArtifactField => Rule::CaptureArtifactExclusive,
+            Breach::UnknownField { .. } => Rule::NoUnknownFields,
+            Breach::MissingField { .. } => Rule::RequiredField,
+            Breach::DuplicateKey { .. } => Rule::NoDuplicateKeys,
+            Breach::WrongType { .. } => Rule::FieldType,
+            Breach::TooDeep => Rule::NestingLimit,
+        }
+    }
+
+    /// Where the breach sits, as a JSON Pointer relative to the path a reader has recorded
+    /// when it is raised (an unknown key is on that path already; a repeated one is not).
+    pub(crate) fn at(self) -> String {
+        let mut at = String::new();
+        match self {
+            Breach::SuccessWithError => at.push_str("/error"),
+            Breach::FailureWithResult => at.push_str("/result"),
+            Breach::DuplicateKey { key } => push_token(&mut at, key),
+            _ => {}
+        }
+        at
+    }
+}
+
+impl fmt::Display for Breach<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Breach::FailureWithoutError => {
+                f.write_str("ok is false but error is missing: a failure must carry an error object")
+            }
+            Breach::SuccessWithError => {
+                f.write_str("ok is true but error is present: a success must not carry an error")
+            }
+            Breach::FailureWithResult => f.write_str(
+                "ok is false but result is not null: a failure must omit result or set it to null",
+            ),
+            Breach::Base64InObservation => f.write_str(
+                "lastObservation must not hold base64 image data: summarize the capture and \
+                 write its PNG to the session's artifacts",
+            ),
+            Breach::BothArtifactFields => {
+                f.write_str("a capture summary carries artifact or artifactError, not both")
+            }
+            Breach::NoArtifactField => f.write_str(
+                "a capture summary needs artifact (where its PNG was written) or artifactError \
+                 (why it was not)",
+            ),
+            Breach::UnknownField { object, key } => {
+                write!(f, "unknown field `{key}`: {} has only ", object.noun())?;
+                write_list(f, object.fields())
+            }
+            Breach::MissingField { object, field } => {
+                write!(f, "missing field `{field}`: {} requires ", object.noun())?;
+                write_list(f, required(object))
+            }
+            Breach::DuplicateKey { key } => write!(f, "duplicate field `{key}`"),
+            Breach::WrongType { expected, found } => write!(f, "expected {expected}, found {found}"),
+            Breach::TooDeep => write!(
+                f,
+                "the document nests deeper than {} levels",
+                crate::strict::MAX_DEPTH
+            ),
+        }
+    }
+}
+
+/// The required fields of each closed object, in wire order.
+fn required(object: Object) -> &'static [&'static str] {
+    match object {
+        Object::Envelope => &["ok"],
+        Object::Error => &["code", "category", "detail"],
+        Object::Warning => &["code", "detail"],
+        Object::CaptureSummary => &["kind", "width", "height", "encoding", "bytes", "blankCheck"],
+        Object::Window => Object::Window.fields(),
+        Object::BlankCheck => Object::BlankCheck.fields(),
+    }
+}
+
+fn write_list(f: &mut fmt::Formatter<'_>, names: &[&str]) -> fmt::Result {
+    for (i, name) in names.iter().enumerate() {
+        match i {
+            0 => {}
+            _ if i + 1 == names.len() => f.write_str(" and ")?,
+            _ => f.write_str(", ")?,
+        }
+        f.write_str(name)?;
+    }
+    Ok(())
+}
+
+/// The rule and relative place of the breach behind an error on its way out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pending {
+    pub(crate) rule: Rule,
+    pub(crate) at: String,
+}
+
+thread_local! {
+    static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+}
+
+fn record(rule: Rule, at: String) {
+    PENDING.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(Pending { rule, at });
+        }
+    });
+}
+
+/// Records `breach` and returns the serde error that carries its message.
+pub(crate) fn raise<E: de::Error>(breach: Breach<'_>) -> E {
+    record(breach.rule(), breach.at());
+    E::custom(breach)
+}
+
+/// Records `rule` for an error raised below (by serde or a primitive) unless a more specific
+/// breach was recorded already.
+pub(crate) fn tag<E>(rule: Rule, err: E) -> E {
+    record(rule, String::new());
+    err
+}
+
+/// Records `rule` for an error raised below, replacing whatever was recorded: for errors
+/// inside the tool's own result type, which are the tool's, not the contract's.
+pub(crate) fn retag<E>(rule: Rule, err: E) -> E {
+    PENDING.with(|slot| *slot.borrow_mut() = Some(Pending { rule, at: String::new() }));
+    err
+}
+
+/// Takes the recorded breach, leaving the slot empty.
+pub(crate) fn take() -> Option<Pending> {
+    PENDING.with(|slot| slot.borrow_mut().take())
+}
+
+/// Forgets any recorded breach: before a read whose errors will be explained, and after a read
+/// whose error was handled.
+pub(crate) fn clear() {
+    PENDING.with(|slot| *slot.borrow_mut() = None);
+}
+
+/// Records a breach of `rule` found at `at` (relative to the reader that raises it) whose
+/// message another type owns (a code's or a category's parse error, a nested read's).
+pub(crate) fn raise_at<E: de::Error>(rule: Rule, at: String, message: impl fmt::Display) -> E {
+    record(rule, at);
+    E::custom(message)
+}
+
+/// [`raise_at`] the value being read.
+pub(crate) fn fail<E: de::Error>(rule: Rule, message: impl fmt::Display) -> E {
+    raise_at(rule, String::new(), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_innermost_breach_wins_and_retag_overrides() {
+        clear();
+        let _: serde_json::Error = raise(Breach::DuplicateKey { key: "a/b" });
+        let _ = tag(Rule::FieldType, ());
+        assert_eq!(
+            take(),
+            Some(Pending {
+                rule: Rule::NoDuplicateKeys,
+                at: "/a~1b".into()
+            })
+        );
+        let _ = tag(Rule::FieldType, ());
+        let _ = retag(Rule::ToolResultType, ());
+        assert_eq!(take().map(|p| p.rule), Some(Rule::ToolResultType));
+        assert_eq!(take(), None);
+    }
+
+    #[test]
+    fn objects_are_found_by_pointer_and_name_their_fields() {
+        assert_eq!(Object::at(""), Some(Object::Envelope));
+        assert_eq!(Object::at("/warnings/3"), Some(Object::Warning));
+        assert_eq!(
+            Object::at("/error/lastObservation/window"),
+            Some(Object::Window)
+        );
+        assert_eq!(Object::at("/result"), None);
+        assert_eq!(Object::at("/error/partialResult"), None);
+        let message = Breach::UnknownField {
+            object: Object::Warning,
+            key: "x",
+        }
+        .to_string();
+        assert_eq!(message, "unknown field `x`: a warning has only code and detail");
+        for rule_breach in [Breach::TooDeep, Breach::NoArtifactField] {
+            let text = rule_breach.to_string();
+            assert!(text.starts_with(|c: char| c.is_lowercase()), "{text}");
+            assert!(!text.ends_with('.'));
+        }
+    }
+}
