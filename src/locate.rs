@@ -77,6 +77,21 @@ fn offset_of(bytes: &[u8], pointer: &str) -> usize {
     found
 }
 
+/// The JSON Pointers of every repeated key in the objects for which `closed` holds, and of
+/// their parents' arrays, in document order. `text` is known to be well-formed JSON.
+pub(crate) fn repeated_keys(text: &str, closed: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut scanner = Scanner {
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
+    let mut out = Vec::new();
+    scanner.whitespace();
+    if scanner.peek() == Some(b'{') && closed("") {
+        scanner.repeated_in_object(&mut String::new(), closed, &mut out);
+    }
+    out
+}
+
 struct Scanner<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -116,6 +131,77 @@ impl Scanner<'_> {
                 b'\\' => self.pos += 2,
                 _ => self.pos += 1,
             }
+        }
+    }
+
+    /// Walks the object at the cursor, noting repeated keys and descending into the members
+    /// that are closed objects, or arrays of them. Stops quietly on broken text.
+    fn repeated_in_object(
+        &mut self,
+        pointer: &mut String,
+        closed: &dyn Fn(&str) -> bool,
+        out: &mut Vec<String>,
+    ) -> Option<()> {
+        self.pos += 1;
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            self.whitespace();
+            match self.peek()? {
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b',' => self.pos += 1,
+                b'"' => {
+                    let key = self.string()?;
+                    self.whitespace();
+                    self.pos += 1; // the colon
+                    self.whitespace();
+                    let len = pointer.len();
+                    crate::pointer::push_token(pointer, &key);
+                    if seen.contains(&key) {
+                        out.push(pointer.clone());
+                    } else {
+                        seen.push(key);
+                    }
+                    self.repeated_in_value(pointer, closed, out)?;
+                    pointer.truncate(len);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn repeated_in_value(
+        &mut self,
+        pointer: &mut String,
+        closed: &dyn Fn(&str) -> bool,
+        out: &mut Vec<String>,
+    ) -> Option<()> {
+        match self.peek()? {
+            b'{' if closed(pointer) => self.repeated_in_object(pointer, closed, out),
+            b'[' if closed(&format!("{pointer}/0")) => {
+                self.pos += 1;
+                let mut index = 0usize;
+                loop {
+                    self.whitespace();
+                    match self.peek()? {
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => self.pos += 1,
+                        _ => {
+                            let len = pointer.len();
+                            crate::pointer::push_token(pointer, &index.to_string());
+                            self.repeated_in_value(pointer, closed, out)?;
+                            pointer.truncate(len);
+                            index += 1;
+                        }
+                    }
+                }
+            }
+            _ => self.skip_value(),
         }
     }
 
@@ -179,6 +265,16 @@ mod tests {
         // A missing member reports its parent.
         assert_eq!(locate(text, "/error/detail"), (4, 12));
         assert_eq!(locate(text, "/warnings/7"), (3, 15));
+    }
+
+    #[test]
+    fn finds_repeated_keys_in_closed_objects_only() {
+        let text = r#"{"ok":false,"ok":false,"result":{"a":1,"a":2},"warnings":[{"code":"a"},{"code":"b","code":"c"}],"error":{"detail":"","detail":""}}"#;
+        let closed = |p: &str| crate::breach::Object::at(p).is_some();
+        assert_eq!(
+            repeated_keys(text, &closed),
+            ["/ok", "/warnings/1/code", "/error/detail"]
+        );
     }
 
     #[test]

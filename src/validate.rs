@@ -393,8 +393,18 @@ impl Validator {
             };
         };
         let mut report = self.validate(&value);
+        // The parsed value has merged repeated keys; the text still has them.
+        let closed = |pointer: &str| Object::at(pointer).is_some();
+        for pointer in crate::locate::repeated_keys(text, &closed) {
+            let key = pointer.rsplit('/').next().unwrap_or_default().replace("~1", "/");
+            let key = key.replace("~0", "~");
+            let message = Breach::DuplicateKey { key: &key }.to_string();
+            report
+                .violations
+                .push(Finding::new(Rule::NoDuplicateKeys, pointer, message));
+        }
         if report.violations.is_empty() {
-            // Only the typed reader sees this one (a repeated key, say).
+            // Only the typed reader sees this one.
             report.violations.push(typed_error());
             report.lints.clear();
         }

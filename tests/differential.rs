@@ -1,0 +1,87 @@
+//! Every reader gives one verdict: the differential harness over the fixtures and seeded
+//! mutations aimed at each class where readers used to part ways. `examples/differential.rs`
+//! runs the same harness for as many mutations as it is asked.
+
+#[path = "support/differential.rs"]
+mod differential;
+
+use std::path::Path;
+
+use agent_tool_result::Validator;
+use differential::{Rng, disagreement, mutate, seeds};
+
+#[test]
+fn every_reader_agrees_on_fixtures_and_twenty_thousand_mutations() {
+    let validator = Validator::shared();
+    let seeds = seeds(Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert!(seeds.len() > 100);
+    let mut rng = Rng::new(0x5eed);
+    let mut checked = 0;
+    for seed in &seeds {
+        assert_eq!(disagreement(validator, seed), None, "{seed}");
+    }
+    while checked < 20_000 {
+        let mut text = rng.pick(&seeds).clone();
+        for _ in 0..=rng.below(2) {
+            text = mutate(&text, &mut rng);
+        }
+        if let Some(why) = disagreement(validator, &text) {
+            panic!("{why}\n{text}");
+        }
+        checked += 1;
+    }
+}
+
+/// Each class, once by hand: the verdict every reader gives.
+#[test]
+fn each_class_has_one_verdict() {
+    use agent_tool_result::Rule;
+    let validator = Validator::shared();
+    let capture = |width: &str| {
+        format!(
+            r#"{{"ok":false,"error":{{"code":"x","category":"internal","detail":"","lastObservation":{{"kind":"capture-summary","handle":5.0,"width":{width},"height":1E2,"encoding":"png","bytes":-0,"blankCheck":{{"blank":false,"dominantFraction":0.5,"dominantIsDark":false}},"artifact":"a.png"}}}}}}"#
+        )
+    };
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let cases: Vec<(String, Option<(Rule, &str)>)> = vec![
+        (r#"{"ok":true,"result":{"n":1e400}}"#.into(), Some((Rule::WellFormedJson, ""))),
+        (r#"{"ok":true,"result":{"n":"\ud800"}}"#.into(), Some((Rule::WellFormedJson, ""))),
+        (format!(r#"{{"ok":true,"result":{{"n":{deep}}}}}"#), Some((Rule::NestingLimit, ""))),
+        (capture("800.0"), None),
+        (capture("8E2"), None),
+        (
+            capture("4294967296"),
+            Some((Rule::FieldType, "/error/lastObservation/width")),
+        ),
+        (
+            capture("1.5"),
+            Some((Rule::FieldType, "/error/lastObservation/width")),
+        ),
+        (
+            capture("4294967295").replace("-0", "18446744073709551616"),
+            Some((Rule::FieldType, "/error/lastObservation/bytes")),
+        ),
+        (
+            r#"{"ok":false,"result":{"a":1},"error":{"code":"x","category":"internal","detail":""}}"#.into(),
+            Some((Rule::FailureForbidsResult, "/result")),
+        ),
+        (
+            r#"{"ok":true,"ok":true}"#.into(),
+            Some((Rule::NoDuplicateKeys, "/ok")),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(disagreement(validator, &text), None, "{text}");
+        let typed = agent_tool_result::Envelope::<serde_json::Value>::from_json(&text);
+        match expected {
+            None => assert!(typed.is_ok(), "{text}: {typed:?}"),
+            Some((rule, pointer)) => {
+                let err = typed.unwrap_err();
+                assert_eq!(err.rule(), rule, "{text}: {err}");
+                if !pointer.is_empty() || rule == Rule::FailureForbidsResult {
+                    assert_eq!(err.pointer(), pointer, "{text}: {err}");
+                }
+            }
+        }
+    }
+}
