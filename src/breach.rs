@@ -102,6 +102,8 @@ pub(crate) enum Breach<'a> {
     WrongType { expected: &'a str, found: &'a str },
     /// The document nests deeper than readers follow.
     TooDeep,
+    /// The document is the older `CommandResult` shape.
+    LegacyCommandResult,
 }
 
 impl Breach<'_> {
@@ -118,6 +120,7 @@ impl Breach<'_> {
             Breach::DuplicateKey { .. } => Rule::NoDuplicateKeys,
             Breach::WrongType { .. } => Rule::FieldType,
             Breach::TooDeep => Rule::NestingLimit,
+            Breach::LegacyCommandResult => Rule::NotLegacyCommandResult,
         }
     }
 
@@ -168,6 +171,10 @@ impl fmt::Display for Breach<'_> {
             }
             Breach::DuplicateKey { key } => write!(f, "duplicate field `{key}`"),
             Breach::WrongType { expected, found } => write!(f, "expected {expected}, found {found}"),
+            Breach::LegacyCommandResult => f.write_str(
+                "this is the older CommandResult shape ({ success, command, error, data }), not \
+                 an envelope: convert it with `atr migrate` (or `Migration` in code)",
+            ),
             Breach::TooDeep => write!(
                 f,
                 "the document nests deeper than {} levels",

@@ -348,14 +348,16 @@ impl PartialEq<ErrorCode> for KnownCode {
 
 const SELECTOR_MATCHED_PREFIX: &str = "selector-matched-";
 
-/// Declares the well-known error codes: one row per code, with its category.
+/// Declares the well-known error codes: one row per code, with the categories it rides under
+/// (the first is the one its constant carries), or `any` for a code that keeps whatever
+/// category the failure named (its constant carries `internal`).
 macro_rules! known_error_codes {
-    ($( $(#[$doc:meta])* $name:ident = $wire:literal => $category:ident; )+) => {
+    ($( $(#[$doc:meta])* $name:ident = $wire:literal => $categories:tt; )+) => {
         impl ErrorCode {
             $(
                 $(#[$doc])*
                 pub const $name: KnownCode =
-                    KnownCode::from_static($wire, ErrorCategory::$category);
+                    KnownCode::from_static($wire, known_error_codes!(@first $categories));
             )+
 
             /// Every fixed well-known code, in the order of the contract's table.
@@ -363,62 +365,154 @@ macro_rules! known_error_codes {
             pub const WELL_KNOWN: &'static [KnownCode] = &[$(ErrorCode::$name),+];
         }
 
-        fn known_error_code_row(code: &str) -> Option<(&'static str, ErrorCategory)> {
+        fn known_error_code_row(code: &str) -> Option<(&'static str, &'static [ErrorCategory])> {
             match code {
-                $( $wire => Some(($wire, ErrorCategory::$category)), )+
+                $( $wire => Some(($wire, known_error_codes!(@set $categories))), )+
                 _ => None,
             }
         }
     };
+    (@first any) => { ErrorCategory::Internal };
+    (@first [$first:ident $(, $rest:ident)*]) => { ErrorCategory::$first };
+    (@set any) => { &ANY_CATEGORY };
+    (@set [$($category:ident),+]) => { &[$(ErrorCategory::$category),+] };
 }
+
+/// The categories of a code that rides under any: internal (its own) first, then the rest.
+const ANY_CATEGORY: [ErrorCategory; ErrorCategory::ALL.len()] = {
+    let mut all = ErrorCategory::ALL;
+    let mut i = 0;
+    while i < all.len() {
+        if matches!(all[i], ErrorCategory::Internal) {
+            all[i] = all[0];
+            all[0] = ErrorCategory::Internal;
+        }
+        i += 1;
+    }
+    all
+};
 
 known_error_codes! {
     /// A `wait-for` condition did not hold before its timeout.
-    WAIT_CONDITION_TIMEOUT = "wait-condition-timeout" => Timeout;
+    WAIT_CONDITION_TIMEOUT = "wait-condition-timeout" => [Timeout];
     /// An element resolved earlier is no longer in the tree.
-    ELEMENT_STALE = "element-stale" => StaleElement;
+    ELEMENT_STALE = "element-stale" => [StaleElement];
     /// The window an earlier reference pointed at has closed.
-    WINDOW_CLOSED = "window-closed" => StaleElement;
+    WINDOW_CLOSED = "window-closed" => [StaleElement];
     /// No window matched the selector.
-    WINDOW_NOT_FOUND = "window-not-found" => NoTarget;
+    WINDOW_NOT_FOUND = "window-not-found" => [NoTarget];
     /// No element matched the selector.
-    ELEMENT_NOT_FOUND = "element-not-found" => NoTarget;
-    /// The requested region is larger than the screen or the tool's limit.
-    REGION_TOO_LARGE = "region-too-large" => InvalidArgument;
-    /// The requested action is not one the tool knows.
-    ACTION_UNKNOWN = "action-unknown" => InvalidArgument;
-    /// The target does not support the pattern the action needs.
-    PATTERN_UNSUPPORTED = "pattern-unsupported" => InvalidArgument;
+    ELEMENT_NOT_FOUND = "element-not-found" => [NoTarget];
+    /// The session id names no open session.
+    UNKNOWN_SESSION = "unknown-session" => [InvalidArgument];
     /// The arguments are malformed (missing, wrong type, out of range).
-    BAD_ARGUMENTS = "bad-arguments" => InvalidArgument;
+    BAD_ARGUMENTS = "bad-arguments" => [InvalidArgument];
+    /// The target does not support the pattern the action needs.
+    PATTERN_UNSUPPORTED = "pattern-unsupported" => [InvalidArgument];
+    /// The requested action is not one the tool knows.
+    ACTION_UNKNOWN = "action-unknown" => [InvalidArgument];
+    /// The requested region is larger than the screen or the tool's limit.
+    REGION_TOO_LARGE = "region-too-large" => [InvalidArgument];
+    /// The requested region lies outside the screen or window.
+    REGION_OUT_OF_BOUNDS = "region-out-of-bounds" => [InvalidArgument];
+    /// The image given to text recognition is larger than it accepts.
+    OCR_IMAGE_TOO_LARGE = "ocr-image-too-large" => [InvalidArgument];
     /// A launch was asked for a path that does not exist.
-    LAUNCH_PATH_MISSING = "launch-path-missing" => InvalidArgument;
+    LAUNCH_PATH_MISSING = "launch-path-missing" => [InvalidArgument];
+    /// A recording was asked for an action it does not know.
+    RECORD_ACTION_UNKNOWN = "record-action-unknown" => [InvalidArgument];
     /// A recording was started while one is already running.
-    RECORDING_IN_PROGRESS = "recording-in-progress" => InvalidArgument;
+    RECORDING_IN_PROGRESS = "recording-in-progress" => [InvalidArgument];
     /// A recording was stopped or read when none is running.
-    NO_RECORDING = "no-recording" => InvalidArgument;
-    /// Every pixel of the capture is black.
-    FRAME_ALL_BLACK = "frame-all-black" => CaptureBlank;
-    /// Nearly every pixel of the capture is one colour.
-    FRAME_MOSTLY_BLANK = "frame-mostly-blank" => CaptureBlank;
-    /// Every pixel of the capture is one (not black) colour.
-    FRAME_UNIFORM = "frame-uniform" => CaptureBlank;
+    NO_RECORDING = "no-recording" => [InvalidArgument];
+    /// A clipboard write was asked for without its text.
+    CLIPBOARD_TEXT_MISSING = "clipboard-text-missing" => [InvalidArgument];
+    /// A window query named a condition the tool does not know.
+    WINDOWS_UNKNOWN_CONDITION = "windows-unknown-condition" => [InvalidArgument];
+    /// A window query gave no criteria at all.
+    WINDOWS_NO_CRITERIA = "windows-no-criteria" => [InvalidArgument];
+    /// The category's own name as a code, as one reference tool writes it.
+    INVALID_ARGUMENT = "invalid-argument" => [InvalidArgument];
+    /// The command is not one the tool knows: `internal` from the dispatcher, `invalid-argument`
+    /// from a tool that validates its own command names.
+    UNKNOWN_COMMAND = "unknown-command" => [Internal, InvalidArgument];
+    /// Every pixel of the frame is black: `capture-blank` from a window capture, `ocr-blank`
+    /// from text recognition of a blank frame.
+    FRAME_ALL_BLACK = "frame-all-black" => [CaptureBlank, OcrBlank];
+    /// Nearly every pixel of the capture is one colour (the contract's example; the reference
+    /// producer writes `frame-uniform`).
+    FRAME_MOSTLY_BLANK = "frame-mostly-blank" => [CaptureBlank];
+    /// Every pixel of the frame is one (not black) colour: `capture-blank` from a capture,
+    /// `ocr-blank` from text recognition.
+    FRAME_UNIFORM = "frame-uniform" => [CaptureBlank, OcrBlank];
+    /// Text recognition ran on a non-blank frame and found no text.
+    OCR_NO_TEXT = "ocr-no-text" => [OcrNoText];
     /// The focus tool could not confirm that a control took keyboard focus.
-    FOCUS_NOT_CONFIRMED = "focus-not-confirmed" => Focus;
+    FOCUS_NOT_CONFIRMED = "focus-not-confirmed" => [Focus];
     /// A programmatic set-focus did not leave the element with keyboard focus.
-    FOCUS_NOT_SET = "focus-not-set" => Focus;
+    FOCUS_NOT_SET = "focus-not-set" => [Focus];
     /// The target runs elevated and refuses the tool's access.
-    TARGET_ELEVATED = "target-elevated" => Elevation;
+    TARGET_ELEVATED = "target-elevated" => [Elevation];
     /// The operating system refused to bring the target to the foreground.
-    FOREGROUND_NOT_SET = "foreground-not-set" => Foreground;
-    /// An exception escaped the tool's own code.
-    UNHANDLED_EXCEPTION = "unhandled-exception" => Internal;
+    FOREGROUND_NOT_SET = "foreground-not-set" => [Foreground];
+    /// The operator pressed the emergency stop; nothing runs until it is released.
+    EMERGENCY_STOPPED = "emergency-stopped" => [Internal];
+    /// The server runs in bootstrap mode and accepts only bootstrap commands.
+    BOOTSTRAP_ONLY = "bootstrap-only" => [Internal];
+    /// The user has not yet answered the consent prompt.
+    CONSENT_PENDING = "consent-pending" => [Internal];
+    /// Agent commands are switched off on this machine.
+    AGENT_COMMANDS_DISABLED = "agent-commands-disabled" => [Internal];
+    /// The tool name is not one the server knows.
+    UNKNOWN_TOOL = "unknown-tool" => [Internal];
+    /// This command is switched off on this machine.
+    COMMAND_DISABLED = "command-disabled" => [Internal];
+    /// The automation engine is not running.
+    ENGINE_UNAVAILABLE = "engine-unavailable" => [Internal];
+    /// The command was dropped before it ran.
+    COMMAND_DROPPED = "command-dropped" => [Internal];
+    /// Handing the command to the engine timed out (the tool's plumbing, not a wait the agent
+    /// asked for, hence `internal`).
+    SEND_COMMAND_TIMEOUT = "send-command-timeout" => [Internal];
+    /// The caller may not provision this machine.
+    PROVISIONING_NOT_AUTHORIZED = "provisioning-not-authorized" => [Internal];
+    /// Provisioning the machine failed.
+    PROVISIONING_FAILED = "provisioning-failed" => [Internal];
+    /// The session token was refused.
+    SESSION_TOKEN_INVALID = "session-token-invalid" => [Internal];
+    /// No consent prompt can be shown.
+    CONSENT_UNAVAILABLE = "consent-unavailable" => [Internal];
+    /// The user did not answer the consent prompt in time (`internal`, like
+    /// `send-command-timeout`).
+    CONSENT_TIMEOUT = "consent-timeout" => [Internal];
+    /// The user refused consent.
+    CONSENT_DENIED = "consent-denied" => [Internal];
+    /// The command finished without producing its output.
+    NO_OUTPUT = "no-output" => [Internal];
     /// The accessibility (UI Automation) layer faulted.
-    UIA_FAULTED = "uia-faulted" => Internal;
+    UIA_FAULTED = "uia-faulted" => [Internal];
     /// Dispatching the action faulted inside the tool.
-    INVOKE_FAULTED = "invoke-faulted" => Internal;
-    /// A failure with no code of its own (what legacy results without a code migrate to).
-    UNHANDLED = "unhandled" => Internal;
+    INVOKE_FAULTED = "invoke-faulted" => [Internal];
+    /// Text recognition is not available on this machine.
+    OCR_UNAVAILABLE = "ocr-unavailable" => [Internal];
+    /// Reading an element's text threw.
+    GET_TEXT_EXCEPTION = "get-text-exception" => [Internal];
+    /// Capturing the screen or window threw.
+    CAPTURE_EXCEPTION = "capture-exception" => [Internal];
+    /// The program could not be launched.
+    LAUNCH_FAILED = "launch-failed" => [Internal];
+    /// The recorder threw.
+    RECORD_EXCEPTION = "record-exception" => [Internal];
+    /// The recording captured no frames.
+    RECORD_NO_FRAMES = "record-no-frames" => [Internal];
+    /// The recording could not be written.
+    RECORD_WRITE_FAILED = "record-write-failed" => [Internal];
+    /// An exception escaped the tool's own code (the contract's example; the reference
+    /// producer writes `unhandled`).
+    UNHANDLED_EXCEPTION = "unhandled-exception" => [Internal];
+    /// A failure with no code of its own: it keeps whatever category the failure named, and
+    /// `internal` when none.
+    UNHANDLED = "unhandled" => any;
 }
 
 fn known_error_code(code: &str) -> Option<&'static str> {
@@ -457,15 +551,37 @@ impl ErrorCode {
         if canonical { digits.parse().ok() } else { None }
     }
 
-    /// The category the contract documents for this code, if it is a well-known one
-    /// (including the `selector-matched-N` family).
+    /// The categories a well-known code rides under (including the `selector-matched-N`
+    /// family), the one its constant carries first; empty for a code this crate does not
+    /// know. A code that keeps any category (`unhandled`) lists all twelve.
+    ///
+    /// ```
+    /// use agent_tool_result::{ErrorCategory, ErrorCode};
+    ///
+    /// let code: ErrorCode = "frame-uniform".parse()?;
+    /// assert_eq!(code.known_categories(), [ErrorCategory::CaptureBlank, ErrorCategory::OcrBlank]);
+    /// assert_eq!(code.known_category(), None, "two categories: the producer picks");
+    /// # Ok::<(), agent_tool_result::InvalidCode>(())
+    /// ```
+    #[must_use]
+    pub fn known_categories(&self) -> &'static [ErrorCategory] {
+        if let Some((_, categories)) = known_error_code_row(self.as_str()) {
+            return categories;
+        }
+        match self.selector_match_count() {
+            Some(_) => &[ErrorCategory::AmbiguousSelector],
+            None => &[],
+        }
+    }
+
+    /// The one category a well-known code rides under, or `None` for a code this crate does
+    /// not know or one that rides under several.
     #[must_use]
     pub fn known_category(&self) -> Option<ErrorCategory> {
-        if let Some((_, category)) = known_error_code_row(self.as_str()) {
-            return Some(category);
+        match self.known_categories() {
+            [only] => Some(*only),
+            _ => None,
         }
-        self.selector_match_count()
-            .map(|_| ErrorCategory::AmbiguousSelector)
     }
 }
 
@@ -495,10 +611,15 @@ known_warning_codes! {
     TREE_TRUNCATED = "tree-truncated";
     /// The requested region was clipped to the screen.
     REGION_CLAMPED = "region-clamped";
-    /// The capture looks blank, but the call was not asked to fail on that.
+    /// A region capture looks blank (a blank region is a warning; a blank window capture is a
+    /// `capture-blank` error).
     CAPTURE_BLANK = "capture-blank";
     /// The preferred capture method failed and a fallback method produced the image.
     CAPTURE_FALLBACK = "capture-fallback";
+    /// The preferred text recognition engine failed and a fallback produced the text.
+    OCR_FALLBACK = "ocr-fallback";
+    /// A recording that was never fetched was thrown away when a new one started.
+    UNFETCHED_RECORDING_DISCARDED = "unfetched-recording-discarded";
 }
 
 #[cfg(test)]
@@ -535,9 +656,11 @@ mod tests {
     }
 
     #[test]
-    fn every_well_known_code_knows_its_category() {
+    fn every_well_known_constant_carries_the_first_of_its_categories() {
         for known in ErrorCode::WELL_KNOWN {
-            assert_eq!(known.code().known_category(), Some(known.category()));
+            assert_eq!(known.code().known_categories()[0], known.category());
         }
+        assert_eq!(ANY_CATEGORY.len(), 12);
+        assert!(ErrorCategory::ALL.iter().all(|c| ANY_CATEGORY.contains(c)));
     }
 }

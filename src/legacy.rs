@@ -33,7 +33,7 @@ use crate::{
 pub const NO_MESSAGE: &str = "The command failed without a message.";
 
 /// The detail of a `wait-for` reclassified as a timeout.
-pub const WAIT_FOR_TIMEOUT: &str = "wait-for exhausted its timeout before the condition held.";
+pub const WAIT_FOR_TIMEOUT: &str = "wait-for exhausted its timeout before the element appeared.";
 
 /// How to migrate legacy results: the tool that produced them, the session they belong to, and
 /// the session's last good observation.

@@ -127,6 +127,9 @@ rules! {
     /// A capture summary has both or neither of `artifact` and `artifactError`.
     CaptureArtifactExclusive = "capture-artifact-exclusive", Error,
         "a capture summary carries exactly one of artifact and artifactError";
+    /// The document is the older `CommandResult` shape (`success`, `command`), not an envelope.
+    NotLegacyCommandResult = "not-legacy-command-result", Error,
+        "an envelope is not the older CommandResult shape; atr migrate converts one";
     /// A `tools/call` result is not well-formed (content blocks, field types, base64 images).
     McpResultShape = "mcp-result-shape", Error,
         "a tools/call result is an object with a content array of typed blocks";

@@ -130,6 +130,10 @@ impl Validator {
     pub fn validate(&self, document: &Value) -> Report {
         let mut violations = Vec::new();
         if !self.schema.is_valid(document) {
+            if is_legacy_command_result(document) {
+                let breach = Breach::LegacyCommandResult;
+                violations.push(Finding::new(breach.rule(), "", breach.to_string()));
+            }
             for error in self.schema.iter_errors(document) {
                 self.describe(&error, &mut violations);
             }
@@ -280,6 +284,15 @@ fn annotated_rules(schema: &Value, location: &mut String, out: &mut Vec<(String,
     }
 }
 
+/// Whether `document` is the older `CommandResult` shape: `success` and `command`, no `ok`.
+fn is_legacy_command_result(document: &Value) -> bool {
+    document.as_object().is_some_and(|object| {
+        object.get("success").is_some_and(Value::is_boolean)
+            && object.contains_key("command")
+            && !object.contains_key("ok")
+    })
+}
+
 /// The contract lints: rules the schema cannot express.
 fn lints(document: &Value) -> Vec<Finding> {
     let Some(error) = document.get("error") else {
@@ -302,13 +315,20 @@ fn lints(document: &Value) -> Vec<Finding> {
 /// The lints of an error's code under its category.
 fn lints_for(code: &ErrorCode, category: Option<ErrorCategory>) -> Vec<Finding> {
     let mut lints = Vec::new();
-    if let (Some(known), Some(category)) = (code.known_category(), category)
-        && known != category
+    let known = code.known_categories();
+    if let Some(category) = category
+        && !known.is_empty()
+        && !known.contains(&category)
     {
+        let rides = known
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(" or ");
         lints.push(Finding::new(
             Rule::CodeCategoryMismatch,
             "/error/category",
-            format!("code `{code}` belongs to category `{known}`, not `{category}`"),
+            format!("code `{code}` rides under {rides}, not `{category}`"),
         ));
     }
     if let Some(count) = code.selector_match_count().filter(|&n| n < 2) {

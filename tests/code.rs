@@ -4,43 +4,75 @@ use agent_tool_result::{
     ErrorCategory, ErrorCode, KnownCode, ToolError, WarningCode, is_kebab_case,
 };
 
-#[test]
-fn the_documented_codes_are_constants_with_their_categories() {
+/// The reference producer's table: each code with the categories it rides under.
+fn reference_table() -> Vec<(&'static str, Vec<ErrorCategory>)> {
     use ErrorCategory as C;
-    let expected = [
-        ("wait-condition-timeout", C::Timeout),
-        ("element-stale", C::StaleElement),
-        ("window-closed", C::StaleElement),
-        ("window-not-found", C::NoTarget),
-        ("element-not-found", C::NoTarget),
-        ("region-too-large", C::InvalidArgument),
-        ("action-unknown", C::InvalidArgument),
-        ("pattern-unsupported", C::InvalidArgument),
-        ("bad-arguments", C::InvalidArgument),
-        ("launch-path-missing", C::InvalidArgument),
-        ("recording-in-progress", C::InvalidArgument),
-        ("no-recording", C::InvalidArgument),
-        ("frame-all-black", C::CaptureBlank),
-        ("frame-mostly-blank", C::CaptureBlank),
-        ("frame-uniform", C::CaptureBlank),
-        ("focus-not-confirmed", C::Focus),
-        ("focus-not-set", C::Focus),
-        ("target-elevated", C::Elevation),
-        ("foreground-not-set", C::Foreground),
-        ("unhandled-exception", C::Internal),
-        ("uia-faulted", C::Internal),
-        ("invoke-faulted", C::Internal),
-        ("unhandled", C::Internal),
-    ];
-    let listed: Vec<(&str, ErrorCategory)> = ErrorCode::WELL_KNOWN
-        .iter()
-        .map(|k| (k.as_str(), k.category()))
-        .collect();
-    assert_eq!(listed, expected);
-    for (name, category) in expected {
+    let mut table: Vec<(&str, Vec<ErrorCategory>)> = Vec::new();
+    let mut add = |codes: &[&'static str], categories: &[ErrorCategory]| {
+        for code in codes {
+            table.push((code, categories.to_vec()));
+        }
+    };
+    add(&["window-not-found", "element-not-found"], &[C::NoTarget]);
+    add(&["window-closed", "element-stale"], &[C::StaleElement]);
+    add(&["target-elevated"], &[C::Elevation]);
+    add(&["focus-not-set", "focus-not-confirmed"], &[C::Focus]);
+    add(&["foreground-not-set"], &[C::Foreground]);
+    add(&["wait-condition-timeout"], &[C::Timeout]);
+    add(&["frame-all-black", "frame-uniform"], &[C::CaptureBlank, C::OcrBlank]);
+    add(&["ocr-no-text"], &[C::OcrNoText]);
+    add(
+        &[
+            "unknown-session", "bad-arguments", "pattern-unsupported", "action-unknown",
+            "region-too-large", "region-out-of-bounds", "ocr-image-too-large",
+            "launch-path-missing", "record-action-unknown", "recording-in-progress",
+            "no-recording", "clipboard-text-missing", "windows-unknown-condition",
+            "windows-no-criteria", "invalid-argument",
+        ],
+        &[C::InvalidArgument],
+    );
+    add(
+        &[
+            "emergency-stopped", "bootstrap-only", "consent-pending", "agent-commands-disabled",
+            "unknown-tool", "command-disabled", "engine-unavailable", "command-dropped",
+            "send-command-timeout", "provisioning-not-authorized", "provisioning-failed",
+            "session-token-invalid", "consent-unavailable", "consent-timeout", "consent-denied",
+            "no-output", "uia-faulted", "invoke-faulted", "ocr-unavailable",
+            "get-text-exception", "capture-exception", "launch-failed", "record-exception",
+            "record-no-frames", "record-write-failed",
+        ],
+        &[C::Internal],
+    );
+    add(&["unknown-command"], &[C::Internal, C::InvalidArgument]);
+    // The contract document's own examples, which the reference never emits.
+    add(&["frame-mostly-blank"], &[C::CaptureBlank]);
+    add(&["unhandled-exception"], &[C::Internal]);
+    table
+}
+
+#[test]
+fn the_reference_producers_codes_are_constants_with_their_categories() {
+    let table = reference_table();
+    for (name, categories) in &table {
         let code: ErrorCode = name.parse().unwrap();
-        assert_eq!(code.known_category(), Some(category), "{name}");
+        let mut known = code.known_categories().to_vec();
+        known.sort();
+        let mut expected = categories.clone();
+        expected.sort();
+        assert_eq!(known, expected, "{name}");
+        let constant = ErrorCode::WELL_KNOWN
+            .iter()
+            .find(|k| k.as_str() == *name)
+            .unwrap_or_else(|| panic!("{name} has no constant"));
+        assert_eq!(constant.category(), categories[0], "{name}");
+        let single = (categories.len() == 1).then(|| categories[0]);
+        assert_eq!(code.known_category(), single, "{name}");
     }
+    // `unhandled` keeps whatever category the failure named.
+    let unhandled: ErrorCode = "unhandled".parse().unwrap();
+    assert_eq!(unhandled.known_categories().len(), ErrorCategory::ALL.len());
+    assert_eq!(ErrorCode::UNHANDLED.category(), ErrorCategory::Internal);
+    assert_eq!(ErrorCode::WELL_KNOWN.len(), table.len() + 1);
 }
 
 #[test]
@@ -56,7 +88,9 @@ fn the_documented_warning_codes_are_constants() {
             "tree-truncated",
             "region-clamped",
             "capture-blank",
-            "capture-fallback"
+            "capture-fallback",
+            "ocr-fallback",
+            "unfetched-recording-discarded",
         ]
     );
 }

@@ -49,8 +49,44 @@ fn every_fixture_pair_migrates_as_written() {
         let envelope = migration(options).migrate(&legacy).unwrap();
         let written: Value = serde_json::from_str(&envelope.to_json().unwrap()).unwrap();
         assert_eq!(written, expected, "{name}");
-        assert!(Validator::shared().validate(&written).is_valid(), "{name}");
+        let report = Validator::shared().validate(&written);
+        assert!(report.is_valid(), "{name}");
+        // The reference producer's own codes under their own categories earn no lint; a
+        // category the migration had to replace with `internal` may.
+        let replaced = ["unknown-category", "missing-category", "wrong-case"];
+        if !replaced.iter().any(|r| name.contains(r)) {
+            assert_eq!(report.lints(), [], "{name}");
+        }
     }
+}
+
+/// A code outside its categories still earns the lint, naming every category it rides under.
+#[test]
+fn the_lint_fires_only_outside_a_codes_categories() {
+    let failure = |code: &str, category: &str| {
+        json!({ "ok": false, "error": { "code": code, "category": category, "detail": "" } })
+    };
+    for (code, category) in [
+        ("frame-all-black", "capture-blank"),
+        ("frame-all-black", "ocr-blank"),
+        ("frame-uniform", "ocr-blank"),
+        ("unknown-command", "internal"),
+        ("unknown-command", "invalid-argument"),
+        ("unhandled", "focus"),
+        ("unhandled", "timeout"),
+        ("send-command-timeout", "internal"),
+        ("my-own-code", "timeout"),
+    ] {
+        let report = Validator::shared().validate(&failure(code, category));
+        assert_eq!(report.lints(), [], "{code} under {category}");
+    }
+    let report = Validator::shared().validate(&failure("frame-all-black", "timeout"));
+    assert_eq!(
+        report.lints()[0].message(),
+        "code `frame-all-black` rides under `capture-blank` or `ocr-blank`, not `timeout`"
+    );
+    let report = Validator::shared().validate(&failure("send-command-timeout", "timeout"));
+    assert_eq!(report.lints().len(), 1);
 }
 
 #[test]
@@ -67,4 +103,22 @@ fn values_that_are_not_command_results_are_refused() {
             "{value}"
         );
     }
+}
+
+/// A legacy document given to the validator says what it is and how to convert it.
+#[test]
+fn a_legacy_document_is_named_as_such() {
+    use agent_tool_result::Rule;
+    let text = r#"{"success":false,"command":"find","error":"No element.","data":null}"#;
+    let report = Validator::shared().validate_text(text);
+    let first = &report.violations()[0];
+    assert_eq!(first.rule(), Rule::NotLegacyCommandResult);
+    assert!(first.message().contains("atr migrate"), "{}", first.message());
+    // The same keys inside an envelope's result are the tool's business.
+    let report = Validator::shared()
+        .validate_text(r#"{"ok":true,"result":{"success":true,"command":"find"}}"#);
+    assert!(report.is_valid());
+    // And an envelope with a stray `success` is not called legacy.
+    let report = Validator::shared().validate_text(r#"{"ok":true,"success":true,"command":"x"}"#);
+    assert!(report.violations().iter().all(|v| v.rule() != Rule::NotLegacyCommandResult));
 }

@@ -90,7 +90,7 @@ fn validate_the_bundled_examples_in_every_format() {
         .lines()
         .filter(|l| l.starts_with("::"))
         .collect();
-    assert_eq!(annotations.len(), 10);
+    assert_eq!(annotations.len(), 11);
     assert!(
         annotations
             .iter()
@@ -384,7 +384,7 @@ fn migrate_applies_the_legacy_rules() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         out.stdout,
-        "{\"ok\":false,\"sessionId\":\"s-1\",\"error\":{\"code\":\"wait-condition-timeout\",\"category\":\"timeout\",\"detail\":\"wait-for exhausted its timeout before the condition held.\",\"lastObservation\":{\"kind\":\"find\",\"matches\":0}}}\n"
+        "{\"ok\":false,\"sessionId\":\"s-1\",\"error\":{\"code\":\"wait-condition-timeout\",\"category\":\"timeout\",\"detail\":\"wait-for exhausted its timeout before the element appeared.\",\"lastObservation\":{\"kind\":\"find\",\"matches\":0}}}\n"
     );
     let plain = run(&["migrate", "-"], Some(legacy));
     assert_eq!(plain.stdout, "{\"ok\":true,\"result\":{\"found\":false}}\n");

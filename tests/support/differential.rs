@@ -297,7 +297,11 @@ pub fn mutate(text: &str, rng: &mut Rng) -> String {
             match rng.below(3) {
                 0 => splice(text, at, at + 1, ""),
                 1 => splice(text, at, at, *rng.pick(&["{", "}", "[", "]", ",", ":", "\"", "\\", "\u{feff}"])),
-                _ => splice(text, at, (at + 1).min(bytes.len()), &text[at..=at].repeat(2)),
+                _ => {
+                    let mut out = bytes.to_vec();
+                    out.insert(at, bytes[at]);
+                    String::from_utf8_lossy(&out).into_owned()
+                }
             }
         }
     }
