@@ -15,7 +15,10 @@ use differential::{Rng, disagreement, mutate, seeds};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let total: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1_000_000);
+    let total: u64 = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000);
     let seed: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
     let seeds = seeds(Path::new(env!("CARGO_MANIFEST_DIR")));
     let validator = Validator::shared();

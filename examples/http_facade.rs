@@ -2,22 +2,24 @@
 //! arguments and a bearer token.
 //!
 //! Every call that reaches a tool answers 200 with the bare envelope, whatever its `ok`;
-//! transport and auth faults answer 400, 401, 403, 404 or 413 with an RFC 9457 problem.
+//! transport and auth faults answer 400, 401, 403, 404, 405, 413 or 415 with an RFC 9457
+//! problem, never an empty body.
 //!
 //! Run with `cargo run --example http_facade --features axum`, then:
 //!
 //! ```text
-//! curl -s -X POST localhost:5151/tools/find -H 'authorization: Bearer demo-token' -d '{"name":"OK"}'
+//! curl -s localhost:5151/tools/find -H 'authorization: Bearer demo-token' \
+//!     -H 'content-type: application/json' -d '{"name":"OK"}'
 //! ```
 #![allow(dead_code)] // the tests reuse `router` without `main`
 
-use agent_tool_result::http::Fault;
+use agent_tool_result::http::{Credentials, Fault, credentials, require_json};
 use agent_tool_result::{Envelope, ErrorCode, ToolError};
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
 use axum::extract::{DefaultBodyLimit, Path};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method, Uri};
 use axum::routing::post;
 use serde_json::{Value, json};
 
@@ -29,10 +31,14 @@ pub const TOKEN: &str = "demo-token";
 /// A token without the `tools:call` scope.
 pub const READ_ONLY_TOKEN: &str = "read-only-token";
 
-/// The façade's routes.
+/// The façade's routes; anything else is a 404 or 405 problem.
 pub fn router() -> Router {
     Router::new()
         .route("/tools/{name}", post(call))
+        .fallback(|uri: Uri| async move { Fault::no_route(uri.path()) })
+        .method_not_allowed_fallback(|method: Method| async move {
+            Fault::method_not_allowed(method.as_str())
+        })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }
 
@@ -42,8 +48,11 @@ async fn call(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Envelope, Fault> {
     authorize(&headers)?;
+    require_json(&headers)?;
     let body = body.map_err(|rejection| match rejection {
-        BytesRejection::FailedToBufferBody(_) => Fault::too_large(BODY_LIMIT),
+        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => {
+            Fault::too_large(BODY_LIMIT)
+        }
         other => Fault::malformed(other.body_text()),
     })?;
     let arguments: Value = serde_json::from_slice(&body)
@@ -55,18 +64,11 @@ async fn call(
 }
 
 fn authorize(headers: &HeaderMap) -> Result<(), Fault> {
-    let token = headers
-        .get("authorization")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
-    match token {
-        Some(TOKEN) => Ok(()),
-        Some(READ_ONLY_TOKEN) => Err(Fault::insufficient_scope("tools:call")),
-        Some(_) => Err(Fault::unauthenticated("tools", "the token is not valid")),
-        None => Err(Fault::unauthenticated(
-            "tools",
-            "a bearer token is required",
-        )),
+    match credentials(headers) {
+        Credentials::Bearer(TOKEN) => Ok(()),
+        Credentials::Bearer(READ_ONLY_TOKEN) => Err(Fault::insufficient_scope("tools:call")),
+        Credentials::Bearer(_) => Err(Fault::invalid_token("tools", "the token is not valid")),
+        _ => Err(Fault::unauthenticated("tools")),
     }
 }
 

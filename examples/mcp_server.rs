@@ -4,13 +4,13 @@
 //! command. Tools:
 //!
 //! - `find_window { title }`: succeeds for "Notepad", fails `no-target` for anything else, and
-//!   `ambiguous-selector` (`selector-matched-3`) for "Save";
+//!   `ambiguous-selector` (`selector-matched-3`) for "Save"; arguments that do not fit (no
+//!   title, a title that is not a string) fail `invalid-argument` with an envelope too;
 //! - `capture`: succeeds with a tiny PNG as an image block, referenced from the result.
 
-use agent_tool_result::mcp::CallToolResult;
+use agent_tool_result::mcp::{CallToolResult, Parameters};
 use agent_tool_result::{Envelope, ErrorCode, ToolError, WindowInfo};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -55,29 +55,9 @@ impl Demo {
 
     /// Finds a top-level window by its title.
     #[tool(output_schema = Envelope::<WindowInfo>::rmcp_output_schema())]
-    async fn find_window(&self, Parameters(args): Parameters<FindArgs>) -> Envelope<WindowInfo> {
-        let outcome = match args.title.as_str() {
-            "Notepad" => Ok(WindowInfo {
-                handle: 1_312_674,
-                title: "Untitled - Notepad".into(),
-                class_name: "Notepad".into(),
-                process_name: "notepad".into(),
-                process_id: 8124,
-                x: 120,
-                y: 80,
-                width: 1024,
-                height: 768,
-            }),
-            "Save" => Err(ToolError::new(
-                ErrorCode::selector_matched(3),
-                "Selector title='Save' matched 3 windows; refine with processName or className.",
-            )),
-            other => Err(ToolError::new(
-                ErrorCode::WINDOW_NOT_FOUND,
-                format!("No window titled '{other}'; query to list the open windows."),
-            )),
-        };
-        Envelope::from(outcome).with_session("s-demo")
+    async fn find_window(&self, args: Parameters<FindArgs>) -> Envelope<WindowInfo> {
+        args.run(|FindArgs { title }| Envelope::from(find(&title)))
+            .with_session("s-demo")
     }
 
     /// Captures the screen; the PNG rides as an image block.
@@ -92,6 +72,31 @@ impl Demo {
         CallToolResult::from_envelope(&envelope)
             .expect("a struct result serializes to an object")
             .with_image(PNG, "image/png")
+    }
+}
+
+/// The demo's window lookup.
+fn find(title: &str) -> Result<WindowInfo, ToolError> {
+    match title {
+        "Notepad" => Ok(WindowInfo {
+            handle: 1_312_674,
+            title: "Untitled - Notepad".into(),
+            class_name: "Notepad".into(),
+            process_name: "notepad".into(),
+            process_id: 8124,
+            x: 120,
+            y: 80,
+            width: 1024,
+            height: 768,
+        }),
+        "Save" => Err(ToolError::new(
+            ErrorCode::selector_matched(3),
+            "Selector title='Save' matched 3 windows; refine with processName or className.",
+        )),
+        other => Err(ToolError::new(
+            ErrorCode::WINDOW_NOT_FOUND,
+            format!("No window titled '{other}'; query to list the open windows."),
+        )),
     }
 }
 

@@ -141,9 +141,9 @@ impl Breach<'_> {
 impl fmt::Display for Breach<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Breach::FailureWithoutError => {
-                f.write_str("ok is false but error is missing: a failure must carry an error object")
-            }
+            Breach::FailureWithoutError => f.write_str(
+                "ok is false but error is missing: a failure must carry an error object",
+            ),
             Breach::SuccessWithError => {
                 f.write_str("ok is true but error is present: a success must not carry an error")
             }
@@ -170,7 +170,9 @@ impl fmt::Display for Breach<'_> {
                 write_list(f, required(object))
             }
             Breach::DuplicateKey { key } => write!(f, "duplicate field `{key}`"),
-            Breach::WrongType { expected, found } => write!(f, "expected {expected}, found {found}"),
+            Breach::WrongType { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
             Breach::LegacyCommandResult => f.write_str(
                 "this is the older CommandResult shape ({ success, command, error, data }), not \
                  an envelope: convert it with `atr migrate` (or `Migration` in code)",
@@ -244,7 +246,12 @@ pub(crate) fn tag<E>(rule: Rule, err: E) -> E {
 /// Records `rule` for an error raised below, replacing whatever was recorded: for errors
 /// inside the tool's own result type, which are the tool's, not the contract's.
 pub(crate) fn retag<E>(rule: Rule, err: E) -> E {
-    PENDING.with(|slot| *slot.borrow_mut() = Some(Pending { rule, at: String::new() }));
+    PENDING.with(|slot| {
+        *slot.borrow_mut() = Some(Pending {
+            rule,
+            at: String::new(),
+        });
+    });
     err
 }
 
@@ -279,7 +286,7 @@ mod tests {
     fn the_innermost_breach_wins_and_retag_overrides() {
         clear();
         let _: serde_json::Error = raise(Breach::DuplicateKey { key: "a/b" });
-        let _ = tag(Rule::FieldType, ());
+        let () = tag(Rule::FieldType, ());
         assert_eq!(
             take(),
             Some(Pending {
@@ -287,8 +294,8 @@ mod tests {
                 at: "/a~1b".into()
             })
         );
-        let _ = tag(Rule::FieldType, ());
-        let _ = retag(Rule::ToolResultType, ());
+        let () = tag(Rule::FieldType, ());
+        let () = retag(Rule::ToolResultType, ());
         assert_eq!(take().map(|p| p.rule), Some(Rule::ToolResultType));
         assert_eq!(take(), None);
     }
@@ -308,7 +315,10 @@ mod tests {
             key: "x",
         }
         .to_string();
-        assert_eq!(message, "unknown field `x`: a warning has only code and detail");
+        assert_eq!(
+            message,
+            "unknown field `x`: a warning has only code and detail"
+        );
         for rule_breach in [Breach::TooDeep, Breach::NoArtifactField] {
             let text = rule_breach.to_string();
             assert!(text.starts_with(|c: char| c.is_lowercase()), "{text}");

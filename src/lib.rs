@@ -80,9 +80,9 @@ pub use observation::{
 pub use parse::ParseError;
 pub use rule::{ParseRuleError, Rule, Severity};
 pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
-pub use strict::MAX_DEPTH;
 #[cfg(feature = "schemars")]
-pub use schema::{generated_envelope_schema, output_schema_for};
+pub use schema::{OutputSchemaError, generated_envelope_schema, output_schema_for};
+pub use strict::MAX_DEPTH;
 #[cfg(feature = "validate")]
 pub use validate::{Report, Validator};
 pub use warning::Warning;

@@ -45,6 +45,8 @@ pub use content::{Content, ImageContent, TextContent};
 pub use jsonrpc::{JsonRpcCode, JsonRpcError};
 pub use read::{McpError, McpErrorKind};
 pub use revision::{McpRevision, ParseRevisionError};
+#[cfg(feature = "rmcp")]
+pub use rmcp::Parameters;
 
 use crate::{Envelope, JsonObject};
 

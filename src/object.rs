@@ -278,6 +278,15 @@ impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for ObjectOf<T> {
     }
 }
 
+/// Reads `T` (a derived struct, which serde would also read from an array) from a JSON object
+/// only; `what` names it in the message for anything else.
+pub(crate) fn only_object<'de, T: de::Deserialize<'de>, D: Deserializer<'de>>(
+    deserializer: D,
+    what: &'static str,
+) -> Result<T, D::Error> {
+    read_object(deserializer, what, false, Rule::FieldType, Inside::Contract)
+}
+
 /// Reads `T` from `deserializer`, letting only an object through: anything else breaks
 /// `not_object`; an error once inside is the contract's, or the tool's own.
 fn read_object<'de, T: de::Deserialize<'de>, D: Deserializer<'de>>(
@@ -507,6 +516,10 @@ macro_rules! fields {
 pub(crate) use fields;
 
 /// Returns the required field read into `slot`, or the breach of its absence.
-pub(crate) fn required<T, E: de::Error>(slot: Option<T>, object: Object, field: &str) -> Result<T, E> {
+pub(crate) fn required<T, E: de::Error>(
+    slot: Option<T>,
+    object: Object,
+    field: &str,
+) -> Result<T, E> {
     slot.ok_or_else(|| breach::raise(Breach::MissingField { object, field }))
 }

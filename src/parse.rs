@@ -4,8 +4,8 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
-use crate::strict::is_too_deep;
 use crate::breach::{self, Breach};
+use crate::strict::is_too_deep;
 use crate::{Finding, Rule, pointer};
 
 /// Why a document is not a valid envelope: the [`Rule`] it breaks, the JSON Pointer of the

@@ -44,7 +44,9 @@ macro_rules! integers {
 integers!(i32, i64, u32, u64);
 
 /// Reads an integer field: any JSON number with a zero fraction within `T`'s range.
-pub(crate) fn integer<'de, D: Deserializer<'de>, T: Integer>(deserializer: D) -> Result<T, D::Error> {
+pub(crate) fn integer<'de, D: Deserializer<'de>, T: Integer>(
+    deserializer: D,
+) -> Result<T, D::Error> {
     deserializer.deserialize_any(IntegerVisitor(std::marker::PhantomData))
 }
 
@@ -238,7 +240,10 @@ mod tests {
         let deep = |n| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert!(serde_json::from_str::<Checked>(&deep(MAX_DEPTH)).is_ok());
         let err = serde_json::from_str::<Checked>(&deep(MAX_DEPTH + 1)).unwrap_err();
-        assert!(is_too_deep(deep(MAX_DEPTH + 1).as_bytes(), err.column() - 1));
+        assert!(is_too_deep(
+            deep(MAX_DEPTH + 1).as_bytes(),
+            err.column() - 1
+        ));
         assert!(!is_too_deep(b"[[\"[[[\"", 3));
     }
 }

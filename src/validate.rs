@@ -416,7 +416,11 @@ impl Validator {
         // The parsed value has merged repeated keys; the text still has them.
         let closed = |pointer: &str| Object::at(pointer).is_some();
         for pointer in crate::locate::repeated_keys(text, &closed) {
-            let key = pointer.rsplit('/').next().unwrap_or_default().replace("~1", "/");
+            let key = pointer
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .replace("~1", "/");
             let key = key.replace("~0", "~");
             let message = Breach::DuplicateKey { key: &key }.to_string();
             report

@@ -47,7 +47,10 @@ fn deep_nesting_is_an_error_at_every_level() {
     ] {
         let err = Untyped::from_json(&text).unwrap_err();
         assert_eq!(err.rule(), Rule::NestingLimit, "{err}");
-        assert!(err.message().contains("nests deeper than 127 levels"), "{err}");
+        assert!(
+            err.message().contains("nests deeper than 127 levels"),
+            "{err}"
+        );
     }
     // Where the contract wants something else first, that rule is reported, still without
     // descending 10,000 levels.
@@ -228,4 +231,56 @@ fn arbitrary_bytes_never_panic() {
             );
         }
     }
+}
+
+/// serde's derive reads a struct from an array of its fields in order; no type of this crate
+/// does. Every public `Deserialize` is given the array form of a valid object.
+#[test]
+fn no_reader_takes_an_array_for_an_object() {
+    use agent_tool_result::mcp::{CallToolResult, JsonRpcError};
+    use agent_tool_result::{
+        BlankCheck, CaptureSummary, Observation, ToolError, Warning, WindowInfo,
+    };
+    use serde_json::{Value, json};
+
+    fn as_array(object: &Value) -> String {
+        Value::Array(object.as_object().unwrap().values().cloned().collect()).to_string()
+    }
+    let window = json!({ "handle": 1, "title": "t", "className": "c", "processName": "p",
+        "processId": 2, "x": 0, "y": 0, "width": 1, "height": 1 });
+    let blank = json!({ "blank": false, "dominantFraction": 0.5, "dominantIsDark": false });
+    let capture = json!({ "kind": "capture-summary", "width": 1, "height": 1, "encoding": "png",
+        "bytes": 1, "blankCheck": blank, "artifact": "a.png" });
+    let error = json!({ "code": "x", "category": "internal", "detail": "" });
+    let warning = json!({ "code": "x", "detail": "" });
+    let envelope = json!({ "ok": false, "error": error });
+    let call = json!({ "resultType": "complete", "content": [{ "type": "text", "text": envelope.to_string() }],
+        "structuredContent": envelope, "isError": true, "_meta": {} });
+    let rpc = json!({ "code": -32602, "message": "unknown tool", "data": null });
+
+    macro_rules! refuses_arrays {
+        ($($ty:ty => $value:expr),+ $(,)?) => {$(
+            let object = $value.to_string();
+            assert!(serde_json::from_str::<$ty>(&object).is_ok(), "{object}");
+            let array = as_array(&$value);
+            assert!(serde_json::from_str::<$ty>(&array).is_err(), "{} read {array}", stringify!($ty));
+        )+};
+    }
+    refuses_arrays! {
+        WindowInfo => window,
+        BlankCheck => blank,
+        CaptureSummary => capture,
+        ToolError => error,
+        Warning => warning,
+        Envelope => envelope,
+        JsonRpcError => rpc,
+        Observation => window,
+    }
+    assert!(CallToolResult::from_json(&call.to_string()).is_ok());
+    let err = CallToolResult::from_json(&as_array(&call)).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        agent_tool_result::mcp::McpErrorKind::Malformed,
+        "{err}"
+    );
 }

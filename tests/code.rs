@@ -19,27 +19,58 @@ fn reference_table() -> Vec<(&'static str, Vec<ErrorCategory>)> {
     add(&["focus-not-set", "focus-not-confirmed"], &[C::Focus]);
     add(&["foreground-not-set"], &[C::Foreground]);
     add(&["wait-condition-timeout"], &[C::Timeout]);
-    add(&["frame-all-black", "frame-uniform"], &[C::CaptureBlank, C::OcrBlank]);
+    add(
+        &["frame-all-black", "frame-uniform"],
+        &[C::CaptureBlank, C::OcrBlank],
+    );
     add(&["ocr-no-text"], &[C::OcrNoText]);
     add(
         &[
-            "unknown-session", "bad-arguments", "pattern-unsupported", "action-unknown",
-            "region-too-large", "region-out-of-bounds", "ocr-image-too-large",
-            "launch-path-missing", "record-action-unknown", "recording-in-progress",
-            "no-recording", "clipboard-text-missing", "windows-unknown-condition",
-            "windows-no-criteria", "invalid-argument",
+            "unknown-session",
+            "bad-arguments",
+            "pattern-unsupported",
+            "action-unknown",
+            "region-too-large",
+            "region-out-of-bounds",
+            "ocr-image-too-large",
+            "launch-path-missing",
+            "record-action-unknown",
+            "recording-in-progress",
+            "no-recording",
+            "clipboard-text-missing",
+            "windows-unknown-condition",
+            "windows-no-criteria",
+            "invalid-argument",
         ],
         &[C::InvalidArgument],
     );
     add(
         &[
-            "emergency-stopped", "bootstrap-only", "consent-pending", "agent-commands-disabled",
-            "unknown-tool", "command-disabled", "engine-unavailable", "command-dropped",
-            "send-command-timeout", "provisioning-not-authorized", "provisioning-failed",
-            "session-token-invalid", "consent-unavailable", "consent-timeout", "consent-denied",
-            "no-output", "uia-faulted", "invoke-faulted", "ocr-unavailable",
-            "get-text-exception", "capture-exception", "launch-failed", "record-exception",
-            "record-no-frames", "record-write-failed",
+            "emergency-stopped",
+            "bootstrap-only",
+            "consent-pending",
+            "agent-commands-disabled",
+            "unknown-tool",
+            "command-disabled",
+            "engine-unavailable",
+            "command-dropped",
+            "send-command-timeout",
+            "provisioning-not-authorized",
+            "provisioning-failed",
+            "session-token-invalid",
+            "consent-unavailable",
+            "consent-timeout",
+            "consent-denied",
+            "no-output",
+            "uia-faulted",
+            "invoke-faulted",
+            "ocr-unavailable",
+            "get-text-exception",
+            "capture-exception",
+            "launch-failed",
+            "record-exception",
+            "record-no-frames",
+            "record-write-failed",
         ],
         &[C::Internal],
     );

@@ -63,9 +63,7 @@ fn every_fixture_pair_migrates_as_written() {
 /// A code outside its categories still earns the lint, naming every category it rides under.
 #[test]
 fn the_lint_fires_only_outside_a_codes_categories() {
-    let failure = |code: &str, category: &str| {
-        json!({ "ok": false, "error": { "code": code, "category": category, "detail": "" } })
-    };
+    let failure = |code: &str, category: &str| json!({ "ok": false, "error": { "code": code, "category": category, "detail": "" } });
     for (code, category) in [
         ("frame-all-black", "capture-blank"),
         ("frame-all-black", "ocr-blank"),
@@ -113,12 +111,21 @@ fn a_legacy_document_is_named_as_such() {
     let report = Validator::shared().validate_text(text);
     let first = &report.violations()[0];
     assert_eq!(first.rule(), Rule::NotLegacyCommandResult);
-    assert!(first.message().contains("atr migrate"), "{}", first.message());
+    assert!(
+        first.message().contains("atr migrate"),
+        "{}",
+        first.message()
+    );
     // The same keys inside an envelope's result are the tool's business.
     let report = Validator::shared()
         .validate_text(r#"{"ok":true,"result":{"success":true,"command":"find"}}"#);
     assert!(report.is_valid());
     // And an envelope with a stray `success` is not called legacy.
     let report = Validator::shared().validate_text(r#"{"ok":true,"success":true,"command":"x"}"#);
-    assert!(report.violations().iter().all(|v| v.rule() != Rule::NotLegacyCommandResult));
+    assert!(
+        report
+            .violations()
+            .iter()
+            .all(|v| v.rule() != Rule::NotLegacyCommandResult)
+    );
 }

@@ -2,10 +2,9 @@
 //! in-process duplex stream, through the full initialize handshake.
 #![cfg(feature = "rmcp")]
 
-use agent_tool_result::mcp::CallToolResult as AtrCallToolResult;
+use agent_tool_result::mcp::{CallToolResult as AtrCallToolResult, Parameters};
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, ContentBlock, ErrorCode as RpcErrorCode, ServerCapabilities,
     ServerConfig,
@@ -68,14 +67,13 @@ impl Tools {
 
     /// Finds a window by title.
     #[tool(output_schema = Envelope::<Found>::rmcp_output_schema())]
-    async fn find(&self, Parameters(args): Parameters<FindArgs>) -> Envelope<Found> {
-        Envelope::failure(ToolError::new(
-            ErrorCode::selector_matched(3),
-            format!(
-                "Selector title='{}' matched 3 windows; refine with processName.",
-                args.title
-            ),
-        ))
+    async fn find(&self, args: Parameters<FindArgs>) -> Envelope<Found> {
+        args.run(|FindArgs { title }| {
+            Envelope::failure(ToolError::new(
+                ErrorCode::selector_matched(3),
+                format!("Selector title='{title}' matched 3 windows; refine with processName."),
+            ))
+        })
         .with_session("s-1")
     }
 }
@@ -176,6 +174,49 @@ async fn an_rmcp_client_calls_envelope_tools() {
     {
         Err(ServiceError::McpError(error)) => assert_eq!(error.code, RpcErrorCode::INVALID_PARAMS),
         other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+
+    client.cancel().await.unwrap();
+    let _ = server.cancel().await;
+}
+
+/// Arguments that do not fit reach the tool's side of the contract, as an envelope.
+#[tokio::test]
+async fn bad_arguments_answer_an_invalid_argument_envelope() {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let (server, client) = tokio::join!(Tools::new().serve(server_io), ().serve(client_io));
+    let server = server.expect("the server initializes");
+    let client = client.expect("the client initializes");
+    // An invalid-argument envelope naming the argument, which fits the advertised output
+    // schema.
+    let tools = client.list_all_tools().await.unwrap();
+    let input = tools.iter().find(|t| t.name == "find").unwrap();
+    let schema = Value::Object((*input.output_schema.clone().unwrap()).clone());
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    assert_eq!(
+        input.input_schema["required"],
+        json!(["title"]),
+        "the input schema is FindArgs'"
+    );
+    for (arguments, names) in [
+        (json!({}), "missing field `title`"),
+        (json!({ "title": 5 }), "argument `title`"),
+        (json!({ "title": null }), "argument `title`"),
+    ] {
+        let arguments = arguments.as_object().unwrap().clone();
+        let result = client
+            .call_tool(CallToolRequestParams::new("find").with_arguments(arguments.clone()))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(true), "{arguments:?}");
+        let structured = result.structured_content.clone().expect("an envelope");
+        assert!(validator.is_valid(&structured), "{structured}");
+        let envelope = Envelope::<Found>::from_rmcp(&result).unwrap();
+        let error = envelope.error().unwrap();
+        assert_eq!(error.category(), ErrorCategory::InvalidArgument);
+        assert_eq!(error.code().as_str(), "bad-arguments");
+        assert!(error.detail().contains(names), "{}", error.detail());
+        assert_eq!(envelope.session_id(), Some("s-1"));
     }
 
     client.cancel().await.unwrap();

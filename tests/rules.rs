@@ -22,10 +22,17 @@ struct Strict {
 fn errors_inside_the_tools_own_result_wear_its_own_rule() {
     for (text, pointer) in [
         (r#"{"ok":true,"result":{}}"#, "/result"),
-        (r#"{"ok":true,"result":{"automation_id":5}}"#, "/result/automation_id"),
+        (
+            r#"{"ok":true,"result":{"automation_id":5}}"#,
+            "/result/automation_id",
+        ),
     ] {
         let err = Envelope::<Found>::from_json(text).unwrap_err();
-        assert_eq!((err.rule(), err.pointer()), (Rule::ToolResultType, pointer), "{err}");
+        assert_eq!(
+            (err.rule(), err.pointer()),
+            (Rule::ToolResultType, pointer),
+            "{err}"
+        );
     }
     for text in [
         r#"{"ok":true,"result":{"n":1,"extra":2}}"#,
@@ -37,7 +44,10 @@ fn errors_inside_the_tools_own_result_wear_its_own_rule() {
     }
     // A result that is not an object is still the contract's business.
     let err = Envelope::<Found>::from_json(r#"{"ok":true,"result":[1]}"#).unwrap_err();
-    assert_eq!((err.rule(), err.pointer()), (Rule::PayloadIsObject, "/result"));
+    assert_eq!(
+        (err.rule(), err.pointer()),
+        (Rule::PayloadIsObject, "/result")
+    );
     // And so is everything around the result.
     let err = Envelope::<Found>::from_json(r#"{"ok":true,"result":{"automation_id":"a"},"x":1}"#)
         .unwrap_err();
@@ -61,9 +71,16 @@ fn unknown_fields_name_the_object_they_are_in() {
     };
     let extra = |object: &str| object.replacen('{', r#"{"zz":1,"#, 1);
     let cases = [
-        (extra(r#"{"ok":true}"#), "/zz", "an envelope has only ok, sessionId, result, warnings and error"),
         (
-            extra(r#"{"ok":true}"#).replace(r#""zz":1,"ok":true"#, r#""ok":true,"warnings":[{"zz":1,"code":"a","detail":""}]"#),
+            extra(r#"{"ok":true}"#),
+            "/zz",
+            "an envelope has only ok, sessionId, result, warnings and error",
+        ),
+        (
+            extra(r#"{"ok":true}"#).replace(
+                r#""zz":1,"ok":true"#,
+                r#""ok":true,"warnings":[{"zz":1,"code":"a","detail":""}]"#,
+            ),
             "/warnings/0/zz",
             "a warning has only code and detail",
         ),
@@ -90,12 +107,23 @@ fn unknown_fields_name_the_object_they_are_in() {
     ];
     for (text, pointer, names) in cases {
         let err = Envelope::<Value>::from_json(&text).unwrap_err();
-        assert_eq!((err.rule(), err.pointer()), (Rule::NoUnknownFields, pointer), "{text}");
+        assert_eq!(
+            (err.rule(), err.pointer()),
+            (Rule::NoUnknownFields, pointer),
+            "{text}"
+        );
         assert_eq!(err.message(), format!("unknown field `zz`: {names}"));
         let report = Validator::shared().validate_text(&text);
         let finding = &report.violations()[0];
-        assert_eq!((finding.rule(), finding.pointer()), (Rule::NoUnknownFields, pointer));
-        assert_eq!(finding.message(), err.message(), "one message, whichever reader");
+        assert_eq!(
+            (finding.rule(), finding.pointer()),
+            (Rule::NoUnknownFields, pointer)
+        );
+        assert_eq!(
+            finding.message(),
+            err.message(),
+            "one message, whichever reader"
+        );
     }
 }
 

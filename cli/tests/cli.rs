@@ -326,18 +326,20 @@ fn schema_prints_the_envelope_schema_and_output_schemas() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let schema: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(
-        names_hoisted_definitions(&schema),
-        "the result's definitions move to the root"
+        keeps_definitions_in_the_result(&schema),
+        "the result's definitions stay with it and its refs point there"
     );
     assert_eq!(run(&["schema", "output"], None).code, 2);
     assert_eq!(run(&["schema", "bogus"], None).code, 2);
 }
 
-/// The output schema holds the hoisted definition and points at it.
-fn names_hoisted_definitions(schema: &Value) -> bool {
-    schema["$defs"]["Element"].is_object()
-        && schema.to_string().contains("\"#/$defs/Element\"")
-        && !schema.to_string().contains("#/definitions/")
+/// The output schema keeps the result's definitions under `$defs/result` and points there.
+fn keeps_definitions_in_the_result(schema: &Value) -> bool {
+    schema["$defs"]["result"]["definitions"]["Element"].is_object()
+        && schema
+            .to_string()
+            .contains("\"#/$defs/result/definitions/Element\"")
+        && !schema.to_string().contains("\"#/definitions/")
 }
 
 #[test]

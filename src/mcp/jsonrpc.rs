@@ -62,12 +62,36 @@ impl fmt::Display for JsonRpcCode {
 /// );
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JsonRpcError {
     code: JsonRpcCode,
     message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<Value>,
+}
+
+/// The wire form, read from an object only.
+#[derive(Deserialize)]
+struct Wire {
+    code: JsonRpcCode,
+    message: String,
+    #[serde(default)]
+    data: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for JsonRpcError {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let Wire {
+            code,
+            message,
+            data,
+        } = crate::object::only_object(deserializer, "a JSON-RPC error")?;
+        Ok(JsonRpcError {
+            code,
+            message,
+            data,
+        })
+    }
 }
 
 impl JsonRpcError {

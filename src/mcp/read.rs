@@ -25,6 +25,14 @@ struct Wire {
     meta: Option<JsonObject>,
 }
 
+/// Reads a `Wire` from a JSON object only: serde's derive would also take an array.
+fn read_object(json: &str) -> Result<Wire, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let wire = crate::object::only_object(&mut deserializer, "a tools/call result")?;
+    deserializer.end()?;
+    Ok(wire)
+}
+
 impl CallToolResult {
     /// Reads a `tools/call` result from JSON.
     ///
@@ -33,7 +41,7 @@ impl CallToolResult {
     /// [`McpError`] when the text is not JSON or not a result object (a content block without
     /// a type, an image whose data is not base64, fields of the wrong type).
     pub fn from_json(json: &str) -> Result<Self, McpError> {
-        let wire: Wire = serde_json::from_str(json).map_err(|err| {
+        let wire: Wire = read_object(json).map_err(|err| {
             let kind = if err.is_data() {
                 McpErrorKind::Malformed
             } else {

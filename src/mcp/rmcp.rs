@@ -1,21 +1,124 @@
-//! `rmcp` integration (feature `rmcp`): tools return envelopes, results convert both ways.
+//! `rmcp` integration (feature `rmcp`): tools return envelopes, results convert both ways, and
+//! bad arguments become envelopes too.
 //!
 //! An `rmcp` `#[tool]` function may return an [`Envelope`] directly, or a
 //! [`CallToolResult`] when it hands over images too; advertise the envelope's schema with
-//! `#[tool(output_schema = Envelope::<T>::rmcp_output_schema())]`.
+//! `#[tool(output_schema = Envelope::<T>::rmcp_output_schema())]`. Take the arguments with
+//! this crate's [`Parameters`] rather than rmcp's: arguments that do not deserialize then
+//! answer an `invalid-argument` envelope (code `bad-arguments`) naming the argument, where
+//! rmcp's would answer a plain-text error outside the contract.
 //!
 //! Conversions go through the wire form both types model, so nothing is lost between them.
 
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::handler::server::common::FromContextPart;
+use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
 use rmcp::model::CallToolResponse;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{CallToolResult, McpError};
-use crate::{Envelope, JsonObject};
+use crate::{Envelope, ErrorCode, JsonObject, ToolError};
+
+/// A tool's arguments, for `rmcp` tools: a drop-in for rmcp's own `Parameters` (the `#[tool]`
+/// macro takes the input schema from it the same way) whose failure is a [`ToolError`], so
+/// the tool answers an `invalid-argument` envelope instead of rmcp's plain-text error.
+///
+/// ```
+/// use agent_tool_result::mcp::Parameters;
+/// use agent_tool_result::{Envelope, ErrorCategory};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct FindArgs {
+///     title: String,
+/// }
+///
+/// // What a `#[tool]` function body does with them:
+/// fn find_window(args: Parameters<FindArgs>) -> Envelope {
+///     args.run(|FindArgs { title }| Envelope::success(serde_json::json!({ "title": title })))
+/// }
+///
+/// let bad = Parameters::<FindArgs>::from_arguments(serde_json::json!({ "title": 5 }));
+/// let envelope = find_window(bad);
+/// let error = envelope.error().unwrap();
+/// assert_eq!(error.category(), ErrorCategory::InvalidArgument);
+/// assert!(error.detail().contains("`title`"), "{}", error.detail());
+/// ```
+pub struct Parameters<T>(Result<T, ToolError>);
+
+impl<T: DeserializeOwned> Parameters<T> {
+    /// Reads the arguments of a call (`null` or absent is an empty object, as rmcp takes it).
+    #[must_use]
+    pub fn from_arguments(arguments: serde_json::Value) -> Self {
+        let arguments = match arguments {
+            serde_json::Value::Null => serde_json::Value::Object(JsonObject::new()),
+            other => other,
+        };
+        Parameters(serde_path_to_error::deserialize(&arguments).map_err(|err| {
+            let path = err.path().to_string();
+            let detail = if err.path().iter().next().is_none() {
+                format!(
+                    "the arguments do not fit the tool's input schema: {}",
+                    err.inner()
+                )
+            } else {
+                format!(
+                    "argument `{path}` does not fit the tool's input schema: {}",
+                    err.inner()
+                )
+            };
+            ToolError::new(ErrorCode::BAD_ARGUMENTS, detail)
+        }))
+    }
+}
+
+impl<T> Parameters<T> {
+    /// The arguments, or the `invalid-argument` error that says why they do not fit.
+    ///
+    /// # Errors
+    ///
+    /// The [`ToolError`] (`bad-arguments`, `invalid-argument`) when the arguments did not
+    /// deserialize.
+    pub fn into_result(self) -> Result<T, ToolError> {
+        self.0
+    }
+
+    /// Runs the tool on the arguments, or answers the error that says why they do not fit:
+    /// `R` is what the tool returns, an [`Envelope`] or anything else built from a
+    /// [`ToolError`].
+    pub fn run<R: From<ToolError>>(self, tool: impl FnOnce(T) -> R) -> R {
+        match self.0 {
+            Ok(arguments) => tool(arguments),
+            Err(error) => R::from(error),
+        }
+    }
+}
+
+impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Parameters<T> {
+    /// Never fails: a failure to deserialize is carried to the tool as a [`ToolError`].
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        let arguments = context.arguments.take().unwrap_or_default();
+        Ok(Parameters::from_arguments(serde_json::Value::Object(
+            arguments,
+        )))
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Parameters<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
 
 impl<T: Serialize> IntoCallToolResult for Envelope<T> {
     /// The envelope's projection; an envelope that does not serialize (its result is not an

@@ -382,12 +382,16 @@ impl<'de> Visitor<'de> for CaptureVisitor {
                     };
                     read_once(&mut map, &mut window, "window", seed)?;
                 }
-                CaptureField::Handle => read_once(&mut map, &mut handle, "handle", Integral::new())?,
+                CaptureField::Handle => {
+                    read_once(&mut map, &mut handle, "handle", Integral::new())?;
+                }
                 CaptureField::Width => read_once(&mut map, &mut width, "width", Integral::new())?,
                 CaptureField::Height => {
                     read_once(&mut map, &mut height, "height", Integral::new())?;
                 }
-                CaptureField::Encoding => read_once(&mut map, &mut encoding, "encoding", PhantomData)?,
+                CaptureField::Encoding => {
+                    read_once(&mut map, &mut encoding, "encoding", PhantomData)?;
+                }
                 CaptureField::Bytes => read_once(&mut map, &mut bytes, "bytes", Integral::new())?,
                 CaptureField::BlankCheck => {
                     let seed = ObjectOf {
@@ -397,7 +401,9 @@ impl<'de> Visitor<'de> for CaptureVisitor {
                     read_once(&mut map, &mut blank_check, "blankCheck", seed)?;
                 }
                 CaptureField::File => read_once(&mut map, &mut file, "file", PhantomData)?,
-                CaptureField::Artifact => read_once(&mut map, &mut artifact, "artifact", PhantomData)?,
+                CaptureField::Artifact => {
+                    read_once(&mut map, &mut artifact, "artifact", PhantomData)?;
+                }
                 CaptureField::ArtifactError => {
                     read_once(&mut map, &mut artifact_error, "artifactError", PhantomData)?;
                 }

@@ -27,7 +27,11 @@ pub fn seeds(root: &Path) -> Vec<String> {
             .filter(|path| path.extension().is_some_and(|e| e == "json"))
             .collect();
         paths.sort();
-        out.extend(paths.iter().map(|p| std::fs::read_to_string(p).expect("fixture")));
+        out.extend(
+            paths
+                .iter()
+                .map(|p| std::fs::read_to_string(p).expect("fixture")),
+        );
     }
     out
 }
@@ -54,15 +58,47 @@ impl Rng {
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
+
+    pub fn word(&mut self, words: &[&'static str]) -> &'static str {
+        words[self.below(words.len())]
+    }
 }
 
 /// Numbers at the edges: integral floats, out-of-range integers, overflowing doubles.
 const NUMBERS: &[&str] = &[
-    "800.0", "8E2", "1e2", "-0", "-0.0", "5.0", "0", "1", "-1", "1.5", "0.5", "0.99", "1.0e0",
-    "1e400", "-1e400", "1e-400", "4294967295", "4294967296", "4294967295.0", "4.294967296e9",
-    "2147483647", "2147483648", "-2147483648", "-2147483649", "9223372036854775807",
-    "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
-    "18446744073709551615", "18446744073709551616", "1.8446744073709552e19", "1e30", "1e19",
+    "800.0",
+    "8E2",
+    "1e2",
+    "-0",
+    "-0.0",
+    "5.0",
+    "0",
+    "1",
+    "-1",
+    "1.5",
+    "0.5",
+    "0.99",
+    "1.0e0",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "4294967295",
+    "4294967296",
+    "4294967295.0",
+    "4.294967296e9",
+    "2147483647",
+    "2147483648",
+    "-2147483648",
+    "-2147483649",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551615",
+    "18446744073709551616",
+    "1.8446744073709552e19",
+    "1e30",
+    "1e19",
 ];
 
 /// Strings at the edges of UTF-16 escapes and JSON string syntax.
@@ -85,13 +121,43 @@ const STRINGS: &[&str] = &[
 ];
 
 /// Values of every JSON type.
-const VALUES: &[&str] = &["null", "true", "false", "0", "\"s\"", "[]", "{}", "[1]", "{\"a\":1}"];
+const VALUES: &[&str] = &[
+    "null",
+    "true",
+    "false",
+    "0",
+    "\"s\"",
+    "[]",
+    "{}",
+    "[1]",
+    "{\"a\":1}",
+];
 
 /// Keys the contract's objects do or do not define.
 const KEYS: &[&str] = &[
-    "ok", "result", "error", "warnings", "sessionId", "code", "category", "detail",
-    "lastObservation", "partialResult", "kind", "width", "height", "bytes", "handle", "base64",
-    "artifact", "artifactError", "blankCheck", "window", "OK", "extra", "x",
+    "ok",
+    "result",
+    "error",
+    "warnings",
+    "sessionId",
+    "code",
+    "category",
+    "detail",
+    "lastObservation",
+    "partialResult",
+    "kind",
+    "width",
+    "height",
+    "bytes",
+    "handle",
+    "base64",
+    "artifact",
+    "artifactError",
+    "blankCheck",
+    "window",
+    "OK",
+    "extra",
+    "x",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -200,111 +266,125 @@ pub fn mutate(text: &str, rng: &mut Rng) -> String {
     if spans.is_empty() {
         return text.to_owned();
     }
-    let of = |kinds: &[Token]| -> Vec<(Token, usize, usize)> {
-        spans.iter().copied().filter(|t| kinds.contains(&t.0)).collect()
+    let class: fn(&str, &[Span], &mut Rng) -> Option<String> = match rng.below(9) {
+        0 | 1 => replace_number,
+        2 => replace_string,
+        3 => deepen,
+        4 => repeat_member,
+        5 => replace_value,
+        6 => rename_key,
+        7 => add_member,
+        _ => damage_bytes,
     };
+    class(text, &spans, rng).unwrap_or_else(|| text.to_owned())
+}
+
+type Span = (Token, usize, usize);
+
+fn of(spans: &[Span], kinds: &[Token]) -> Vec<Span> {
+    spans
+        .iter()
+        .copied()
+        .filter(|t| kinds.contains(&t.0))
+        .collect()
+}
+
+fn pick_span(spans: &[Span], kinds: &[Token], rng: &mut Rng) -> Option<Span> {
+    let candidates = of(spans, kinds);
+    (!candidates.is_empty()).then(|| *rng.pick(&candidates))
+}
+
+/// A number (or, where there is none, any scalar) becomes an edge number.
+fn replace_number(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
     let bytes = text.as_bytes();
-    match rng.below(9) {
-        0 | 1 => {
-            let mut numbers: Vec<_> = of(&[Token::Scalar])
-                .into_iter()
-                .filter(|t| bytes[t.1] == b'-' || bytes[t.1].is_ascii_digit())
-                .collect();
-            if numbers.is_empty() {
-                numbers = of(&[Token::Scalar, Token::Str]);
-            }
-            if numbers.is_empty() {
-                return text.to_owned();
-            }
-            let &(_, s, e) = rng.pick(&numbers);
-            splice(text, s, e, *rng.pick(NUMBERS))
-        }
-        2 => {
-            let candidates = of(&[Token::Str, Token::Key]);
-            if candidates.is_empty() {
-                return text.to_owned();
-            }
-            let &(_, s, e) = rng.pick(&candidates);
-            splice(text, s, e, *rng.pick(STRINGS))
-        }
-        3 => {
-            let candidates = of(&[Token::Str, Token::Scalar, Token::Open]);
-            let &(_, s, _) = rng.pick(&candidates);
-            let Some(e) = value_end(bytes, s) else {
-                return text.to_owned();
-            };
-            let depth = *rng.pick(&[MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300]);
-            splice(text, s, e, &nested(depth, rng.below(2) == 0))
-        }
-        4 => {
-            // Repeat a member right after itself.
-            let keys = of(&[Token::Key]);
-            if keys.is_empty() {
-                return text.to_owned();
-            }
-            let &(_, s, e) = rng.pick(&keys);
-            let Some(colon) = bytes[e..].iter().position(|&b| b == b':').map(|p| e + p) else {
-                return text.to_owned();
-            };
-            let mut v = colon + 1;
-            while v < bytes.len() && bytes[v].is_ascii_whitespace() {
-                v += 1;
-            }
-            let Some(end) = value_end(bytes, v) else {
-                return text.to_owned();
-            };
-            let member = String::from_utf8_lossy(&bytes[s..end]).into_owned();
-            splice(text, end, end, &format!(",{member}"))
-        }
-        5 => {
-            let candidates = of(&[Token::Str, Token::Scalar, Token::Open]);
-            let &(_, s, _) = rng.pick(&candidates);
-            let Some(e) = value_end(bytes, s) else {
-                return text.to_owned();
-            };
-            splice(text, s, e, *rng.pick(VALUES))
-        }
-        6 => {
-            let keys = of(&[Token::Key]);
-            if keys.is_empty() {
-                return text.to_owned();
-            }
-            let &(_, s, e) = rng.pick(&keys);
-            splice(text, s, e, &format!("\"{}\"", *rng.pick(KEYS)))
-        }
-        7 => {
-            // Add a member to an object.
-            let opens: Vec<_> = of(&[Token::Open])
-                .into_iter()
-                .filter(|t| bytes[t.1] == b'{')
-                .collect();
-            if opens.is_empty() {
-                return text.to_owned();
-            }
-            let &(_, s, _) = rng.pick(&opens);
-            let member = format!("\"{}\":{},", *rng.pick(KEYS), *rng.pick(VALUES));
-            let member = if bytes.get(s + 1..).is_some_and(|rest| {
-                rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}')
-            }) {
-                member.trim_end_matches(',').to_owned()
-            } else {
-                member
-            };
-            splice(text, s + 1, s + 1, &member)
-        }
-        _ => {
-            let at = rng.below(bytes.len());
-            match rng.below(3) {
-                0 => splice(text, at, at + 1, ""),
-                1 => splice(text, at, at, *rng.pick(&["{", "}", "[", "]", ",", ":", "\"", "\\", "\u{feff}"])),
-                _ => {
-                    let mut out = bytes.to_vec();
-                    out.insert(at, bytes[at]);
-                    String::from_utf8_lossy(&out).into_owned()
-                }
-            }
-        }
+    let mut numbers: Vec<Span> = of(spans, &[Token::Scalar])
+        .into_iter()
+        .filter(|t| bytes[t.1] == b'-' || bytes[t.1].is_ascii_digit())
+        .collect();
+    if numbers.is_empty() {
+        numbers = of(spans, &[Token::Scalar, Token::Str]);
     }
+    if numbers.is_empty() {
+        return None;
+    }
+    let (_, s, e) = *rng.pick(&numbers);
+    Some(splice(text, s, e, rng.word(NUMBERS)))
+}
+
+/// A string or key becomes an edge string (lone surrogates, escapes, contract words).
+fn replace_string(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
+    let (_, s, e) = pick_span(spans, &[Token::Str, Token::Key], rng)?;
+    Some(splice(text, s, e, rng.word(STRINGS)))
+}
+
+/// A value becomes a nest of arrays or objects around the parser's depth limit.
+fn deepen(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
+    let (_, s, _) = pick_span(spans, &[Token::Str, Token::Scalar, Token::Open], rng)?;
+    let e = value_end(text.as_bytes(), s)?;
+    let depth = *rng.pick(&[MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, 300]);
+    Some(splice(text, s, e, &nested(depth, rng.below(2) == 0)))
+}
+
+/// A member is repeated right after itself.
+fn repeat_member(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
+    let bytes = text.as_bytes();
+    let (_, s, e) = pick_span(spans, &[Token::Key], rng)?;
+    let colon = e + bytes[e..].iter().position(|&b| b == b':')?;
+    let mut v = colon + 1;
+    while v < bytes.len() && bytes[v].is_ascii_whitespace() {
+        v += 1;
+    }
+    let end = value_end(bytes, v)?;
+    let member = String::from_utf8_lossy(&bytes[s..end]).into_owned();
+    Some(splice(text, end, end, &format!(",{member}")))
+}
+
+/// A value becomes one of another JSON type.
+fn replace_value(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
+    let (_, s, _) = pick_span(spans, &[Token::Str, Token::Scalar, Token::Open], rng)?;
+    let e = value_end(text.as_bytes(), s)?;
+    Some(splice(text, s, e, rng.word(VALUES)))
+}
+
+/// A key becomes another (known elsewhere, unknown, or of the wrong case).
+fn rename_key(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
+    let (_, s, e) = pick_span(spans, &[Token::Key], rng)?;
+    Some(splice(text, s, e, &format!("\"{}\"", rng.word(KEYS))))
+}
+
+/// An object gains a member.
+fn add_member(text: &str, spans: &[Span], rng: &mut Rng) -> Option<String> {
+    let bytes = text.as_bytes();
+    let opens: Vec<Span> = of(spans, &[Token::Open])
+        .into_iter()
+        .filter(|t| bytes[t.1] == b'{')
+        .collect();
+    let (_, s, _) = *rng.pick(opens.get(..).filter(|o| !o.is_empty())?);
+    let member = format!("\"{}\":{}", rng.word(KEYS), rng.word(VALUES));
+    let empty = bytes[s + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
+    let member = if empty { member } else { member + "," };
+    Some(splice(text, s + 1, s + 1, &member))
+}
+
+/// A byte is deleted, doubled, or a structural character (or a BOM) inserted.
+#[allow(clippy::unnecessary_wraps)] // one signature for every class
+fn damage_bytes(text: &str, _: &[Span], rng: &mut Rng) -> Option<String> {
+    let bytes = text.as_bytes();
+    let at = rng.below(bytes.len());
+    Some(match rng.below(3) {
+        0 => splice(text, at, at + 1, ""),
+        1 => splice(
+            text,
+            at,
+            at,
+            rng.word(&["{", "}", "[", "]", ",", ":", "\"", "\\", "\u{feff}"]),
+        ),
+        _ => {
+            let mut out = bytes.to_vec();
+            out.insert(at, bytes[at]);
+            String::from_utf8_lossy(&out).into_owned()
+        }
+    })
 }
 
 /// What every reader said of one text.
@@ -355,7 +435,10 @@ pub fn disagreement(validator: &Validator, text: &str) -> Option<String> {
     }
     // With a repeated key the schema saw only the last value, so the typed reader's first
     // breach may lie in a value the schema cannot see; the repeat itself is reported.
-    let merged = v.report.iter().any(|(rule, _)| *rule == Rule::NoDuplicateKeys);
+    let merged = v
+        .report
+        .iter()
+        .any(|(rule, _)| *rule == Rule::NoDuplicateKeys);
     match (&v.typed, v.schema) {
         // Text that does not parse as a value is invalid to the typed reader too: for that
         // reason, or for a breach of the contract it met first in document order.
@@ -372,7 +455,9 @@ pub fn disagreement(validator: &Validator, text: &str) -> Option<String> {
         && !merged
         && !v.report.contains(found)
     {
-        return Some(format!("the report lacks the typed reader's {found:?}: {v:?}"));
+        return Some(format!(
+            "the report lacks the typed reader's {found:?}: {v:?}"
+        ));
     }
     None
 }

@@ -1,0 +1,154 @@
+//! Reading a request's credentials and content type, and quoting header text.
+
+use ::http::HeaderMap;
+use ::http::header::{AUTHORIZATION, CONTENT_TYPE};
+
+use super::Fault;
+
+/// What a request's `Authorization` header carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Credentials<'a> {
+    /// No `Authorization` header (or one that is not text).
+    None,
+    /// A bearer token (`Bearer <token>`, the scheme matched case-insensitively).
+    Bearer(&'a str),
+    /// Credentials of another scheme (`Basic ...`), or a `Bearer` without a token.
+    Other,
+}
+
+/// Reads the `Authorization` header: the auth scheme is case-insensitive (RFC 9110 section
+/// 11.1), so `bearer abc` and `BEARER abc` are bearer tokens like `Bearer abc`.
+///
+/// ```
+/// use agent_tool_result::http::{Credentials, credentials};
+/// use http::HeaderMap;
+///
+/// let mut headers = HeaderMap::new();
+/// assert_eq!(credentials(&headers), Credentials::None);
+/// headers.insert("authorization", "bearer t0k3n".parse().unwrap());
+/// assert_eq!(credentials(&headers), Credentials::Bearer("t0k3n"));
+/// headers.insert("authorization", "Basic dXNlcg==".parse().unwrap());
+/// assert_eq!(credentials(&headers), Credentials::Other);
+/// ```
+#[must_use]
+pub fn credentials(headers: &HeaderMap) -> Credentials<'_> {
+    let Some(value) = headers.get(AUTHORIZATION) else {
+        return Credentials::None;
+    };
+    let Ok(value) = value.to_str() else {
+        return Credentials::Other;
+    };
+    let value = value.trim_matches(|c| c == ' ' || c == '\t');
+    let (scheme, rest) = value.split_once([' ', '\t']).unwrap_or((value, ""));
+    let token = rest.trim_start_matches([' ', '\t']);
+    if scheme.eq_ignore_ascii_case("bearer") && is_token68(token) {
+        Credentials::Bearer(token)
+    } else {
+        Credentials::Other
+    }
+}
+
+/// `token68` (RFC 9110 section 11.2): the form of a bearer token.
+fn is_token68(token: &str) -> bool {
+    let body = token.trim_end_matches('=');
+    !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+}
+
+/// Checks that the request body is JSON by its `Content-Type`: `application/json` or any
+/// `application/*+json`, parameters (a charset) allowed, case-insensitive.
+///
+/// # Errors
+///
+/// [`Fault::UnsupportedMediaType`] (415) for any other media type, or none.
+///
+/// ```
+/// use agent_tool_result::http::require_json;
+/// use http::HeaderMap;
+///
+/// let mut headers = HeaderMap::new();
+/// assert_eq!(require_json(&headers).unwrap_err().status(), 415);
+/// headers.insert("content-type", "Application/JSON; charset=utf-8".parse().unwrap());
+/// assert!(require_json(&headers).is_ok());
+/// headers.insert("content-type", "application/x-www-form-urlencoded".parse().unwrap());
+/// assert!(require_json(&headers).is_err());
+/// ```
+pub fn require_json(headers: &HeaderMap) -> Result<(), Fault> {
+    let value = headers.get(CONTENT_TYPE);
+    let text = value.and_then(|v| v.to_str().ok());
+    let essence = text
+        .map(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    let json = essence == "application/json"
+        || essence
+            .strip_prefix("application/")
+            .is_some_and(|subtype| subtype.len() > "+json".len() && subtype.ends_with("+json"));
+    if json {
+        Ok(())
+    } else {
+        let shown = value.map(|v| quoted(&String::from_utf8_lossy(v.as_bytes())));
+        Err(Fault::unsupported_media_type(shown.as_deref()))
+    }
+}
+
+/// Text made safe for a quoted-string in a header: quotes and backslashes escaped, anything
+/// that is not printable ASCII replaced.
+pub(crate) fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            _ => out.push('?'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_schemes_in_any_case_and_spacing() {
+        let read = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, value.parse().unwrap());
+            match credentials(&headers) {
+                Credentials::Bearer(token) => Some(token.to_owned()),
+                _ => None,
+            }
+        };
+        for value in [
+            "Bearer abc",
+            "bearer abc",
+            "BEARER abc",
+            "bEaReR  abc",
+            "Bearer abc==",
+        ] {
+            assert!(read(value).is_some_and(|t| t.starts_with("abc")), "{value}");
+        }
+        for value in [
+            "Basic abc",
+            "Bearer",
+            "Bearer ",
+            "Bearerabc",
+            "Bearer a b",
+            "Bearer a\"b",
+        ] {
+            assert_eq!(read(value), None, "{value}");
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! [`Problem`]: RFC 9457 problem details.
+
+use ::http::{Response, StatusCode};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{APPLICATION_PROBLEM_JSON, json_response};
+use crate::JsonObject;
+
+/// A problem details object (RFC 9457): `{ type, title, status, detail?, instance?, ... }`.
+///
+/// ```
+/// use agent_tool_result::http::Problem;
+/// use http::StatusCode;
+///
+/// let problem = Problem::new(StatusCode::BAD_REQUEST).with_detail("body is not JSON");
+/// assert_eq!(
+///     serde_json::to_string(&problem)?,
+///     r#"{"type":"about:blank","title":"Bad Request","status":400,"detail":"body is not JSON"}"#,
+/// );
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    type_uri: String,
+    title: String,
+    status: StatusCode,
+    detail: Option<String>,
+    instance: Option<String>,
+    extensions: JsonObject,
+}
+
+impl Problem {
+    /// A problem with no more meaning than its status: type `about:blank`, the status's reason
+    /// phrase as title.
+    #[must_use]
+    pub fn new(status: StatusCode) -> Self {
+        Problem {
+            type_uri: "about:blank".to_owned(),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status,
+            detail: None,
+            instance: None,
+            extensions: JsonObject::new(),
+        }
+    }
+
+    /// A problem of a specific type (a URI) and title.
+    #[must_use]
+    pub fn typed(
+        status: StatusCode,
+        problem_type: impl Into<String>,
+        title: impl Into<String>,
+    ) -> Self {
+        Problem {
+            type_uri: problem_type.into(),
+            title: title.into(),
+            ..Problem::new(status)
+        }
+    }
+
+    /// Sets the human-readable explanation of this occurrence.
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Sets the URI of this occurrence.
+    #[must_use]
+    pub fn with_instance(mut self, instance: impl Into<String>) -> Self {
+        self.instance = Some(instance.into());
+        self
+    }
+
+    /// Adds an extension member. The standard members cannot be replaced this way.
+    #[must_use]
+    pub fn with_extension(mut self, name: impl Into<String>, value: Value) -> Self {
+        let name = name.into();
+        if !matches!(
+            name.as_str(),
+            "type" | "title" | "status" | "detail" | "instance"
+        ) {
+            self.extensions.insert(name, value);
+        }
+        self
+    }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The human-readable explanation of this occurrence, if any.
+    #[must_use]
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// The short summary of the problem type.
+    #[must_use]
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The problem type URI.
+    #[must_use]
+    pub fn problem_type(&self) -> &str {
+        &self.type_uri
+    }
+
+    /// The response: this status, `application/problem+json`, this body.
+    ///
+    /// # Panics
+    ///
+    /// Never: a problem always serializes.
+    #[must_use]
+    pub fn into_response(self) -> Response<Vec<u8>> {
+        let body = serde_json::to_vec(&self).expect("a problem always serializes");
+        json_response(self.status, APPLICATION_PROBLEM_JSON, body)
+    }
+}
+
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut out = serializer.serialize_map(None)?;
+        out.serialize_entry("type", &self.type_uri)?;
+        out.serialize_entry("title", &self.title)?;
+        out.serialize_entry("status", &self.status.as_u16())?;
+        if let Some(detail) = &self.detail {
+            out.serialize_entry("detail", detail)?;
+        }
+        if let Some(instance) = &self.instance {
+            out.serialize_entry("instance", instance)?;
+        }
+        for (name, value) in &self.extensions {
+            out.serialize_entry(name, value)?;
+        }
+        out.end()
+    }
+}

@@ -1,0 +1,276 @@
+//! The tool output schema: what a tool advertises as its MCP `outputSchema`, compact because
+//! every byte of it goes into a model's context.
+//!
+//! It describes the whole envelope (successes and every failure, so a client that validates
+//! `structuredContent` on `isError: true` accepts the failure), with the tool's own result
+//! schema in `$defs/result`. It keeps the rules a client must not miss (the `ok`/`error`
+//! invariant, the closed category set, the code form, no unknown envelope fields) and leaves
+//! the rest (unknown fields inside an error or a warning, the observation rules) to the full
+//! schema, [`ENVELOPE_SCHEMA`](crate::ENVELOPE_SCHEMA), which CI validation uses. Only
+//! standard `format`s appear, and no prose: about 880 bytes beyond the result schema.
+
+use serde_json::{Value, json};
+
+use crate::{ErrorCategory, JsonObject};
+
+/// Why a result schema cannot be a tool's result schema.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputSchemaError {
+    /// The schema is not a JSON object or boolean.
+    #[error("a result schema is a JSON object or a boolean, not {found}")]
+    NotASchema {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// The schema admits no JSON object, so no success could carry a result.
+    #[error("the result schema cannot describe a JSON object ({why}): a result is an object")]
+    NotAnObjectSchema {
+        /// What rules objects out.
+        why: String,
+    },
+}
+
+/// The compact tool output schema around `result_schema`, the JSON Schema of the tool's
+/// result (as `schemars` or a hand-written file gives it).
+///
+/// `$ref`s inside the result schema that are relative to its root (`#`, `#/$defs/...`) are
+/// rewritten to point into `$defs/result`, so recursive result schemas keep working; its
+/// `$schema` and `$id` are dropped, and non-standard `format`s (`uint32`, `int64`, ...) with
+/// them.
+///
+/// ```
+/// use agent_tool_result::output_schema_for;
+/// use serde_json::json;
+///
+/// let tree = json!({
+///     "type": "object",
+///     "properties": { "children": { "type": "array", "items": { "$ref": "#" } } },
+/// });
+/// let schema = output_schema_for(&tree)?;
+/// assert_eq!(
+///     schema["$defs"]["result"]["properties"]["children"]["items"]["$ref"],
+///     "#/$defs/result"
+/// );
+/// assert!(output_schema_for(&json!({ "type": "array" })).is_err());
+/// # Ok::<(), agent_tool_result::OutputSchemaError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`OutputSchemaError`] when `result_schema` is not a schema, or admits no object.
+pub fn output_schema_for(result_schema: &Value) -> Result<JsonObject, OutputSchemaError> {
+    let result = match result_schema {
+        Value::Bool(true) => None,
+        Value::Bool(false) => {
+            return Err(OutputSchemaError::NotAnObjectSchema {
+                why: "it is `false`".to_owned(),
+            });
+        }
+        Value::Object(object) if object.keys().all(|key| is_annotation(key)) => None,
+        Value::Object(object) => {
+            admits_objects(object)?;
+            let mut object = object.clone();
+            object.remove("$schema");
+            object.remove("$id");
+            let mut result = Value::Object(object);
+            rebase_refs(&mut result);
+            standard_formats_only(&mut result);
+            Some(result)
+        }
+        other => {
+            return Err(OutputSchemaError::NotASchema {
+                found: crate::object::json_type(other),
+            });
+        }
+    };
+    Ok(compact(result))
+}
+
+/// The envelope around an optional result schema.
+fn compact(result: Option<Value>) -> JsonObject {
+    let categories: Vec<&str> = ErrorCategory::ALL.iter().map(|c| c.as_str()).collect();
+    let code = json!({ "type": "string", "pattern": crate::code::CODE_PATTERN });
+    let result_property = match &result {
+        Some(_) => json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/$defs/result" }] }),
+        None => json!({ "type": ["object", "null"] }),
+    };
+    let mut defs = JsonObject::new();
+    defs.insert("code".to_owned(), code);
+    if let Some(result) = result {
+        // The result must be an object whatever its own schema says about other types.
+        let object = json!({ "type": "object" });
+        let result = match result {
+            Value::Object(mut schema) if !schema.contains_key("type") => {
+                schema.insert("type".to_owned(), "object".into());
+                Value::Object(schema)
+            }
+            Value::Object(schema) if schema.get("type") == Some(&"object".into()) => {
+                Value::Object(schema)
+            }
+            other => json!({ "allOf": [object, other] }),
+        };
+        defs.insert("result".to_owned(), result);
+    }
+    let schema = json!({
+        "type": "object",
+        "required": ["ok"],
+        "additionalProperties": false,
+        "properties": {
+            "ok": { "type": "boolean" },
+            "sessionId": { "type": ["string", "null"] },
+            "result": result_property,
+            "warnings": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["code", "detail"],
+                    "properties": {
+                        "code": { "$ref": "#/$defs/code" },
+                        "detail": { "type": "string" },
+                    },
+                },
+            },
+            "error": {
+                "type": "object",
+                "required": ["code", "category", "detail"],
+                "properties": {
+                    "code": { "$ref": "#/$defs/code" },
+                    "category": { "enum": categories },
+                    "detail": { "type": "string" },
+                },
+            },
+        },
+        "if": { "properties": { "ok": { "const": true } } },
+        "then": { "not": { "required": ["error"] } },
+        "else": { "required": ["error"], "properties": { "result": { "type": "null" } } },
+        "$defs": defs,
+    });
+    match schema {
+        Value::Object(schema) => schema,
+        _ => unreachable!("built as an object"),
+    }
+}
+
+/// Keywords that only annotate: a schema of nothing else accepts everything.
+fn is_annotation(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "$schema" | "$id" | "$comment" | "title" | "description" | "default" | "examples"
+    )
+}
+
+/// Fails when a schema's `type`, `const` or `enum` rules out every object.
+fn admits_objects(schema: &JsonObject) -> Result<(), OutputSchemaError> {
+    let why = |why: String| Err(OutputSchemaError::NotAnObjectSchema { why });
+    match schema.get("type") {
+        Some(Value::String(t)) if t != "object" => return why(format!("its type is `{t}`")),
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "object") => {
+            return why(format!("its types are {}", Value::Array(types.clone())));
+        }
+        _ => {}
+    }
+    if let Some(value) = schema.get("const")
+        && !value.is_object()
+    {
+        return why(format!("its const is {value}"));
+    }
+    if let Some(Value::Array(values)) = schema.get("enum")
+        && !values.iter().any(Value::is_object)
+    {
+        return why("its enum holds no object".to_owned());
+    }
+    Ok(())
+}
+
+/// Rewrites every `$ref` relative to the result schema's root to point into `$defs/result`,
+/// and the draft-07 `#/definitions/...` with them.
+fn rebase_refs(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::String(reference)) = object.get_mut("$ref")
+                && let Some(rest) = reference.strip_prefix('#')
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                *reference = format!("#/$defs/result{rest}");
+            }
+            object.values_mut().for_each(rebase_refs);
+        }
+        Value::Array(items) => items.iter_mut().for_each(rebase_refs),
+        _ => {}
+    }
+}
+
+/// The formats JSON Schema draft 2020-12 defines; any other is dropped.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+fn standard_formats_only(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| !STANDARD_FORMATS.contains(&format))
+            {
+                object.remove("format");
+            }
+            object.values_mut().for_each(standard_formats_only);
+        }
+        Value::Array(items) => items.iter_mut().for_each(standard_formats_only),
+        _ => {}
+    }
+}
+
+impl<T: schemars::JsonSchema> crate::Envelope<T> {
+    /// The compact tool output schema for envelopes of `T`: the MCP `outputSchema` of a tool
+    /// that returns `Envelope<T>`. See [`output_schema_for`].
+    ///
+    /// ```
+    /// use agent_tool_result::Envelope;
+    ///
+    /// #[derive(schemars::JsonSchema)]
+    /// struct Found {
+    ///     automation_id: String,
+    /// }
+    ///
+    /// let schema = serde_json::to_string(&Envelope::<Found>::output_schema())?;
+    /// assert!(schema.len() < 1_200, "{} bytes", schema.len());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `T`'s schema admits no JSON object (its `JsonSchema` says it is a string, say): such
+    /// a `T` cannot be a result, which `Envelope::<T>::to_json` would also refuse.
+    #[must_use]
+    pub fn output_schema() -> JsonObject {
+        output_schema_for(&result_schema::<T>())
+            .unwrap_or_else(|err| panic!("{}: {err}", std::any::type_name::<T>()))
+    }
+}
+
+/// `T`'s own JSON Schema, as a tool's result schema.
+pub(crate) fn result_schema<T: schemars::JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    generator.into_root_schema_for::<T>().to_value()
+}

@@ -1,0 +1,243 @@
+//! The compact tool output schema: small, standard, and still the contract's verdict on what
+//! matters to a client (the `ok`/`error` invariant, the closed categories, the code form).
+#![cfg(feature = "schemars")]
+
+use std::fs;
+use std::path::Path;
+
+use agent_tool_result::{Envelope, OutputSchemaError, WindowInfo, output_schema_for};
+use serde_json::{Value, json};
+
+#[derive(schemars::JsonSchema, serde::Serialize)]
+#[allow(dead_code)]
+struct Found {
+    automation_id: String,
+    bounds: [i32; 4],
+}
+
+/// A recursive result: its schema refers to its own root.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Tree {
+    name: String,
+    children: Vec<Tree>,
+}
+
+fn compile(schema: &serde_json::Map<String, Value>) -> jsonschema::Validator {
+    jsonschema::draft202012::new(&Value::Object(schema.clone())).expect("compiles")
+}
+
+fn result_schema<T: schemars::JsonSchema>() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+fn size(value: &impl serde::Serialize) -> usize {
+    serde_json::to_string(value).unwrap().len()
+}
+
+/// At most 900 bytes (minified) beyond the result schema's own, against about 6 KB for the
+/// full envelope schema the types generate.
+#[test]
+fn the_tool_output_schema_is_compact() {
+    let cases = [
+        ("Value", size(&Envelope::<Value>::output_schema()), 0),
+        (
+            "Found",
+            size(&Envelope::<Found>::output_schema()),
+            size(&result_schema::<Found>()),
+        ),
+        (
+            "WindowInfo",
+            size(&Envelope::<WindowInfo>::output_schema()),
+            size(&result_schema::<WindowInfo>()),
+        ),
+        (
+            "Tree",
+            size(&Envelope::<Tree>::output_schema()),
+            size(&result_schema::<Tree>()),
+        ),
+    ];
+    for (name, total, own) in cases {
+        let overhead = total.saturating_sub(own);
+        assert!(
+            overhead <= 900,
+            "{name}: {overhead} bytes beyond its result schema"
+        );
+    }
+    let full = size(&agent_tool_result::generated_envelope_schema());
+    let compact = size(&Envelope::<Value>::output_schema());
+    assert!(full > 4 * compact, "full {full} bytes, compact {compact}");
+}
+
+/// No non-standard format, no prose or examples around the tool's own result schema.
+#[test]
+fn only_standard_formats_and_no_prose() {
+    fn walk(value: &Value, inside_result: bool, path: &str) {
+        match value {
+            Value::Object(object) => {
+                if let Some(format) = object.get("format").and_then(Value::as_str) {
+                    assert!(
+                        ["date-time", "date", "time", "email", "uri", "uuid"].contains(&format),
+                        "{path}: format {format}"
+                    );
+                }
+                for key in ["examples", "example"] {
+                    assert!(!object.contains_key(key), "{path} has {key}");
+                }
+                if !inside_result {
+                    assert!(!object.contains_key("description"), "{path} has prose");
+                }
+                for (key, child) in object {
+                    let inside = inside_result || path == "/$defs" && key == "result";
+                    walk(child, inside, &format!("{path}/{key}"));
+                }
+            }
+            Value::Array(items) => items
+                .iter()
+                .for_each(|item| walk(item, inside_result, path)),
+            _ => {}
+        }
+    }
+    for schema in [
+        Envelope::<WindowInfo>::output_schema(),
+        Envelope::<Found>::output_schema(),
+        Envelope::<Value>::output_schema(),
+    ] {
+        walk(&Value::Object(schema), false, "");
+    }
+}
+
+fn fixtures(kind: &str) -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(kind);
+    let mut out: Vec<(String, Value)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let text = fs::read_to_string(&p).unwrap();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, serde_json::from_str(&text).unwrap())
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Every valid envelope passes; every fixture that breaks a rule a client must see fails.
+#[test]
+fn it_accepts_every_valid_envelope_and_keeps_the_invariants() {
+    let schema = compile(&Envelope::<Value>::output_schema());
+    for (name, document) in fixtures("valid") {
+        assert!(schema.is_valid(&document), "{name}");
+    }
+    let reasons = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/reasons.tsv"),
+    )
+    .unwrap();
+    let kept = [
+        "envelope-is-object",
+        "required-field",
+        "no-unknown-fields",
+        "failure-requires-error",
+        "success-forbids-error",
+        "failure-forbids-result",
+        "category-closed-set",
+        "code-kebab-case",
+    ];
+    let mut rejected = 0;
+    for (name, document) in fixtures("invalid") {
+        let rule = reasons
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{name}\t")))
+            .and_then(|rest| rest.split('\t').next())
+            .unwrap_or_else(|| panic!("{name} has no reason"));
+        let in_observation = serde_json::to_string(&document)
+            .unwrap()
+            .contains("lastObservation");
+        // Unknown fields are checked at the envelope's level only; the full schema does the rest.
+        let envelope_keys = ["ok", "sessionId", "result", "warnings", "error"];
+        let nested_unknown = rule == "no-unknown-fields"
+            && document
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| envelope_keys.contains(&k.as_str())));
+        if kept.contains(&rule) && !in_observation && !nested_unknown {
+            assert!(!schema.is_valid(&document), "{name} breaks {rule}");
+            rejected += 1;
+        }
+    }
+    assert!(rejected >= 20, "{rejected}");
+    for document in [
+        json!({ "ok": true, "error": { "code": "x", "category": "internal", "detail": "" } }),
+        json!({ "ok": false }),
+        json!({ "ok": false, "result": {}, "error": { "code": "x", "category": "internal", "detail": "" } }),
+        json!({ "ok": false, "error": { "code": "x", "category": "Timeout", "detail": "" } }),
+        json!({ "ok": false, "error": { "code": "x", "category": "cosmic-ray", "detail": "" } }),
+    ] {
+        assert!(!schema.is_valid(&document), "{document}");
+    }
+}
+
+/// The tool's result schema holds inside the envelope, recursion included.
+#[test]
+fn the_result_schema_sits_in_defs_and_keeps_its_own_refs() {
+    let schema = compile(&Envelope::<Tree>::output_schema());
+    let tree = json!({ "name": "a", "children": [{ "name": "b", "children": [
+        { "name": "c", "children": [] }
+    ] }] });
+    assert!(schema.is_valid(&json!({ "ok": true, "result": tree })));
+    let bad = json!({ "name": "a", "children": [{ "name": 5, "children": [] }] });
+    assert!(!schema.is_valid(&json!({ "ok": true, "result": bad })));
+    let failure =
+        json!({ "ok": false, "error": { "code": "x", "category": "internal", "detail": "" } });
+    assert!(
+        schema.is_valid(&failure),
+        "failures validate whatever the result type"
+    );
+
+    let found = compile(&Envelope::<Found>::output_schema());
+    assert!(found.is_valid(
+        &json!({ "ok": true, "result": { "automation_id": "b", "bounds": [1, 2, 3, 4] } })
+    ));
+    assert!(
+        !found.is_valid(&json!({ "ok": true, "result": { "automation_id": 1, "bounds": [] } }))
+    );
+    assert!(
+        found.is_valid(&json!({ "ok": true })),
+        "a success may omit its result"
+    );
+}
+
+#[test]
+fn a_schema_that_admits_no_object_is_an_error() {
+    for schema in [
+        json!({ "type": "array" }),
+        json!({ "type": ["string", "null"] }),
+        json!({ "const": 5 }),
+        json!({ "enum": ["a", 1] }),
+        json!(false),
+    ] {
+        assert!(
+            matches!(
+                output_schema_for(&schema),
+                Err(OutputSchemaError::NotAnObjectSchema { .. })
+            ),
+            "{schema}"
+        );
+    }
+    assert!(matches!(
+        output_schema_for(&json!("object")),
+        Err(OutputSchemaError::NotASchema { .. })
+    ));
+    for schema in [
+        json!(true),
+        json!({}),
+        json!({ "type": ["object", "null"] }),
+    ] {
+        assert!(output_schema_for(&schema).is_ok(), "{schema}");
+    }
+}
