@@ -104,6 +104,8 @@ pub(crate) enum Breach<'a> {
     TooDeep,
     /// The document is the older `CommandResult` shape.
     LegacyCommandResult,
+    /// The text starts with a byte order mark.
+    ByteOrderMark,
 }
 
 impl Breach<'_> {
@@ -121,6 +123,7 @@ impl Breach<'_> {
             Breach::WrongType { .. } => Rule::FieldType,
             Breach::TooDeep => Rule::NestingLimit,
             Breach::LegacyCommandResult => Rule::NotLegacyCommandResult,
+            Breach::ByteOrderMark => Rule::WellFormedJson,
         }
     }
 
@@ -176,6 +179,10 @@ impl fmt::Display for Breach<'_> {
             Breach::LegacyCommandResult => f.write_str(
                 "this is the older CommandResult shape ({ success, command, error, data }), not \
                  an envelope: convert it with `atr migrate` (or `Migration` in code)",
+            ),
+            Breach::ByteOrderMark => f.write_str(
+                "the document starts with a byte order mark (U+FEFF), which JSON text must not \
+                 (RFC 8259 section 8.1): save it as UTF-8 without a BOM",
             ),
             Breach::TooDeep => write!(
                 f,

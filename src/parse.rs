@@ -111,6 +111,10 @@ impl ParseError {
                 message = Breach::TooDeep.to_string();
                 Rule::NestingLimit
             }
+            Category::Syntax if input.starts_with(BYTE_ORDER_MARK) && err.line() == 1 => {
+                message = Breach::ByteOrderMark.to_string();
+                Rule::WellFormedJson
+            }
             Category::Io | Category::Eof | Category::Syntax => Rule::WellFormedJson,
             Category::Data => match pending {
                 Some(pending) => {
@@ -125,6 +129,9 @@ impl ParseError {
         }
     }
 }
+
+/// UTF-8's encoding of U+FEFF, which some editors write at the start of a file.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
 /// The byte offset of serde's 1-based line and column (the column of the last byte read).
 fn offset(input: &[u8], line: usize, column: usize) -> usize {

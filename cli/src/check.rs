@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use agent_tool_result::{Finding, Report, Rule, Validator};
 
+use crate::output::printable;
+
 /// What the documents are taken to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Contract {
@@ -38,10 +40,13 @@ pub enum Source {
     Error(String),
 }
 
-/// The inputs the paths name: files as they are; directories walked for `*.json`, `*.ndjson`
-/// and `*.jsonl` in name order; `-` for standard input.
+/// The inputs the paths name: files as they are (whatever their kind: a named FIFO or
+/// `/dev/stdin` is read); directories walked for regular `*.json`, `*.ndjson` and `*.jsonl`
+/// files in name order, each directory once however many links lead to it; `-` for standard
+/// input.
 pub fn sources(paths: &[PathBuf], force_lines: bool) -> Vec<Source> {
     let mut out = Vec::new();
+    let mut visited = Visited::default();
     for path in paths {
         if path.as_os_str() == "-" {
             out.push(Source::Input(Input {
@@ -53,11 +58,11 @@ pub fn sources(paths: &[PathBuf], force_lines: bool) -> Vec<Source> {
             continue;
         }
         match fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, force_lines, &mut out),
+            Ok(meta) if meta.is_dir() => walk(path, &meta, force_lines, &mut visited, &mut out),
             Ok(meta) => out.push(Source::Input(input(path, meta.len(), force_lines))),
             Err(err) => out.push(Source::Error(format!(
                 "cannot read {}: {err}",
-                path.display()
+                printable(&path.display().to_string())
             ))),
         }
     }
@@ -77,43 +82,102 @@ fn input(path: &Path, size: u64, force_lines: bool) -> Input {
     }
 }
 
-fn walk(dir: &Path, force_lines: bool, out: &mut Vec<Source>) {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) => {
-            out.push(Source::Error(format!(
-                "cannot read {}: {err}",
-                dir.display()
-            )));
-            return;
-        }
-    };
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for entry in entries {
-        match entry {
-            Ok(entry) => paths.push(entry.path()),
-            Err(err) => out.push(Source::Error(format!(
-                "cannot read an entry of {}: {err}",
-                dir.display()
-            ))),
-        }
+/// The directories walked so far, by device and inode (by canonical path where there are no
+/// inodes), so that a symlink loop or two links to one directory walk it once.
+#[derive(Default)]
+struct Visited(std::collections::HashSet<DirId>);
+
+#[cfg(unix)]
+type DirId = (u64, u64);
+#[cfg(not(unix))]
+type DirId = PathBuf;
+
+impl Visited {
+    /// Whether `dir` is seen for the first time (and now marks it seen).
+    fn first_visit(&mut self, dir: &Path, meta: &fs::Metadata) -> bool {
+        #[cfg(unix)]
+        let id = {
+            use std::os::unix::fs::MetadataExt;
+            let _ = dir;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let id = {
+            let _ = meta;
+            fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned())
+        };
+        self.0.insert(id)
     }
-    paths.sort();
-    for path in paths {
+}
+
+/// Walks `root` depth-first in name order, without recursion.
+fn walk(
+    root: &Path,
+    meta: &fs::Metadata,
+    force_lines: bool,
+    visited: &mut Visited,
+    out: &mut Vec<Source>,
+) {
+    if !visited.first_visit(root, meta) {
+        return;
+    }
+    // Each frame: the entries of one directory still to visit, in reverse name order.
+    let mut stack: Vec<Vec<PathBuf>> = vec![entries(root, out)];
+    while let Some(frame) = stack.last_mut() {
+        let Some(path) = frame.pop() else {
+            stack.pop();
+            continue;
+        };
         let named = path
             .extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| matches!(e, "json" | "ndjson" | "jsonl"));
         match fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => walk(&path, force_lines, out),
-            Ok(meta) if named => out.push(Source::Input(input(&path, meta.len(), force_lines))),
-            Err(err) if named => out.push(Source::Error(format!(
-                "cannot read {}: {err}",
-                path.display()
-            ))),
+            Ok(meta) if meta.is_dir() => {
+                if visited.first_visit(&path, &meta) {
+                    stack.push(entries(&path, out));
+                }
+            }
+            Ok(meta) if named && meta.is_file() => {
+                out.push(Source::Input(input(&path, meta.len(), force_lines)));
+            }
+            Err(err) if named => {
+                out.push(Source::Error(format!(
+                    "cannot read {}: {err}",
+                    printable(&path.display().to_string())
+                )));
+            }
+            // Sockets, FIFOs and devices are not documents; only a path named on the command
+            // line is read whatever it is.
             Ok(_) | Err(_) => {}
         }
     }
+}
+
+/// The entries of `dir`, in reverse name order (so popping yields name order).
+fn entries(dir: &Path, out: &mut Vec<Source>) -> Vec<PathBuf> {
+    let read = match fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(err) => {
+            out.push(Source::Error(format!(
+                "cannot read {}: {err}",
+                printable(&dir.display().to_string())
+            )));
+            return Vec::new();
+        }
+    };
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for entry in read {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(err) => out.push(Source::Error(format!(
+                "cannot read an entry of {}: {err}",
+                printable(&dir.display().to_string())
+            ))),
+        }
+    }
+    paths.sort_unstable_by(|a, b| b.cmp(a));
+    paths
 }
 
 /// One document: where it is and its bytes.
@@ -211,13 +275,7 @@ fn check_batches(
 /// Checks one document.
 fn check(validator: &Validator, document: Document, contract: Contract) -> Outcome {
     let report = match std::str::from_utf8(&document.bytes) {
-        Err(err) => single(
-            Rule::WellFormedJson,
-            format!(
-                "the document is not UTF-8 (invalid byte at offset {})",
-                err.valid_up_to()
-            ),
-        ),
+        Err(err) => single(Rule::WellFormedJson, not_utf8(&err)),
         Ok(text) if text.trim().is_empty() => {
             single(Rule::WellFormedJson, "the document is empty".to_owned())
         }
@@ -232,6 +290,14 @@ fn check(validator: &Validator, document: Document, contract: Contract) -> Outco
         line: document.line,
         report,
     }
+}
+
+/// The message for a document that is not UTF-8, shared by every subcommand.
+pub fn not_utf8(err: &std::str::Utf8Error) -> String {
+    format!(
+        "the document is not UTF-8 (invalid byte at offset {})",
+        err.valid_up_to()
+    )
 }
 
 fn single(rule: Rule, message: String) -> Report {
@@ -254,7 +320,8 @@ fn read_all(
             Source::Error(message) => batcher.push(Item::IoError(message)),
             Source::Input(input) => {
                 if let Err(err) = read_input(&input, &mut batcher, progress) {
-                    batcher.push(Item::IoError(format!("cannot read {}: {err}", input.label)));
+                    let label = printable(&input.label);
+                    batcher.push(Item::IoError(format!("cannot read {label}: {err}")));
                 }
             }
         }

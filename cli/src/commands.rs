@@ -46,15 +46,19 @@ fn print(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// Reads a document: an I/O error is a usage error (exit 2); bytes that are not UTF-8 are an
+/// invalid document (exit 1), as they are to `atr validate`.
 fn read(path: &Path) -> Result<String, Failure> {
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let read = if path.as_os_str() == "-" {
-        std::io::stdin().read_to_string(&mut text)
+        std::io::stdin().read_to_end(&mut bytes)
     } else {
-        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes))
     };
-    read.map(|_| text)
-        .map_err(|err| Failure::Usage(format!("cannot read {}: {err}", path.display())))
+    let shown = crate::output::printable(&path.display().to_string()).into_owned();
+    read.map_err(|err| Failure::Usage(format!("cannot read {shown}: {err}")))?;
+    String::from_utf8(bytes)
+        .map_err(|err| Failure::Invalid(format!("{shown}: {}", crate::check::not_utf8(&err.utf8_error()))))
 }
 
 fn read_json(path: &Path) -> Result<Value, Failure> {

@@ -43,9 +43,9 @@ enum Command {
         /// Fail on lints too.
         #[arg(long)]
         deny_lints: bool,
-        /// Threads checking documents (default: every core).
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Threads checking documents, 1 to 256 (default: every core).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+        jobs: Option<u16>,
     },
     /// Explain the error categories, one category, or an error or warning code.
     Explain {
@@ -119,11 +119,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(commands::Failure::Invalid(message)) => {
-            eprintln!("atr: {message}");
+            eprintln!("atr: {}", output::printable(&message));
             ExitCode::from(1)
         }
         Err(commands::Failure::Usage(message)) => {
-            eprintln!("atr: {message}");
+            eprintln!("atr: {}", output::printable(&message));
             ExitCode::from(2)
         }
     }
@@ -138,7 +138,7 @@ fn validate(
     contract: Contract,
     format: Format,
     deny_lints: bool,
-    jobs: Option<usize>,
+    jobs: Option<u16>,
 ) -> ExitCode {
     let sources = check::sources(paths, ndjson);
     let total: u64 = sources
@@ -164,6 +164,7 @@ fn validate(
         }
     };
     let workers = jobs
+        .map(usize::from)
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1)
         .max(1);
@@ -171,23 +172,17 @@ fn validate(
     let colour = format == Format::Human && stdout.is_terminal();
     let mut reporter =
         output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
-    let mut write_error = None;
     check::run(sources, contract, workers, &progress, &mut |outcome| {
-        if write_error.is_none() {
-            write_error = reporter.outcome(outcome).err();
-        }
+        reporter.outcome(outcome);
     });
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let summary = match write_error.map_or_else(|| reporter.finish(), Err) {
-        Ok(summary) => summary,
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::from(1),
-        Err(err) => {
-            eprintln!("atr: cannot write the report: {err}");
-            return ExitCode::from(2);
-        }
-    };
+    let (summary, write_error) = reporter.finish();
+    if let Some(err) = write_error {
+        eprintln!("atr: cannot write the report: {err}");
+        return ExitCode::from(2);
+    }
     if summary.io_errors > 0 {
         ExitCode::from(2)
     } else if summary.invalid > 0 || (deny_lints && summary.lints > 0) {

@@ -1,5 +1,6 @@
 //! How `atr validate` reports: human, JSON lines, or GitHub workflow annotations.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use agent_tool_result::{Finding, Severity};
@@ -33,13 +34,19 @@ pub struct Summary {
     pub io_errors: u64,
 }
 
-/// Writes findings as they come, in input order, and the summary at the end.
+/// Writes findings as they come, in input order, and the summary at the end. Counting never
+/// depends on writing: once standard output is closed (`atr validate ... | head`), findings
+/// are counted and not written, so the exit status still says what the README says.
 pub struct Reporter<W: Write> {
     out: W,
     format: Format,
     colour: bool,
     /// The running counts.
     pub summary: Summary,
+    /// Whether the reader went away; then nothing more is written.
+    closed: bool,
+    /// The first write error other than a closed pipe.
+    error: Option<io::Error>,
 }
 
 impl<W: Write> Reporter<W> {
@@ -50,11 +57,30 @@ impl<W: Write> Reporter<W> {
             format,
             colour,
             summary: Summary::default(),
+            closed: false,
+            error: None,
         }
     }
 
-    /// Reports one outcome.
-    pub fn outcome(&mut self, outcome: Outcome) -> io::Result<()> {
+    /// Counts one outcome and writes its findings while the output is open.
+    pub fn outcome(&mut self, outcome: Outcome) {
+        let written = self.write_outcome(outcome);
+        self.note(written);
+    }
+
+    /// Remembers a write error: a closed pipe stops the writing, anything else is reported.
+    fn note(&mut self, written: io::Result<()>) {
+        match written {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => self.closed = true,
+            Err(err) => {
+                self.closed = true;
+                self.error.get_or_insert(err);
+            }
+        }
+    }
+
+    fn write_outcome(&mut self, outcome: Outcome) -> io::Result<()> {
         match outcome {
             Outcome::IoError(message) => {
                 self.summary.io_errors += 1;
@@ -69,6 +95,9 @@ impl<W: Write> Reporter<W> {
                     self.summary.invalid += 1;
                 }
                 self.summary.lints += report.lints().len() as u64;
+                if self.closed {
+                    return Ok(());
+                }
                 let mut violations: Vec<&Finding> = report.violations().iter().collect();
                 violations.sort_by_key(|f| (f.line(), f.column()));
                 for finding in violations.into_iter().chain(report.lints()) {
@@ -107,9 +136,11 @@ impl<W: Write> Reporter<W> {
                 };
                 writeln!(
                     self.out,
-                    "{file}:{line}:{column}: {on}{severity}[{}]{off} {at}: {}",
+                    "{}:{line}:{column}: {on}{severity}[{}]{off} {}: {}",
+                    printable(file),
                     finding.rule(),
-                    finding.message()
+                    printable(at),
+                    printable(finding.message())
                 )
             }
             Format::Json => {
@@ -128,20 +159,29 @@ impl<W: Write> Reporter<W> {
             Format::Github => writeln!(
                 self.out,
                 "::{severity} file={},line={line},col={column},title={}::{}{}",
-                escape_property(file),
+                escape_property(&printable(file)),
                 escape_property(finding.rule().as_str()),
-                escape_data(finding.message()),
+                escape_data(&printable(finding.message())),
                 if finding.pointer().is_empty() {
                     String::new()
                 } else {
-                    escape_data(&format!(" (at {})", finding.pointer()))
+                    escape_data(&format!(" (at {})", printable(finding.pointer())))
                 },
             ),
         }
     }
 
-    /// Writes the summary and flushes.
-    pub fn finish(mut self) -> io::Result<Summary> {
+    /// Writes the summary and flushes; the counts, and the first write error that was not a
+    /// closed pipe.
+    pub fn finish(mut self) -> (Summary, Option<io::Error>) {
+        if !self.closed {
+            let written = self.write_summary();
+            self.note(written);
+        }
+        (self.summary, self.error)
+    }
+
+    fn write_summary(&mut self) -> io::Result<()> {
         let s = &self.summary;
         match self.format {
             Format::Json => {
@@ -164,8 +204,7 @@ impl<W: Write> Reporter<W> {
                 )?;
             }
         }
-        self.out.flush()?;
-        Ok(self.summary)
+        self.out.flush()
     }
 }
 
@@ -185,6 +224,27 @@ struct JsonFinding<'a> {
 #[derive(serde::Serialize)]
 struct JsonSummary<'a> {
     summary: &'a Summary,
+}
+
+/// `text` with every control character (C0, DEL, C1) and every bidirectional override shown
+/// as an escape (`\u{1b}`), so that nothing echoed from a document can forge an output line
+/// or reach the terminal as a control sequence.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Escapes a workflow command's message.

@@ -1,51 +1,11 @@
 //! The built `atr` binary: every subcommand, format and exit status, and bad input.
 
+mod common;
+
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::{root, run, scratch};
 use serde_json::{Value, json};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-fn atr() -> Command {
-    let mut command = Command::cargo_bin("atr").unwrap();
-    command.current_dir(root());
-    command
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str], stdin: Option<&[u8]>) -> Run {
-    let mut command = atr();
-    command.args(args);
-    if let Some(stdin) = stdin {
-        command.write_stdin(stdin.to_vec());
-    }
-    let output = command.output().unwrap();
-    Run {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
-/// A scratch directory under the target directory, fresh per test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = root().join("target").join("atr-cli-tests").join(name);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn version_prints_the_package_version() {
