@@ -88,8 +88,14 @@ impl SessionArtifacts {
             let n = self.next.fetch_add(1, Ordering::Relaxed);
             let name = format!("capture-{}-{n}.png", utc(SystemTime::now()).millis());
             let path = self.dir.join(&name);
-            let temporary = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
-            let placed = write_new(&temporary, png).and_then(|()| place(&temporary, &path));
+            // Unique to this write: the process, and a counter shared by every instance in it.
+            let write = WRITES.fetch_add(1, Ordering::Relaxed);
+            let temporary = self
+                .dir
+                .join(format!(".{name}.{}-{write}.tmp", std::process::id()));
+            // Only a file this write created is ever removed.
+            write_new(&temporary, png)?;
+            let placed = place(&temporary, &path);
             let _ = fs::remove_file(&temporary);
             match placed {
                 Ok(()) => return Ok(path),
@@ -129,13 +135,17 @@ impl SessionArtifacts {
         blank_check: BlankCheck,
     ) -> Result<CaptureSummary, FrameError> {
         let (width, height) = png_dimensions(png)?;
-        let artifact = match self.write_png(png) {
-            Ok(path) => ArtifactOutcome::Written(path.to_string_lossy().into_owned()),
-            Err(err) => ArtifactOutcome::Failed(format!(
+        let written = self.write_png(png).and_then(|path| {
+            ArtifactOutcome::written(path.to_string_lossy())
+                .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))
+        });
+        let artifact = written.unwrap_or_else(|err| {
+            let reason = format!(
                 "could not write the capture under {}: {err}",
                 self.dir.display()
-            )),
-        };
+            );
+            ArtifactOutcome::failed(reason).expect("the reason names the directory")
+        });
         let summary = CaptureSummary::new(width, height, png.len() as u64, blank_check, artifact);
         Ok(match window {
             Some(window) => summary.with_window(window),
@@ -211,14 +221,23 @@ impl SessionArtifacts {
     }
 }
 
-/// Writes `bytes` to a file that must not exist yet.
+/// Writes made by this process, across every [`SessionArtifacts`]: part of each temporary
+/// file's name, so that no two writes share one.
+static WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to a file that must not exist yet; a file it created and could not fill is
+/// removed again.
 fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)?;
-    file.write_all(bytes)?;
-    file.flush()
+    let written = file.write_all(bytes).and_then(|()| file.flush());
+    if written.is_err() {
+        drop(file);
+        let _ = fs::remove_file(path);
+    }
+    written
 }
 
 /// Moves `temporary` to `path` unless `path` exists: a hard link fails rather than replace,

@@ -118,7 +118,10 @@ pub fn blank_check(png: &[u8]) -> Result<BlankCheck, FrameError> {
     let mut reader = decoder.read_info().map_err(corrupt)?;
     let (color, _) = reader.output_color_type();
     let mut histogram = Histogram::new(color);
-    if pixels < PARALLEL_PIXELS || reader.info().interlaced {
+    let line = reader.output_line_size(width).unwrap_or(usize::MAX);
+    if pixels < PARALLEL_PIXELS || reader.info().interlaced || line > MAX_BATCH_BYTES / 8 {
+        // Small frames, interlaced ones, and rows so wide that a batch would hold only a few
+        // of them are counted as they decode: the decoder's own row buffers are all it takes.
         while let Some(row) = reader.next_row().map_err(corrupt)? {
             histogram.count_row(row.data());
         }
@@ -132,9 +135,14 @@ pub fn blank_check(png: &[u8]) -> Result<BlankCheck, FrameError> {
 #[cfg(feature = "blank-check")]
 const PARALLEL_PIXELS: u64 = 1 << 18;
 
-/// Rows handed to the counting thread at a time.
+/// Rows handed to the counting thread at a time, at most.
 #[cfg(feature = "blank-check")]
 const ROWS_PER_BATCH: usize = 128;
+
+/// The bytes of one batch, at most: memory is bounded by bytes, not rows, whatever the width.
+/// Three batches circulate, so counting on a second thread costs at most three times this.
+#[cfg(feature = "blank-check")]
+const MAX_BATCH_BYTES: usize = 1 << 20;
 
 #[cfg(feature = "blank-check")]
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(corrupt)`
@@ -147,8 +155,9 @@ fn corrupt(err: png::DecodingError) -> FrameError {
 
 /// Decodes on this thread and counts on a second one. Rows are decoded straight into batch
 /// buffers that circulate between the two threads, so the count costs little more than the
-/// decode in wall time and memory stays bounded (three batches, not the frame). For
-/// non-interlaced images only: every row then has the same length.
+/// decode in wall time and memory stays bounded (three batches of at most
+/// [`MAX_BATCH_BYTES`], not the frame). For non-interlaced images only: every row then has the
+/// same length.
 #[cfg(feature = "blank-check")]
 fn count_alongside<R: std::io::BufRead + std::io::Seek>(
     reader: &mut png::Reader<R>,
@@ -159,11 +168,12 @@ fn count_alongside<R: std::io::BufRead + std::io::Seek>(
     let line = reader
         .output_line_size(reader.info().width)
         .ok_or_else(|| FrameError::new(FrameErrorKind::TooLarge, "a PNG row is too long"))?;
+    let rows_per_batch = (MAX_BATCH_BYTES / line).clamp(1, ROWS_PER_BATCH);
     let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<u8>, usize)>(2);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
     for _ in 0..3 {
         free_tx
-            .send(vec![0; line * ROWS_PER_BATCH])
+            .send(vec![0; line * rows_per_batch])
             .expect("the pool is open");
     }
     let mut last = Histogram::new(histogram.color);

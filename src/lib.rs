@@ -74,8 +74,8 @@ pub use frame::{FrameError, FrameErrorKind, MAX_PIXELS, png_dimensions};
 pub use legacy::{LegacyError, Migration};
 pub use object::JsonObject;
 pub use observation::{
-    ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction, MAX_INLINE_BASE64, Observation,
-    ObservationError, WindowInfo, find_base64, is_inline_base64,
+    ArtifactOutcome, BlankCheck, CaptureSummary, EmptyArtifactText, InvalidFraction,
+    MAX_INLINE_BASE64, Observation, ObservationError, WindowInfo, find_base64, is_inline_base64,
 };
 pub use parse::ParseError;
 pub use rule::{ParseRuleError, Rule, Severity};

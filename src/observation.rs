@@ -13,7 +13,9 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-pub use capture::{ArtifactOutcome, BlankCheck, CaptureSummary, InvalidFraction};
+pub use capture::{
+    ArtifactOutcome, BlankCheck, CaptureSummary, EmptyArtifactText, InvalidFraction,
+};
 pub(crate) use capture::{BlankCheckField, CaptureField};
 
 use crate::breach::{self, Breach, Object};
@@ -369,11 +371,26 @@ fn descend<'a>(mut value: &'a Value, pointer: &mut String) -> Option<&'a JsonObj
     }
 }
 
-/// Whether `s` is longer than [`MAX_INLINE_BASE64`] bytes and decodes as standard base64
-/// (padded or not). The schema's `pattern` for the same rule is tested against this function.
+/// Whether `s` looks like inlined binary data: longer than [`MAX_INLINE_BASE64`] bytes,
+/// decodes as standard base64 (padded or not), and mixes upper case, lower case and digits, as
+/// encoded binary of that length always does (a PNG's base64 starts `iVBORw0KGgo`). A long
+/// run of one letter, a hex digest or a lowercase identifier is text, not an image. The
+/// schema's patterns for the same rule are tested against this function.
+///
+/// ```
+/// use agent_tool_result::is_inline_base64;
+///
+/// assert!(!is_inline_base64(&"A".repeat(4_100)));
+/// assert!(!is_inline_base64(&"0123456789abcdef".repeat(300)));
+/// assert!(is_inline_base64(&"iVBORw0KGgoAAAANSUhEUgAA".repeat(200)));
+/// ```
 #[must_use]
 pub fn is_inline_base64(s: &str) -> bool {
-    s.len() > MAX_INLINE_BASE64 && is_base64(s)
+    s.len() > MAX_INLINE_BASE64
+        && is_base64(s)
+        && s.bytes().any(|b| b.is_ascii_uppercase())
+        && s.bytes().any(|b| b.is_ascii_lowercase())
+        && s.bytes().any(|b| b.is_ascii_digit())
 }
 
 fn is_base64(s: &str) -> bool {
@@ -412,7 +429,12 @@ mod generated {
                 "additionalProperties": this,
                 "items": this,
                 "if": { "type": "string", "minLength": MAX_INLINE_BASE64 + 1 },
-                "then": { "not": { "pattern": BASE64_PATTERN } },
+                "then": { "not": { "allOf": [
+                    { "pattern": BASE64_PATTERN },
+                    { "pattern": "[A-Z]" },
+                    { "pattern": "[a-z]" },
+                    { "pattern": "[0-9]" },
+                ] } },
             })
         }
     }
@@ -456,7 +478,7 @@ mod tests {
 
     #[test]
     fn pointer_names_the_first_offender() {
-        let long = "A".repeat(MAX_INLINE_BASE64 + 4);
+        let long = "iVBORw0KGgo".repeat(MAX_INLINE_BASE64 / 8);
         let object = serde_json::json!({ "a": [1, { "b~/": long }] });
         let Value::Object(object) = object else {
             unreachable!()

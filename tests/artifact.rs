@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::{
-    ArtifactOutcome, CaptureError, FrameErrorKind, Observation, SessionArtifacts, WindowInfo,
-};
+use agent_tool_result::{CaptureError, FrameErrorKind, Observation, SessionArtifacts, WindowInfo};
 use base64::Engine;
 use serde_json::json;
 
@@ -167,6 +165,79 @@ fn sixteen_threads_write_eight_hundred_distinct_complete_files() {
     assert!(entries.iter().all(is_capture));
 }
 
+/// Sixteen instances for one session in one process, each on its own thread, and four
+/// processes more on the same directory: every write lands, complete, under its own name, and
+/// no temporary file is left.
+#[test]
+fn many_instances_and_processes_share_one_session_directory() {
+    let root = TempDir::new("instances");
+    let children: Vec<std::process::Child> = (0..4)
+        .map(|_| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "child_writes_fifty_captures", "--test-threads=1"])
+                .env("ATR_ARTIFACT_ROOT", &root.0)
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let handles: Vec<_> = (0..16u8)
+        .map(|t| {
+            let root = root.0.clone();
+            std::thread::spawn(move || {
+                let artifacts = SessionArtifacts::new(&root, "s-shared", started()).unwrap();
+                (0..50u8)
+                    .map(|i| {
+                        let png = support::rgba(8, 8, [t, i, 9, 255], usize::from(i));
+                        (artifacts.write_png(&png).unwrap(), png)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let written: Vec<(PathBuf, Vec<u8>)> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a writing process failed");
+    }
+    assert_eq!(written.len(), 800);
+    for (path, png) in &written {
+        assert_eq!(&fs::read(path).unwrap(), png, "{}", path.display());
+    }
+    let dir = SessionArtifacts::new(&root.0, "s-shared", started()).unwrap();
+    let entries: Vec<String> = fs::read_dir(dir.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        entries.len(),
+        800 + 4 * 50,
+        "lost or left-over files: {}",
+        entries.len()
+    );
+    assert!(
+        entries
+            .iter()
+            .all(|n| n.starts_with("capture-") && n.ends_with(".png"))
+    );
+}
+
+/// The child of the test above: writes fifty captures into the shared session directory.
+#[test]
+fn child_writes_fifty_captures() {
+    let Ok(root) = std::env::var("ATR_ARTIFACT_ROOT") else {
+        return;
+    };
+    let artifacts = SessionArtifacts::new(&root, "s-shared", started()).unwrap();
+    for i in 0..50u8 {
+        let png = support::rgba(8, 8, [255, i, 3, 255], usize::from(i));
+        let path = artifacts.write_png(&png).unwrap();
+        assert_eq!(fs::read(path).unwrap(), png);
+    }
+}
+
 /// A location where writing fails even for root: a read-only directory where permissions are
 /// enforced, otherwise a path under /proc.
 fn unwritable_root(tmp: &TempDir) -> PathBuf {
@@ -194,7 +265,7 @@ fn write_failures_become_artifact_error_and_the_summary_survives() {
             root.display()
         );
         let summary = artifacts.summarize_png(&tiny_png(), None).unwrap();
-        let ArtifactOutcome::Failed(reason) = summary.artifact() else {
+        let Some(reason) = summary.artifact().error() else {
             panic!("written under {}", root.display())
         };
         assert!(
@@ -224,7 +295,7 @@ fn a_summary_of_a_real_png() {
         height: 25,
     };
     let summary = artifacts.summarize_png(&png, Some(window)).unwrap();
-    let ArtifactOutcome::Written(path) = summary.artifact() else {
+    let Some(path) = summary.artifact().path() else {
         panic!("not written")
     };
     assert_eq!(fs::read(path).unwrap(), png);
@@ -254,7 +325,7 @@ fn a_capture_result_becomes_a_summary_without_its_base64() {
     assert!(!summary.blank_check().dominant_is_dark());
     let text = serde_json::to_string(&observation).unwrap();
     assert!(!text.contains("base64"), "{text}");
-    let ArtifactOutcome::Written(path) = summary.artifact() else {
+    let Some(path) = summary.artifact().path() else {
         panic!("not written")
     };
     assert_eq!(fs::read(path).unwrap(), png);

@@ -26,9 +26,10 @@ fn summary() -> CaptureSummary {
         768,
         48_213,
         BlankCheck::from_fraction(0.1043, false).unwrap(),
-        ArtifactOutcome::Written(
-            "sessions/20261130-101500-s-4f2a/capture-20261130-101502123-1.png".into(),
-        ),
+        ArtifactOutcome::written(
+            "sessions/20261130-101500-s-4f2a/capture-20261130-101502123-1.png",
+        )
+        .unwrap(),
     )
     .with_window(window())
 }
@@ -55,7 +56,7 @@ fn a_capture_summary_writes_the_contract_key_order() {
         1,
         67,
         BlankCheck::from_fraction(1.0, true).unwrap(),
-        ArtifactOutcome::Failed("disk full".into()),
+        ArtifactOutcome::failed("disk full").unwrap(),
     )
     .with_handle(42);
     assert_eq!(
@@ -88,7 +89,7 @@ fn observations_read_back_as_the_variant_they_were() {
 
 #[test]
 fn the_no_base64_rule_holds_when_building_and_reading() {
-    let long = "QUJD".repeat(1_100);
+    let long = "iVBORw0KGgo0".repeat(400); // a PNG header's base64, over 4 KiB
     for (value, pointer) in [
         (json!({ "base64": "QUJD" }), "/base64"),
         (
@@ -214,5 +215,63 @@ fn blank_check_constructors_guard_the_fraction() {
     assert!(BlankCheck::new(false, 1.0, true).is_ok());
     for bad in [-0.01, 1.01, f64::NAN, f64::INFINITY] {
         assert!(BlankCheck::from_fraction(bad, false).is_err(), "{bad}");
+    }
+}
+
+/// The no-base64 heuristic both ways, in the typed reader and the schema alike: real image
+/// bytes of every kind are caught; long text that only looks like base64's alphabet is not.
+#[test]
+fn inline_base64_means_encoded_binary_not_any_long_word() {
+    use agent_tool_result::is_inline_base64;
+    use base64::Engine;
+
+    let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let noise: Vec<u8> = (0u32..40_000)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut png = vec![0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n'];
+    png.extend_from_slice(&noise[..4_000]);
+    let mut blank_bmp = b"BM".to_vec();
+    blank_bmp.extend(std::iter::repeat_n(0u8, 8_000)); // an all-black raw bitmap
+    let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xE0];
+    jpeg.extend_from_slice(&noise[..6_000]);
+    let images = [
+        encode(&png),
+        encode(&blank_bmp),
+        encode(&jpeg),
+        encode(&noise),
+    ];
+    let texts = [
+        "A".repeat(4_100),
+        "z".repeat(8_000),
+        "0".repeat(5_000),
+        "0123456789abcdef".repeat(300),
+        "ABCDEF0123456789".repeat(300),
+        "thequickbrownfoxjumpsoverthelazydog".repeat(150),
+        "THEQUICKBROWNFOX".repeat(300),
+        "lorem ipsum dolor sit amet, ".repeat(200),
+    ];
+    let verdict = |s: &str| {
+        let envelope = json!({ "ok": false, "error": {
+            "code": "x", "category": "internal", "detail": "",
+            "lastObservation": { "kind": "query", "text": s },
+        }});
+        let typed = Envelope::<Value>::from_value(&envelope).is_err();
+        let schema = !Validator::shared().validate(&envelope).is_valid();
+        assert_eq!(
+            typed,
+            schema,
+            "the typed reader and the schema part ways on {}…",
+            &s[..20]
+        );
+        assert_eq!(typed, is_inline_base64(s));
+        typed
+    };
+    for image in &images {
+        assert!(image.len() > 4_096);
+        assert!(verdict(image), "missed image bytes: {}…", &image[..20]);
+    }
+    for text in &texts {
+        assert!(!verdict(text), "took text for an image: {}…", &text[..20]);
     }
 }

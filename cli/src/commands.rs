@@ -57,8 +57,12 @@ fn read(path: &Path) -> Result<String, Failure> {
     };
     let shown = crate::output::printable(&path.display().to_string()).into_owned();
     read.map_err(|err| Failure::Usage(format!("cannot read {shown}: {err}")))?;
-    String::from_utf8(bytes)
-        .map_err(|err| Failure::Invalid(format!("{shown}: {}", crate::check::not_utf8(&err.utf8_error()))))
+    String::from_utf8(bytes).map_err(|err| {
+        Failure::Invalid(format!(
+            "{shown}: {}",
+            crate::check::not_utf8(&err.utf8_error())
+        ))
+    })
 }
 
 fn read_json(path: &Path) -> Result<Value, Failure> {

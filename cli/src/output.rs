@@ -230,9 +230,8 @@ struct JsonSummary<'a> {
 /// as an escape (`\u{1b}`), so that nothing echoed from a document can forge an output line
 /// or reach the terminal as a control sequence.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| {
-        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
+    let hidden =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     if !text.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(text);
     }

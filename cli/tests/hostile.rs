@@ -46,7 +46,14 @@ fn each_directory_is_walked_once_and_only_regular_files_are_read() {
 /// `--jobs` is bounded: huge values are a usage error, never a panic or a hang.
 #[test]
 fn jobs_is_bounded() {
-    for jobs in ["18446744073709551615", "9223372036854775808", "0", "257", "-1", "x"] {
+    for jobs in [
+        "18446744073709551615",
+        "9223372036854775808",
+        "0",
+        "257",
+        "-1",
+        "x",
+    ] {
         let out = atr()
             .args(["validate", "--jobs", jobs, "-"])
             .write_stdin(r#"{"ok":true}"#)
@@ -55,7 +62,10 @@ fn jobs_is_bounded() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "--jobs {jobs}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("--jobs") || stderr.contains(jobs), "{jobs}: {stderr}");
+        assert!(
+            stderr.contains("--jobs") || stderr.contains(jobs),
+            "{jobs}: {stderr}"
+        );
     }
     let out = run(&["validate", "--jobs", "256", "-"], Some(br#"{"ok":true}"#));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -72,9 +82,20 @@ fn control_characters_are_escaped_in_every_echo() {
     assert!(!human.stdout.contains('\u{202e}'), "{:?}", human.stdout);
     let lines: Vec<&str> = human.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "three findings and a summary: {lines:#?}");
-    assert!(lines.iter().all(|l| l.starts_with("-:") || l.contains("documents checked")));
-    assert!(human.stdout.contains("x\\u{a}examples/fake.json"), "{}", human.stdout);
-    let github = run(&["validate", "--format", "github", "-"], Some(document.as_bytes()));
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("-:") || l.contains("documents checked"))
+    );
+    assert!(
+        human.stdout.contains("x\\u{a}examples/fake.json"),
+        "{}",
+        human.stdout
+    );
+    let github = run(
+        &["validate", "--format", "github", "-"],
+        Some(document.as_bytes()),
+    );
     assert!(!github.stdout.contains('\u{1b}'));
     assert_eq!(github.stdout.lines().count(), 4, "{}", github.stdout);
     // A file name is echoed too.
@@ -148,9 +169,16 @@ fn empty_inputs() {
     fs::write(dir.join("empty.json"), b"").unwrap();
     fs::write(dir.join("empty.ndjson"), b"").unwrap();
     fs::write(dir.join("blank.ndjson"), b"\n  \n").unwrap();
-    let json = run(&["validate", dir.join("empty.json").to_str().unwrap()], None);
+    let json = run(
+        &["validate", dir.join("empty.json").to_str().unwrap()],
+        None,
+    );
     assert_eq!(json.code, 1);
-    assert!(json.stdout.contains("the document is empty"), "{}", json.stdout);
+    assert!(
+        json.stdout.contains("the document is empty"),
+        "{}",
+        json.stdout
+    );
     for name in ["empty.ndjson", "blank.ndjson"] {
         let out = run(&["validate", dir.join(name).to_str().unwrap()], None);
         assert_eq!(out.code, 0, "{name}");

@@ -165,12 +165,89 @@ impl<'de> Deserialize<'de> for BlankCheck {
 
 /// Where a capture's PNG went: written to `artifact`, or not written, with `artifactError`
 /// saying why. A summary has exactly one.
+///
+/// Neither text may be empty (the schema says `minLength: 1`), so both constructors check.
+///
+/// ```
+/// use agent_tool_result::ArtifactOutcome;
+///
+/// let written = ArtifactOutcome::written("sessions/s-1/capture-1.png")?;
+/// assert_eq!(written.path(), Some("sessions/s-1/capture-1.png"));
+/// assert_eq!(written.error(), None);
+/// assert!(ArtifactOutcome::failed("").is_err());
+/// # Ok::<(), agent_tool_result::EmptyArtifactText>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum ArtifactOutcome {
-    /// The path of the written PNG (`artifact` on the wire).
-    Written(String),
-    /// Why the PNG could not be written (`artifactError` on the wire).
-    Failed(String),
+pub struct ArtifactOutcome {
+    written: bool,
+    text: String,
+}
+
+impl ArtifactOutcome {
+    /// The PNG was written to `path` (`artifact` on the wire).
+    ///
+    /// # Errors
+    ///
+    /// [`EmptyArtifactText`] when `path` is empty.
+    pub fn written(path: impl Into<String>) -> Result<Self, EmptyArtifactText> {
+        ArtifactOutcome::new(true, path.into())
+    }
+
+    /// The PNG could not be written, for `reason` (`artifactError` on the wire).
+    ///
+    /// # Errors
+    ///
+    /// [`EmptyArtifactText`] when `reason` is empty.
+    pub fn failed(reason: impl Into<String>) -> Result<Self, EmptyArtifactText> {
+        ArtifactOutcome::new(false, reason.into())
+    }
+
+    fn new(written: bool, text: String) -> Result<Self, EmptyArtifactText> {
+        if text.is_empty() {
+            Err(EmptyArtifactText { written })
+        } else {
+            Ok(ArtifactOutcome { written, text })
+        }
+    }
+
+    /// Where the PNG was written, if it was.
+    #[must_use]
+    pub fn path(&self) -> Option<&str> {
+        self.written.then_some(self.text.as_str())
+    }
+
+    /// Why the PNG was not written, if it was not.
+    #[must_use]
+    pub fn error(&self) -> Option<&str> {
+        (!self.written).then_some(self.text.as_str())
+    }
+
+    /// The wire field this outcome is written as: `artifact` or `artifactError`.
+    fn field(&self) -> &'static str {
+        if self.written {
+            "artifact"
+        } else {
+            "artifactError"
+        }
+    }
+}
+
+/// The error for an empty artifact path or artifact error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a capture summary's {} must not be empty", self.field())]
+pub struct EmptyArtifactText {
+    written: bool,
+}
+
+impl EmptyArtifactText {
+    /// The wire field that was empty.
+    fn field(self) -> &'static str {
+        ArtifactOutcome {
+            written: self.written,
+            text: String::new(),
+        }
+        .field()
+    }
 }
 
 /// A capture summarized for `lastObservation`:
@@ -189,7 +266,7 @@ pub enum ArtifactOutcome {
 ///     600,
 ///     48_213,
 ///     BlankCheck::from_fraction(0.1043, false)?,
-///     ArtifactOutcome::Failed("read-only file system".into()),
+///     ArtifactOutcome::failed("read-only file system")?,
 /// );
 /// assert_eq!(
 ///     serde_json::to_string(&summary)?,
@@ -326,10 +403,7 @@ impl Serialize for CaptureSummary {
             Some(file) => out.serialize_field("file", file)?,
             None => out.skip_field("file")?,
         }
-        match &self.artifact {
-            ArtifactOutcome::Written(path) => out.serialize_field("artifact", path)?,
-            ArtifactOutcome::Failed(reason) => out.serialize_field("artifactError", reason)?,
-        }
+        out.serialize_field(self.artifact.field(), &self.artifact.text)?;
         out.end()
     }
 }
@@ -429,10 +503,8 @@ impl<'de> Visitor<'de> for CaptureVisitor {
         let artifact = match (artifact, artifact_error) {
             (Some(_), Some(_)) => return Err(breach::raise(Breach::BothArtifactFields)),
             (None, None) => return Err(breach::raise(Breach::NoArtifactField)),
-            (Some(path), None) => non_empty(path, "artifact").map(ArtifactOutcome::Written)?,
-            (None, Some(reason)) => {
-                non_empty(reason, "artifactError").map(ArtifactOutcome::Failed)?
-            }
+            (Some(path), None) => ArtifactOutcome::written(path).map_err(empty)?,
+            (None, Some(reason)) => ArtifactOutcome::failed(reason).map_err(empty)?,
         };
         Ok(CaptureSummary {
             window,
@@ -447,16 +519,8 @@ impl<'de> Visitor<'de> for CaptureVisitor {
     }
 }
 
-fn non_empty<E: de::Error>(value: String, field: &str) -> Result<String, E> {
-    if value.is_empty() {
-        Err(breach::raise_at(
-            Rule::FieldType,
-            format!("/{field}"),
-            format_args!("a capture summary's {field} must not be empty"),
-        ))
-    } else {
-        Ok(value)
-    }
+fn empty<E: de::Error>(err: EmptyArtifactText) -> E {
+    breach::raise_at(Rule::FieldType, format!("/{}", err.field()), err)
 }
 
 #[cfg(feature = "schemars")]

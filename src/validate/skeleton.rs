@@ -158,6 +158,9 @@ mod tests {
         for broken in [r#"{"result":{"n":1e400}}"#, r#"{"result":{"s":"\ud800"}}"#] {
             assert!(parse(broken).is_err(), "{broken}");
         }
-        assert_eq!(parse("[1,{\"result\":{\"a\":1}}]").unwrap(), serde_json::json!([1, {"result":{"a":1}}]));
+        assert_eq!(
+            parse("[1,{\"result\":{\"a\":1}}]").unwrap(),
+            serde_json::json!([1, {"result":{"a":1}}])
+        );
     }
 }
