@@ -202,6 +202,28 @@ impl ArtifactOutcome {
         ArtifactOutcome::new(false, reason.into())
     }
 
+    /// The outcome of writing a capture to `written`: its path, or why it failed, which
+    /// names the directory, so neither text is ever empty.
+    pub(crate) fn of_write(
+        written: std::io::Result<std::path::PathBuf>,
+        dir: &std::path::Path,
+    ) -> Self {
+        let (ok, text) = match written {
+            Ok(path) => (true, path.to_string_lossy().into_owned()),
+            Err(err) => (
+                false,
+                format!("could not write the capture under {}: {err}", dir.display()),
+            ),
+        };
+        ArtifactOutcome::new(ok, text).unwrap_or_else(|_| ArtifactOutcome {
+            written: false,
+            text: format!(
+                "the capture was written to an unnamed path under {}",
+                dir.display()
+            ),
+        })
+    }
+
     fn new(written: bool, text: String) -> Result<Self, EmptyArtifactText> {
         if text.is_empty() {
             Err(EmptyArtifactText { written })
