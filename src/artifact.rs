@@ -135,17 +135,7 @@ impl SessionArtifacts {
         blank_check: BlankCheck,
     ) -> Result<CaptureSummary, FrameError> {
         let (width, height) = png_dimensions(png)?;
-        let written = self.write_png(png).and_then(|path| {
-            ArtifactOutcome::written(path.to_string_lossy())
-                .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))
-        });
-        let artifact = written.unwrap_or_else(|err| {
-            let reason = format!(
-                "could not write the capture under {}: {err}",
-                self.dir.display()
-            );
-            ArtifactOutcome::failed(reason).expect("the reason names the directory")
-        });
+        let artifact = ArtifactOutcome::of_write(self.write_png(png), &self.dir);
         let summary = CaptureSummary::new(width, height, png.len() as u64, blank_check, artifact);
         Ok(match window {
             Some(window) => summary.with_window(window),
