@@ -227,7 +227,7 @@ fn inline_base64_means_encoded_binary_not_any_long_word() {
 
     let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     let noise: Vec<u8> = (0u32..40_000)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0])
         .collect();
     let mut png = vec![0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n'];
     png.extend_from_slice(&noise[..4_000]);
