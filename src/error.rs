@@ -163,6 +163,7 @@ impl<'de> Visitor<'de> for ToolErrorVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolError, A::Error> {
         let (mut code, mut category, mut detail) = (None, None, None);
         let (mut last_observation, mut partial_result) = (None, None);
+        let mut skimmed = None;
         while let Some(field) = map.next_key::<Field>()? {
             match field {
                 Field::Code => read_once(&mut map, &mut code, "code", PhantomData)?,
@@ -175,6 +176,16 @@ impl<'de> Visitor<'de> for ToolErrorVisitor {
                         marker: PhantomData,
                     };
                     read_once(&mut map, &mut last_observation, "lastObservation", seed)?;
+                }
+                Field::PartialResult if crate::strict::Skimming::active() => {
+                    // A verdict-only read: the payload is checked, not built.
+                    let seed = OptionalObject::<crate::strict::Checked> {
+                        field: "partialResult",
+                        inside: Inside::Contract,
+                        marker: PhantomData,
+                    };
+                    read_once(&mut map, &mut skimmed, "partialResult", seed)?;
+                    partial_result = Some(None);
                 }
                 Field::PartialResult => {
                     let seed = OptionalObject {

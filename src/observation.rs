@@ -7,6 +7,7 @@
 //! when an observation is built and when one is read.
 
 mod capture;
+mod skim;
 
 use std::fmt;
 
@@ -131,6 +132,11 @@ impl Serialize for Observation {
 
 impl<'de> Deserialize<'de> for Observation {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if crate::strict::Skimming::active() {
+            // A verdict-only read: checked, not built.
+            skim::check(deserializer)?;
+            return Ok(Observation::Other(JsonObject::new()));
+        }
         let object = JsonObject::deserialize(deserializer)?;
         Observation::from_object(object)
             .map_err(|err| breach::raise_at(err.rule, err.pointer, err.message))

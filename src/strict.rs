@@ -247,3 +247,33 @@ mod tests {
         assert!(!is_too_deep(b"[[\"[[[\"", 3));
     }
 }
+
+/// Skimming: a verdict-only read that builds none of the payloads. While a [`Skimming`]
+/// guard lives on this thread, readers of `lastObservation` and `partialResult` check their
+/// values as they stream past instead of building them; the envelope read then holds
+/// placeholders there, so only the verdict and the error's code and category may be used.
+/// Only a read from JSON text (`serde_json::from_str`) may skim.
+pub(crate) struct Skimming(());
+
+thread_local! {
+    static SKIMMING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl Skimming {
+    /// Starts skimming on this thread until the guard drops.
+    pub(crate) fn start() -> Self {
+        SKIMMING.with(|s| s.set(true));
+        Skimming(())
+    }
+
+    /// Whether a read on this thread is skimming.
+    pub(crate) fn active() -> bool {
+        SKIMMING.with(std::cell::Cell::get)
+    }
+}
+
+impl Drop for Skimming {
+    fn drop(&mut self) {
+        SKIMMING.with(|s| s.set(false));
+    }
+}

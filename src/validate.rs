@@ -391,7 +391,7 @@ impl Validator {
     /// ```
     #[must_use]
     pub fn validate_text(&self, text: &str) -> Report {
-        if let Ok(envelope) = serde_json::from_str::<Envelope<SkippedResult>>(text) {
+        if let Ok(envelope) = skim(text) {
             let lints = envelope
                 .error()
                 .map(|error| lints_for(error.code(), Some(error.category())))
@@ -415,8 +415,15 @@ impl Validator {
             };
         };
         let mut report = self.validate(&value);
-        // The parsed value has merged repeated keys; the text still has them.
-        let closed = |pointer: &str| Object::at(pointer).is_some();
+        // The parsed value has merged repeated keys; the text still has them. Keys may not
+        // repeat in the envelope, the error or a warning; inside an observation, as in any
+        // payload, the last one wins.
+        let closed = |pointer: &str| {
+            matches!(
+                Object::at(pointer),
+                Some(Object::Envelope | Object::Error | Object::Warning)
+            )
+        };
         for pointer in crate::locate::repeated_keys(text, &closed) {
             let key = pointer
                 .rsplit('/')
@@ -443,8 +450,15 @@ impl Validator {
     /// The fast path's verdict alone: whether `text` is a valid envelope.
     #[must_use]
     pub fn is_valid_text(&self, text: &str) -> bool {
-        serde_json::from_str::<Envelope<SkippedResult>>(text).is_ok()
+        skim(text).is_ok()
     }
+}
+
+/// The fast path's read: the typed reader, checking every rule and building none of the
+/// payloads (only the error's code and category are read from what it returns).
+fn skim(text: &str) -> Result<Envelope<SkippedResult>, serde_json::Error> {
+    let _skimming = crate::strict::Skimming::start();
+    serde_json::from_str(text)
 }
 
 /// Gives every finding without a position the position of its pointer in `text`.

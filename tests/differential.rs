@@ -69,6 +69,12 @@ fn each_class_has_one_verdict() {
             r#"{"ok":true,"ok":true}"#.into(),
             Some((Rule::NoDuplicateKeys, "/ok")),
         ),
+        // Inside an observation, as in any payload, the last of a repeated key wins.
+        (capture("800").replace(r#""width":800"#, r#""width":1,"width":800"#), None),
+        (
+            r#"{"ok":false,"error":{"code":"x","category":"internal","detail":"","lastObservation":{"a":1,"a":2}}}"#.into(),
+            None,
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(disagreement(validator, &text), None, "{text}");
