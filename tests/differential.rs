@@ -43,6 +43,12 @@ fn each_class_has_one_verdict() {
         )
     };
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let image = "iVBORw0KGgoAAAANSUhEUgAA".repeat(200);
+    let observation = |members: &str| {
+        format!(
+            r#"{{"ok":false,"error":{{"code":"x","category":"internal","detail":"","lastObservation":{{{members}}}}}}}"#
+        )
+    };
     let cases: Vec<(String, Option<(Rule, &str)>)> = vec![
         (r#"{"ok":true,"result":{"n":1e400}}"#.into(), Some((Rule::WellFormedJson, ""))),
         (r#"{"ok":true,"result":{"n":"\ud800"}}"#.into(), Some((Rule::WellFormedJson, ""))),
@@ -75,6 +81,10 @@ fn each_class_has_one_verdict() {
             r#"{"ok":false,"error":{"code":"x","category":"internal","detail":"","lastObservation":{"a":1,"a":2}}}"#.into(),
             None,
         ),
+        // Image data under a key that repeats is judged on the last value, like any other.
+        (observation(&format!(r#""png":"{image}","png":"text""#)), None),
+        (observation(&format!(r#""png":"text","png":"{image}""#)), Some((Rule::NoBase64InObservation, "/error/lastObservation/png"))),
+        (observation(r#""base64":1,"kind":"query""#), Some((Rule::NoBase64InObservation, "/error/lastObservation/base64"))),
     ];
     for (text, expected) in cases {
         assert_eq!(disagreement(validator, &text), None, "{text}");

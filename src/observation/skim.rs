@@ -1,12 +1,15 @@
 //! Checking an observation while skimming: every rule `Observation`'s reader enforces, with
-//! nothing built unless the observation is a capture summary.
+//! nothing built unless the observation is a capture summary or seems to hold image data.
 
+use std::cell::Cell;
 use std::fmt;
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{CAPTURE_SUMMARY_KIND, CaptureSummary, is_inline_base64};
+use super::{CAPTURE_SUMMARY_KIND, Observation, is_inline_base64};
+use crate::JsonObject;
 use crate::strict::MAX_DEPTH;
 
 /// The containers open around `lastObservation`'s own object: the envelope and the error.
@@ -20,32 +23,35 @@ pub(crate) fn check<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D:
         return Err(de::Error::custom("an observation is a JSON object"));
     }
     let mut reader = serde_json::Deserializer::from_str(text);
+    let base64 = Cell::new(false);
     let capture = Observed {
         depth: DEPTH_OF_OBSERVATION,
         top: true,
+        base64: &base64,
     }
     .deserialize(&mut reader)
     .map_err(de::Error::custom)?;
-    if capture {
-        // As the full reader does: a repeated key inside an observation is merged (the last
-        // wins), then the capture summary's rules apply.
-        let value: serde_json::Value = serde_json::from_str(text).map_err(de::Error::custom)?;
-        CaptureSummary::deserialize(&value).map_err(de::Error::custom)?;
+    if capture || base64.get() {
+        // The full reader's view, for the rare observation that needs it: a repeated key
+        // inside an observation is merged (the last one wins) before its rules apply, so image
+        // data under a key that repeats, or a capture summary, is judged on the merged object.
+        let object: JsonObject = serde_json::from_str(text).map_err(de::Error::custom)?;
+        Observation::from_object(object).map_err(de::Error::custom)?;
     }
     Ok(())
 }
 
-use serde::Deserialize;
-
 /// A value inside an observation at `depth` containers; `top` for the observation itself.
-/// Reads to whether the observation's own `kind` is `capture-summary`.
+/// Reads to whether the observation's own `kind` is `capture-summary`, and notes in `base64`
+/// any image data it meets (which a repeated key may yet overwrite).
 #[derive(Clone, Copy)]
-struct Observed {
+struct Observed<'c> {
     depth: usize,
     top: bool,
+    base64: &'c Cell<bool>,
 }
 
-impl<'de> DeserializeSeed<'de> for Observed {
+impl<'de> DeserializeSeed<'de> for Observed<'_> {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
@@ -53,11 +59,12 @@ impl<'de> DeserializeSeed<'de> for Observed {
     }
 }
 
-impl Observed {
+impl Observed<'_> {
     fn inner(self) -> Self {
         Observed {
             depth: self.depth + 1,
             top: false,
+            base64: self.base64,
         }
     }
 
@@ -70,7 +77,7 @@ impl Observed {
     }
 }
 
-impl<'de> Visitor<'de> for Observed {
+impl<'de> Visitor<'de> for Observed<'_> {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -82,10 +89,10 @@ impl<'de> Visitor<'de> for Observed {
         let mut capture = false;
         while let Some(key) = map.next_key::<Key>()? {
             if key.0 == Name::Base64 {
-                return Err(de::Error::custom("a base64 key"));
+                self.base64.set(true);
             }
             if self.top && key.0 == Name::Kind {
-                capture = map.next_value::<Kind>()?.0;
+                capture = map.next_value_seed(Kind(self.inner()))?;
             } else {
                 map.next_value_seed(self.inner())?;
             }
@@ -99,12 +106,11 @@ impl<'de> Visitor<'de> for Observed {
         Ok(false)
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+    fn visit_str<E>(self, v: &str) -> Result<bool, E> {
         if is_inline_base64(v) {
-            Err(E::custom("inline base64"))
-        } else {
-            Ok(false)
+            self.base64.set(true);
         }
+        Ok(false)
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
@@ -161,54 +167,53 @@ impl<'de> Deserialize<'de> for Key {
 
 /// The observation's own `kind`: whether it is `capture-summary` (any other value is checked
 /// as any other member is).
-struct Kind(bool);
+struct Kind<'c>(Observed<'c>);
 
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KindVisitor;
-        impl<'de> Visitor<'de> for KindVisitor {
-            type Value = Kind;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a kind")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Kind, E> {
-                Observed {
-                    depth: 0,
-                    top: false,
-                }
-                .visit_str(v)?;
-                Ok(Kind(v == CAPTURE_SUMMARY_KIND))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Kind, A::Error> {
-                let nested = Observed {
-                    depth: DEPTH_OF_OBSERVATION + 1,
-                    top: false,
-                };
-                nested.visit_map(map).map(|_| Kind(false))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Kind, A::Error> {
-                let nested = Observed {
-                    depth: DEPTH_OF_OBSERVATION + 1,
-                    top: false,
-                };
-                nested.visit_seq(seq).map(|_| Kind(false))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Kind, E> {
-                Ok(Kind(false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Kind, E> {
-                Ok(Kind(false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Kind, E> {
-                Ok(Kind(false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Kind, E> {
-                Ok(Kind(false))
-            }
-            fn visit_unit<E>(self) -> Result<Kind, E> {
-                Ok(Kind(false))
-            }
-        }
-        deserializer.deserialize_any(KindVisitor)
+impl<'de> DeserializeSeed<'de> for Kind<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Kind<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a kind")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+        self.0.visit_str(v)?;
+        Ok(v == CAPTURE_SUMMARY_KIND)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        self.0.visit_map(map).map(|_| false)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
+        self.0.visit_seq(seq).map(|_| false)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
     }
 }
