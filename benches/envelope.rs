@@ -4,8 +4,9 @@
 //! row: the ratio is the cost of the contract (validated codes, the closed category, the
 //! object-only result and the invariant checks).
 
+use agent_tool_result::validate::Validator;
 use agent_tool_result::{
-    Envelope, ErrorCode, JsonObject, Observation, ToolError, Validator, Warning, WarningCode,
+    Envelope, ErrorCode, JsonObject, Observation, ToolError, Warning, WarningCode,
 };
 use divan::{Bencher, black_box};
 use serde::{Deserialize, Serialize};
@@ -103,7 +104,7 @@ fn failure() -> Envelope<FindResult> {
     let observation = Observation::other(serde_json::to_value(find_result()).unwrap()).unwrap();
     Envelope::failure(
         ToolError::new(
-            ErrorCode::selector_matched(5),
+            ErrorCode::selector_matched(5).expect("5 matches are ambiguous"),
             "Selector className='Button' matched 5 elements; refine with automationId.",
         )
         .with_last_observation(observation),

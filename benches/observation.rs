@@ -9,7 +9,8 @@ mod support;
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use agent_tool_result::{SessionArtifacts, blank_check};
+use agent_tool_result::artifact::SessionArtifacts;
+use agent_tool_result::frame::blank_check;
 use base64::Engine;
 use divan::{Bencher, black_box};
 use serde_json::json;

@@ -62,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         CallToolResult::from_envelope(&Envelope::success(json!({ "automationId": "btnOk" })))?
             .to_json(),
         CallToolResult::from_envelope(&Envelope::<Value>::failure(ToolError::new(
-            ErrorCode::selector_matched(3),
+            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows.",
         )))?
         .to_json(),

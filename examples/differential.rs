@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use agent_tool_result::Validator;
+use agent_tool_result::validate::Validator;
 use differential::{Rng, disagreement, mutate, seeds};
 
 fn main() -> ExitCode {

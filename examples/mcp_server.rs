@@ -9,7 +9,8 @@
 //! - `capture`: succeeds with a tiny PNG as an image block, referenced from the result.
 
 use agent_tool_result::mcp::{CallToolResult, Parameters};
-use agent_tool_result::{Envelope, ErrorCode, ToolError, WindowInfo};
+use agent_tool_result::observation::WindowInfo;
+use agent_tool_result::{Envelope, ErrorCode, ToolError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
@@ -90,7 +91,7 @@ fn find(title: &str) -> Result<WindowInfo, ToolError> {
             height: 768,
         }),
         "Save" => Err(ToolError::new(
-            ErrorCode::selector_matched(3),
+            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows; refine with processName or className.",
         )),
         other => Err(ToolError::new(

@@ -3,9 +3,8 @@
 //!
 //! Run with `cargo run --example quickstart`.
 
-use agent_tool_result::{
-    Envelope, ErrorCategory, ErrorCode, ToolError, Validator, Warning, WarningCode,
-};
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError, Warning, WarningCode};
 use serde::{Deserialize, Serialize};
 
 /// A tool's own result type: any struct that serializes to a JSON object.
@@ -29,7 +28,7 @@ fn find_element(name: &str) -> Envelope<FoundElement> {
             "Target was minimized; restored before the search.",
         )),
         "Save" => Envelope::failure(ToolError::new(
-            ErrorCode::selector_matched(3),
+            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector name='Save' matched 3 elements; refine with automationId.",
         ))
         .with_session(session),

@@ -17,10 +17,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use serde_json::Value;
 
-use crate::{
-    ArtifactOutcome, BlankCheck, CaptureSummary, FrameError, FrameErrorKind, JsonObject,
-    Observation, ObservationError, WindowInfo, png_dimensions,
+use crate::frame::{FrameError, FrameErrorKind, png_dimensions};
+use crate::observation::{
+    ArtifactOutcome, BlankCheck, CaptureSummary, ObservationError, WindowInfo,
 };
+use crate::{JsonObject, Observation};
 
 /// The longest session id accepted for a directory name.
 pub const MAX_SESSION_ID_LEN: usize = 128;
@@ -28,7 +29,8 @@ pub const MAX_SESSION_ID_LEN: usize = 128;
 /// The per-session artifact directory.
 ///
 /// ```
-/// use agent_tool_result::{ArtifactOutcome, SessionArtifacts};
+/// use agent_tool_result::artifact::SessionArtifacts;
+/// use agent_tool_result::observation::ArtifactOutcome;
 /// use std::time::{Duration, UNIX_EPOCH};
 ///
 /// let root = std::env::temp_dir().join(format!("atr-doc-{}", std::process::id()));
@@ -113,12 +115,13 @@ impl SessionArtifacts {
     ///
     /// [`FrameError`] when the bytes are not a decodable PNG or are too large to check.
     #[cfg(feature = "blank-check")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
     pub fn summarize_png(
         &self,
         png: &[u8],
         window: Option<WindowInfo>,
     ) -> Result<CaptureSummary, FrameError> {
-        let blank_check = crate::blank_check(png)?;
+        let blank_check = crate::frame::blank_check(png)?;
         self.summarize_png_with(png, window, blank_check)
     }
 

@@ -60,6 +60,7 @@ impl Object {
     }
 
     /// The closed object a JSON Pointer into an envelope names, if any.
+    #[cfg(feature = "validate")]
     pub(crate) fn at(pointer: &str) -> Option<Object> {
         let mut tokens = pointer.split('/').skip(1);
         let object = match (tokens.next(), tokens.next(), tokens.next(), tokens.next()) {
@@ -103,6 +104,7 @@ pub(crate) enum Breach<'a> {
     /// The document nests deeper than readers follow.
     TooDeep,
     /// The document is the older `CommandResult` shape.
+    #[cfg(feature = "validate")]
     LegacyCommandResult,
     /// The text starts with a byte order mark.
     ByteOrderMark,
@@ -122,6 +124,7 @@ impl Breach<'_> {
             Breach::DuplicateKey { .. } => Rule::NoDuplicateKeys,
             Breach::WrongType { .. } => Rule::FieldType,
             Breach::TooDeep => Rule::NestingLimit,
+            #[cfg(feature = "validate")]
             Breach::LegacyCommandResult => Rule::NotLegacyCommandResult,
             Breach::ByteOrderMark => Rule::WellFormedJson,
         }
@@ -176,6 +179,7 @@ impl fmt::Display for Breach<'_> {
             Breach::WrongType { expected, found } => {
                 write!(f, "expected {expected}, found {found}")
             }
+            #[cfg(feature = "validate")]
             Breach::LegacyCommandResult => f.write_str(
                 "this is the older CommandResult shape ({ success, command, error, data }), not \
                  an envelope: convert it with `atr migrate` (or `Migration` in code)",
@@ -308,6 +312,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "validate")]
     fn objects_are_found_by_pointer_and_name_their_fields() {
         assert_eq!(Object::at(""), Some(Object::Envelope));
         assert_eq!(Object::at("/warnings/3"), Some(Object::Warning));

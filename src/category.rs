@@ -12,7 +12,8 @@ use std::str::FromStr;
 /// How an agent may retry after a failure of a given [`ErrorCategory`].
 ///
 /// ```
-/// use agent_tool_result::{ErrorCategory, RetryClass};
+/// use agent_tool_result::ErrorCategory;
+/// use agent_tool_result::category::RetryClass;
 ///
 /// assert_eq!(ErrorCategory::Timeout.retry_class(), RetryClass::AfterWaiting);
 /// assert!(!ErrorCategory::Elevation.retry_class().is_retryable());
@@ -94,7 +95,7 @@ macro_rules! categories {
         /// assert_eq!(category, ErrorCategory::AmbiguousSelector);
         /// assert_eq!(category.to_string(), "ambiguous-selector");
         /// assert!("Timeout".parse::<ErrorCategory>().is_err());
-        /// # Ok::<(), agent_tool_result::ParseCategoryError>(())
+        /// # Ok::<(), agent_tool_result::category::ParseCategoryError>(())
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum ErrorCategory {
@@ -285,6 +286,7 @@ impl<'de> serde::Deserialize<'de> for ErrorCategory {
 }
 
 #[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 impl schemars::JsonSchema for ErrorCategory {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "ErrorCategory".into()

@@ -1,16 +1,24 @@
-//! Open, validated code strings: [`ErrorCode`], [`WarningCode`] and [`KnownCode`].
+//! Open, validated code strings: [`ErrorCode`] and [`WarningCode`], with the well-known ones
+//! as constants of the type itself and, for matching, [`KnownErrorCode`].
 //!
 //! Codes narrow a category. The set is open (agents tolerate codes they do not know by falling
 //! back to the category), but every code is non-empty kebab-case: lowercase ASCII letters and
 //! digits in runs separated by single hyphens (`^[a-z0-9]+(-[a-z0-9]+)*$`).
 //!
-//! The codes the contract documents are constants. An error code constant is a [`KnownCode`]:
-//! it carries its category, so [`ToolError::new`](crate::ToolError::new) cannot pair it with the
-//! wrong one.
+//! The codes the contract's reference producer emits are constants (`ErrorCode::WINDOW_NOT_FOUND`),
+//! and each knows the categories it rides under ([`ErrorCode::categories`]). A code that rides
+//! under one brings it: [`ToolError::new`](crate::ToolError::new) cannot pair it with another.
+//! A code that rides under several (`frame-all-black`: `capture-blank` or `ocr-blank`), and
+//! any code of a tool's own, is given its category with
+//! [`ToolError::classified`](crate::ToolError::classified).
 
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
+
+mod table;
+
+pub use table::KnownErrorCode;
 
 use crate::ErrorCategory;
 
@@ -54,7 +62,8 @@ const fn checked_static(code: &'static str) -> &'static str {
 ///      (lowercase letters and digits separated by single hyphens)",
 /// );
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe_invalid(.input))]
 pub struct InvalidCode {
     input: String,
 }
@@ -70,22 +79,16 @@ impl InvalidCode {
     }
 }
 
-impl fmt::Display for InvalidCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.input.is_empty() {
-            f.write_str("invalid code: codes must not be empty")
-        } else {
-            write!(
-                f,
-                "invalid code `{}`: codes are non-empty kebab-case \
-                 (lowercase letters and digits separated by single hyphens)",
-                self.input
-            )
-        }
+fn describe_invalid(input: &str) -> String {
+    if input.is_empty() {
+        "invalid code: codes must not be empty".to_owned()
+    } else {
+        format!(
+            "invalid code `{input}`: codes are non-empty kebab-case \
+             (lowercase letters and digits separated by single hyphens)"
+        )
     }
 }
-
-impl std::error::Error for InvalidCode {}
 
 /// Declares a validated code newtype; shared by [`ErrorCode`] and [`WarningCode`].
 macro_rules! code_type {
@@ -210,6 +213,7 @@ macro_rules! code_type {
         }
 
         #[cfg(feature = "schemars")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
         impl schemars::JsonSchema for $name {
             fn schema_name() -> Cow<'static, str> {
                 stringify!($name).into()
@@ -234,22 +238,21 @@ code_type!(
     /// The fine-grained, open code of a [`ToolError`](crate::ToolError), such as
     /// `element-not-found` or `selector-matched-3`.
     ///
-    /// Agents may branch on codes they know and must fall back to the category for the rest.
-    /// The codes the contract documents are associated constants of type [`KnownCode`], which
-    /// also carry their category.
+    /// Agents may branch on codes they know (see [`ErrorCode::known`]) and must fall back to
+    /// the category for the rest. The well-known codes are associated constants of this type.
     ///
     /// ```
     /// use agent_tool_result::{ErrorCategory, ErrorCode};
     ///
     /// const MY_CODE: ErrorCode = ErrorCode::from_static("cache-cold");
-    /// assert_eq!(MY_CODE.known_category(), None);
+    /// assert_eq!(MY_CODE.category(), None);
     ///
     /// let code: ErrorCode = "window-not-found".parse()?;
     /// assert_eq!(code, ErrorCode::WINDOW_NOT_FOUND);
-    /// assert_eq!(code.known_category(), Some(ErrorCategory::NoTarget));
-    /// # Ok::<(), agent_tool_result::InvalidCode>(())
+    /// assert_eq!(code.category(), Some(ErrorCategory::NoTarget));
+    /// # Ok::<(), agent_tool_result::code::InvalidCode>(())
     /// ```
-    ErrorCode, "an error code", known_error_code
+    ErrorCode, "an error code", known_error_code_str
 );
 
 code_type!(
@@ -261,282 +264,38 @@ code_type!(
     /// assert_eq!(WarningCode::TREE_TRUNCATED.as_str(), "tree-truncated");
     /// assert!(WarningCode::new("Tree Truncated").is_err());
     /// ```
-    WarningCode, "a warning code", known_warning_code
+    WarningCode, "a warning code", table::known_warning_code
 );
-
-/// An error code together with the category it belongs to.
-///
-/// The well-known constants on [`ErrorCode`] are `KnownCode`s, and a tool crate can declare its
-/// own with [`KnownCode::from_static`]; [`ToolError::new`](crate::ToolError::new) takes the
-/// category from the code, so the two cannot disagree.
-///
-/// ```
-/// use agent_tool_result::{ErrorCategory, ErrorCode, KnownCode};
-///
-/// const CACHE_COLD: KnownCode = KnownCode::from_static("cache-cold", ErrorCategory::Timeout);
-/// assert_eq!(CACHE_COLD.category(), ErrorCategory::Timeout);
-/// assert_eq!(ErrorCode::FRAME_ALL_BLACK.category(), ErrorCategory::CaptureBlank);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct KnownCode {
-    code: ErrorCode,
-    category: ErrorCategory,
-}
-
-impl KnownCode {
-    /// Declares a code and its category, checked at compile time in a `const`.
-    ///
-    /// # Panics
-    ///
-    /// Panics (a compile error in a `const` item) if `code` is not kebab-case.
-    #[must_use]
-    pub const fn from_static(code: &'static str, category: ErrorCategory) -> Self {
-        KnownCode {
-            code: ErrorCode::from_static(code),
-            category,
-        }
-    }
-
-    /// The code.
-    #[must_use]
-    pub fn code(&self) -> &ErrorCode {
-        &self.code
-    }
-
-    /// The category the code belongs to.
-    #[must_use]
-    pub const fn category(&self) -> ErrorCategory {
-        self.category
-    }
-
-    /// The code as a string slice.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        self.code.as_str()
-    }
-
-    /// Splits into the code and its category.
-    #[must_use]
-    pub fn into_parts(self) -> (ErrorCode, ErrorCategory) {
-        (self.code, self.category)
-    }
-}
-
-impl fmt::Display for KnownCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl From<KnownCode> for ErrorCode {
-    fn from(known: KnownCode) -> Self {
-        known.code
-    }
-}
-
-impl PartialEq<KnownCode> for ErrorCode {
-    fn eq(&self, other: &KnownCode) -> bool {
-        *self == other.code
-    }
-}
-
-impl PartialEq<ErrorCode> for KnownCode {
-    fn eq(&self, other: &ErrorCode) -> bool {
-        self.code == *other
-    }
-}
 
 const SELECTOR_MATCHED_PREFIX: &str = "selector-matched-";
 
-/// Declares the well-known error codes: one row per code, with the categories it rides under
-/// (the first is the one its constant carries), or `any` for a code that keeps whatever
-/// category the failure named (its constant carries `internal`).
-macro_rules! known_error_codes {
-    ($( $(#[$doc:meta])* $name:ident = $wire:literal => $categories:tt; )+) => {
-        impl ErrorCode {
-            $(
-                $(#[$doc])*
-                pub const $name: KnownCode =
-                    KnownCode::from_static($wire, known_error_codes!(@first $categories));
-            )+
-
-            /// Every fixed well-known code, in the order of the contract's table.
-            /// `selector-matched-N` is a family, built with [`ErrorCode::selector_matched`].
-            pub const WELL_KNOWN: &'static [KnownCode] = &[$(ErrorCode::$name),+];
-        }
-
-        fn known_error_code_row(code: &str) -> Option<(&'static str, &'static [ErrorCategory])> {
-            match code {
-                $( $wire => Some(($wire, known_error_codes!(@set $categories))), )+
-                _ => None,
-            }
-        }
-    };
-    (@first any) => { ErrorCategory::Internal };
-    (@first [$first:ident $(, $rest:ident)*]) => { ErrorCategory::$first };
-    (@set any) => { &ANY_CATEGORY };
-    (@set [$($category:ident),+]) => { &[$(ErrorCategory::$category),+] };
-}
-
-/// The categories of a code that rides under any: internal (its own) first, then the rest.
-const ANY_CATEGORY: [ErrorCategory; ErrorCategory::ALL.len()] = {
-    let mut all = ErrorCategory::ALL;
-    let mut i = 0;
-    while i < all.len() {
-        if matches!(all[i], ErrorCategory::Internal) {
-            all[i] = all[0];
-            all[0] = ErrorCategory::Internal;
-        }
-        i += 1;
-    }
-    all
-};
-
-known_error_codes! {
-    /// A `wait-for` condition did not hold before its timeout.
-    WAIT_CONDITION_TIMEOUT = "wait-condition-timeout" => [Timeout];
-    /// An element resolved earlier is no longer in the tree.
-    ELEMENT_STALE = "element-stale" => [StaleElement];
-    /// The window an earlier reference pointed at has closed.
-    WINDOW_CLOSED = "window-closed" => [StaleElement];
-    /// No window matched the selector.
-    WINDOW_NOT_FOUND = "window-not-found" => [NoTarget];
-    /// No element matched the selector.
-    ELEMENT_NOT_FOUND = "element-not-found" => [NoTarget];
-    /// The session id names no open session.
-    UNKNOWN_SESSION = "unknown-session" => [InvalidArgument];
-    /// The arguments are malformed (missing, wrong type, out of range).
-    BAD_ARGUMENTS = "bad-arguments" => [InvalidArgument];
-    /// The target does not support the pattern the action needs.
-    PATTERN_UNSUPPORTED = "pattern-unsupported" => [InvalidArgument];
-    /// The requested action is not one the tool knows.
-    ACTION_UNKNOWN = "action-unknown" => [InvalidArgument];
-    /// The requested region is larger than the screen or the tool's limit.
-    REGION_TOO_LARGE = "region-too-large" => [InvalidArgument];
-    /// The requested region lies outside the screen or window.
-    REGION_OUT_OF_BOUNDS = "region-out-of-bounds" => [InvalidArgument];
-    /// The image given to text recognition is larger than it accepts.
-    OCR_IMAGE_TOO_LARGE = "ocr-image-too-large" => [InvalidArgument];
-    /// A launch was asked for a path that does not exist.
-    LAUNCH_PATH_MISSING = "launch-path-missing" => [InvalidArgument];
-    /// A recording was asked for an action it does not know.
-    RECORD_ACTION_UNKNOWN = "record-action-unknown" => [InvalidArgument];
-    /// A recording was started while one is already running.
-    RECORDING_IN_PROGRESS = "recording-in-progress" => [InvalidArgument];
-    /// A recording was stopped or read when none is running.
-    NO_RECORDING = "no-recording" => [InvalidArgument];
-    /// A clipboard write was asked for without its text.
-    CLIPBOARD_TEXT_MISSING = "clipboard-text-missing" => [InvalidArgument];
-    /// A window query named a condition the tool does not know.
-    WINDOWS_UNKNOWN_CONDITION = "windows-unknown-condition" => [InvalidArgument];
-    /// A window query gave no criteria at all.
-    WINDOWS_NO_CRITERIA = "windows-no-criteria" => [InvalidArgument];
-    /// The category's own name as a code, as one reference tool writes it.
-    INVALID_ARGUMENT = "invalid-argument" => [InvalidArgument];
-    /// The command is not one the tool knows: `internal` from the dispatcher, `invalid-argument`
-    /// from a tool that validates its own command names.
-    UNKNOWN_COMMAND = "unknown-command" => [Internal, InvalidArgument];
-    /// Every pixel of the frame is black: `capture-blank` from a window capture, `ocr-blank`
-    /// from text recognition of a blank frame.
-    FRAME_ALL_BLACK = "frame-all-black" => [CaptureBlank, OcrBlank];
-    /// Nearly every pixel of the capture is one colour (the contract's example; the reference
-    /// producer writes `frame-uniform`).
-    FRAME_MOSTLY_BLANK = "frame-mostly-blank" => [CaptureBlank];
-    /// Every pixel of the frame is one (not black) colour: `capture-blank` from a capture,
-    /// `ocr-blank` from text recognition.
-    FRAME_UNIFORM = "frame-uniform" => [CaptureBlank, OcrBlank];
-    /// Text recognition ran on a non-blank frame and found no text.
-    OCR_NO_TEXT = "ocr-no-text" => [OcrNoText];
-    /// The focus tool could not confirm that a control took keyboard focus.
-    FOCUS_NOT_CONFIRMED = "focus-not-confirmed" => [Focus];
-    /// A programmatic set-focus did not leave the element with keyboard focus.
-    FOCUS_NOT_SET = "focus-not-set" => [Focus];
-    /// The target runs elevated and refuses the tool's access.
-    TARGET_ELEVATED = "target-elevated" => [Elevation];
-    /// The operating system refused to bring the target to the foreground.
-    FOREGROUND_NOT_SET = "foreground-not-set" => [Foreground];
-    /// The operator pressed the emergency stop; nothing runs until it is released.
-    EMERGENCY_STOPPED = "emergency-stopped" => [Internal];
-    /// The server runs in bootstrap mode and accepts only bootstrap commands.
-    BOOTSTRAP_ONLY = "bootstrap-only" => [Internal];
-    /// The user has not yet answered the consent prompt.
-    CONSENT_PENDING = "consent-pending" => [Internal];
-    /// Agent commands are switched off on this machine.
-    AGENT_COMMANDS_DISABLED = "agent-commands-disabled" => [Internal];
-    /// The tool name is not one the server knows.
-    UNKNOWN_TOOL = "unknown-tool" => [Internal];
-    /// This command is switched off on this machine.
-    COMMAND_DISABLED = "command-disabled" => [Internal];
-    /// The automation engine is not running.
-    ENGINE_UNAVAILABLE = "engine-unavailable" => [Internal];
-    /// The command was dropped before it ran.
-    COMMAND_DROPPED = "command-dropped" => [Internal];
-    /// Handing the command to the engine timed out (the tool's plumbing, not a wait the agent
-    /// asked for, hence `internal`).
-    SEND_COMMAND_TIMEOUT = "send-command-timeout" => [Internal];
-    /// The caller may not provision this machine.
-    PROVISIONING_NOT_AUTHORIZED = "provisioning-not-authorized" => [Internal];
-    /// Provisioning the machine failed.
-    PROVISIONING_FAILED = "provisioning-failed" => [Internal];
-    /// The session token was refused.
-    SESSION_TOKEN_INVALID = "session-token-invalid" => [Internal];
-    /// No consent prompt can be shown.
-    CONSENT_UNAVAILABLE = "consent-unavailable" => [Internal];
-    /// The user did not answer the consent prompt in time (`internal`, like
-    /// `send-command-timeout`).
-    CONSENT_TIMEOUT = "consent-timeout" => [Internal];
-    /// The user refused consent.
-    CONSENT_DENIED = "consent-denied" => [Internal];
-    /// The command finished without producing its output.
-    NO_OUTPUT = "no-output" => [Internal];
-    /// The accessibility (UI Automation) layer faulted.
-    UIA_FAULTED = "uia-faulted" => [Internal];
-    /// Dispatching the action faulted inside the tool.
-    INVOKE_FAULTED = "invoke-faulted" => [Internal];
-    /// Text recognition is not available on this machine.
-    OCR_UNAVAILABLE = "ocr-unavailable" => [Internal];
-    /// Reading an element's text threw.
-    GET_TEXT_EXCEPTION = "get-text-exception" => [Internal];
-    /// Capturing the screen or window threw.
-    CAPTURE_EXCEPTION = "capture-exception" => [Internal];
-    /// The program could not be launched.
-    LAUNCH_FAILED = "launch-failed" => [Internal];
-    /// The recorder threw.
-    RECORD_EXCEPTION = "record-exception" => [Internal];
-    /// The recording captured no frames.
-    RECORD_NO_FRAMES = "record-no-frames" => [Internal];
-    /// The recording could not be written.
-    RECORD_WRITE_FAILED = "record-write-failed" => [Internal];
-    /// An exception escaped the tool's own code (the contract's example; the reference
-    /// producer writes `unhandled`).
-    UNHANDLED_EXCEPTION = "unhandled-exception" => [Internal];
-    /// A failure with no code of its own: it keeps whatever category the failure named, and
-    /// `internal` when none.
-    UNHANDLED = "unhandled" => any;
-}
-
-fn known_error_code(code: &str) -> Option<&'static str> {
-    known_error_code_row(code).map(|(wire, _)| wire)
+/// The static spelling of a fixed well-known error code, if `code` is one.
+fn known_error_code_str(code: &str) -> Option<&'static str> {
+    table::known_error_code(code).map(|(wire, _)| wire)
 }
 
 impl ErrorCode {
     /// `selector-matched-N`: a selector matched `count` candidates (an `ambiguous-selector`
-    /// failure). `count` is the literal match count, normally 2 or more.
+    /// failure), or `None` when `count` is below 2: no match is a `no-target` failure and one
+    /// match is a success, not an ambiguity.
     ///
     /// ```
     /// use agent_tool_result::{ErrorCategory, ErrorCode};
     ///
-    /// let code = ErrorCode::selector_matched(3);
+    /// let code = ErrorCode::selector_matched(3).unwrap();
     /// assert_eq!(code.as_str(), "selector-matched-3");
-    /// assert_eq!(code.category(), ErrorCategory::AmbiguousSelector);
-    /// assert_eq!(code.code().selector_match_count(), Some(3));
+    /// assert_eq!(code.category(), Some(ErrorCategory::AmbiguousSelector));
+    /// assert_eq!(code.selector_match_count(), Some(3));
+    /// assert_eq!(ErrorCode::selector_matched(1), None);
     /// ```
     #[must_use]
-    pub fn selector_matched(count: u32) -> KnownCode {
-        KnownCode {
-            code: ErrorCode(Cow::Owned(format!("{SELECTOR_MATCHED_PREFIX}{count}"))),
-            category: ErrorCategory::AmbiguousSelector,
-        }
+    pub fn selector_matched(count: u32) -> Option<Self> {
+        (count >= 2).then(|| ErrorCode::selector_matched_unchecked(count))
+    }
+
+    /// `selector-matched-N` for any `N`, as read back from a document.
+    pub(crate) fn selector_matched_unchecked(count: u32) -> Self {
+        ErrorCode(Cow::Owned(format!("{SELECTOR_MATCHED_PREFIX}{count}")))
     }
 
     /// The `N` of a `selector-matched-N` code, or `None` for any other code.
@@ -551,75 +310,104 @@ impl ErrorCode {
         if canonical { digits.parse().ok() } else { None }
     }
 
-    /// The categories a well-known code rides under (including the `selector-matched-N`
-    /// family), the one its constant carries first; empty for a code this crate does not
-    /// know. A code that keeps any category (`unhandled`) lists all twelve.
+    /// The well-known code this is, to `match` on; `None` for a code this crate does not know
+    /// (and for `selector-matched-0` and `-1`, which report no ambiguity).
+    #[must_use]
+    pub fn known(&self) -> Option<KnownErrorCode> {
+        if let Some((_, known)) = table::known_error_code(self.as_str()) {
+            return Some(known);
+        }
+        self.selector_match_count()
+            .filter(|&n| n >= 2)
+            .map(KnownErrorCode::SelectorMatched)
+    }
+
+    /// The categories this code rides under, as the reference producer writes it: one for
+    /// most well-known codes, two for a few, all twelve for `unhandled` (which keeps the
+    /// category the failure named); empty for a code this crate does not know.
     ///
     /// ```
     /// use agent_tool_result::{ErrorCategory, ErrorCode};
     ///
-    /// let code: ErrorCode = "frame-uniform".parse()?;
-    /// assert_eq!(code.known_categories(), [ErrorCategory::CaptureBlank, ErrorCategory::OcrBlank]);
-    /// assert_eq!(code.known_category(), None, "two categories: the producer picks");
-    /// # Ok::<(), agent_tool_result::InvalidCode>(())
+    /// assert_eq!(
+    ///     ErrorCode::FRAME_UNIFORM.categories(),
+    ///     [ErrorCategory::CaptureBlank, ErrorCategory::OcrBlank]
+    /// );
+    /// assert_eq!(ErrorCode::FRAME_UNIFORM.category(), None, "two categories: the producer picks");
     /// ```
     #[must_use]
-    pub fn known_categories(&self) -> &'static [ErrorCategory] {
-        if let Some((_, categories)) = known_error_code_row(self.as_str()) {
-            return categories;
-        }
-        match self.selector_match_count() {
-            Some(_) => &[ErrorCategory::AmbiguousSelector],
-            None => &[],
-        }
+    pub fn categories(&self) -> &'static [ErrorCategory] {
+        self.known().map_or(&[], KnownErrorCode::categories)
     }
 
-    /// The one category a well-known code rides under, or `None` for a code this crate does
-    /// not know or one that rides under several.
+    /// The category a [`ToolError::new`](crate::ToolError::new) with this code gets: the one
+    /// a well-known code rides under, or `internal` for `unhandled` (which keeps whatever
+    /// category a failure names, internal when none). `None` for a code that rides under
+    /// several and for a code this crate does not know: those are given one.
     #[must_use]
-    pub fn known_category(&self) -> Option<ErrorCategory> {
-        match self.known_categories() {
-            [only] => Some(*only),
-            _ => None,
-        }
+    pub fn category(&self) -> Option<ErrorCategory> {
+        self.known().and_then(KnownErrorCode::category)
+    }
+
+    /// Whether this code may ride under `category`: any category for a code this crate does
+    /// not know, one of its own for a well-known one.
+    #[must_use]
+    pub fn rides_under(&self, category: ErrorCategory) -> bool {
+        let categories = self.categories();
+        categories.is_empty() || categories.contains(&category)
     }
 }
 
-/// Declares the well-known warning codes: one row per code.
-macro_rules! known_warning_codes {
-    ($( $(#[$doc:meta])* $name:ident = $wire:literal; )+) => {
-        impl WarningCode {
-            $( $(#[$doc])* pub const $name: WarningCode = WarningCode::from_static($wire); )+
-
-            /// Every well-known warning code.
-            pub const WELL_KNOWN: &'static [WarningCode] = &[$(WarningCode::$name),+];
-        }
-
-        fn known_warning_code(code: &str) -> Option<&'static str> {
-            match code {
-                $( $wire => Some($wire), )+
-                _ => None,
-            }
-        }
-    };
+/// The error for a well-known code put under a category it does not ride under, or a code
+/// that needs a category given with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe_mismatch(.code, *.category, .categories))]
+pub struct CategoryMismatch {
+    code: ErrorCode,
+    category: Option<ErrorCategory>,
+    categories: &'static [ErrorCategory],
 }
 
-known_warning_codes! {
-    /// The target was minimized and was restored before the call went on.
-    MINIMIZED_WINDOW = "minimized-window";
-    /// The accessibility tree was clipped to a depth or node limit.
-    TREE_TRUNCATED = "tree-truncated";
-    /// The requested region was clipped to the screen.
-    REGION_CLAMPED = "region-clamped";
-    /// A region capture looks blank (a blank region is a warning; a blank window capture is a
-    /// `capture-blank` error).
-    CAPTURE_BLANK = "capture-blank";
-    /// The preferred capture method failed and a fallback method produced the image.
-    CAPTURE_FALLBACK = "capture-fallback";
-    /// The preferred text recognition engine failed and a fallback produced the text.
-    OCR_FALLBACK = "ocr-fallback";
-    /// A recording that was never fetched was thrown away when a new one started.
-    UNFETCHED_RECORDING_DISCARDED = "unfetched-recording-discarded";
+impl CategoryMismatch {
+    pub(crate) fn new(code: ErrorCode, category: Option<ErrorCategory>) -> Self {
+        let categories = code.categories();
+        CategoryMismatch {
+            code,
+            category,
+            categories,
+        }
+    }
+
+    /// The code.
+    #[must_use]
+    pub fn code(&self) -> &ErrorCode {
+        &self.code
+    }
+
+    /// The categories it rides under.
+    #[must_use]
+    pub fn categories(&self) -> &'static [ErrorCategory] {
+        self.categories
+    }
+}
+
+fn describe_mismatch(
+    code: &ErrorCode,
+    category: Option<ErrorCategory>,
+    categories: &[ErrorCategory],
+) -> String {
+    let rides = categories
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    match category {
+        Some(category) => format!("code `{code}` rides under {rides}, not `{category}`"),
+        None if categories.is_empty() => {
+            format!("code `{code}` is not a well-known code, so it needs a category")
+        }
+        None => format!("code `{code}` rides under {rides}, so it needs one of them"),
+    }
 }
 
 #[cfg(test)]
@@ -656,11 +444,12 @@ mod tests {
     }
 
     #[test]
-    fn every_well_known_constant_carries_the_first_of_its_categories() {
-        for known in ErrorCode::WELL_KNOWN {
-            assert_eq!(known.code().known_categories()[0], known.category());
-        }
-        assert_eq!(ANY_CATEGORY.len(), 12);
-        assert!(ErrorCategory::ALL.iter().all(|c| ANY_CATEGORY.contains(c)));
+    fn selector_matched_refuses_what_is_not_ambiguous() {
+        assert_eq!(ErrorCode::selector_matched(0), None);
+        assert_eq!(ErrorCode::selector_matched(1), None);
+        let two = ErrorCode::selector_matched(2).unwrap();
+        assert_eq!(two.known(), Some(KnownErrorCode::SelectorMatched(2)));
+        let one: ErrorCode = "selector-matched-1".parse().unwrap();
+        assert_eq!(one.known(), None, "read back, but not a known ambiguity");
     }
 }

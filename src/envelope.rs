@@ -47,7 +47,7 @@ impl<T> Outcome<T> {
 /// );
 ///
 /// let failure: Envelope = Envelope::failure(ToolError::new(
-///     ErrorCode::selector_matched(3),
+///     ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
 ///     "Selector title='Save' matched 3 windows.",
 /// ));
 /// assert_eq!(

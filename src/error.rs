@@ -9,15 +9,18 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::breach::Object;
 use crate::object::{Inside, OptionalObject, fields, read_once, required};
 
-use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode, Observation};
+use crate::code::CategoryMismatch;
+use crate::{ErrorCategory, ErrorCode, JsonObject, Observation};
 
 /// The failure descriptor of an envelope whose `ok` is `false`.
 ///
 /// On the wire: `{ code, category, detail, lastObservation?, partialResult? }`, in that order,
 /// with absent fields omitted and no other field allowed.
 ///
-/// Build one from a [`KnownCode`], which brings its category, or from any [`ErrorCode`] with an
-/// explicit category:
+/// Build one with [`ToolError::new`] from a code that brings its category (a well-known code
+/// that rides under one), or with [`ToolError::classified`] from a code and a category (a
+/// well-known code that rides under several, which must be one of its own, or a tool's own
+/// code, which may be any):
 ///
 /// ```
 /// use agent_tool_result::{ErrorCategory, ErrorCode, ToolError};
@@ -25,12 +28,17 @@ use crate::{ErrorCategory, ErrorCode, JsonObject, KnownCode, Observation};
 /// let known = ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "No element named 'Save'.");
 /// assert_eq!(known.category(), ErrorCategory::NoTarget);
 ///
-/// let custom = ToolError::with_category(
+/// let ocr = ToolError::classified(ErrorCode::FRAME_ALL_BLACK, ErrorCategory::OcrBlank, "Nothing to read.")?;
+/// assert_eq!(ocr.category(), ErrorCategory::OcrBlank);
+/// assert!(ToolError::classified(ErrorCode::FRAME_ALL_BLACK, ErrorCategory::Timeout, "").is_err());
+///
+/// let custom = ToolError::classified(
 ///     ErrorCode::from_static("cache-cold"),
 ///     ErrorCategory::Timeout,
 ///     "The index was still warming up.",
-/// );
+/// )?;
 /// assert_eq!(custom.code().as_str(), "cache-cold");
+/// # Ok::<(), agent_tool_result::code::CategoryMismatch>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -54,32 +62,60 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    /// A failure with a code that knows its category (every well-known constant on
-    /// [`ErrorCode`], [`ErrorCode::selector_matched`], or a tool's own [`KnownCode`]).
+    /// A failure with a code that brings its category: a well-known code that rides under
+    /// exactly one ([`ErrorCode::category`] is `Some`), such as `ErrorCode::WINDOW_NOT_FOUND` or
+    /// a `selector-matched-N`.
+    ///
+    /// # Panics
+    ///
+    /// When the code brings no single category: a well-known code that rides under several
+    /// (`frame-all-black`: `capture-blank` or `ocr-blank`) or a code this crate does not know.
+    /// That is a mistake in the tool's code, not in its input; give such a code its category
+    /// with [`ToolError::classified`], which never panics.
     #[must_use]
-    pub fn new(code: KnownCode, detail: impl Into<String>) -> Self {
-        let (code, category) = code.into_parts();
-        ToolError::with_category(code, category, detail)
+    #[track_caller]
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        match code.category() {
+            Some(category) => ToolError::build(code, category, detail.into()),
+            None => panic!(
+                "{}: use ToolError::classified",
+                CategoryMismatch::new(code, None)
+            ),
+        }
     }
 
-    /// A failure with any code and an explicit category.
-    #[must_use]
-    pub fn with_category(
+    /// A failure with `code` under `category`: any category for a tool's own code, one of its
+    /// own for a well-known code.
+    ///
+    /// # Errors
+    ///
+    /// [`CategoryMismatch`] when a well-known code does not ride under `category`.
+    pub fn classified(
         code: ErrorCode,
         category: ErrorCategory,
         detail: impl Into<String>,
-    ) -> Self {
+    ) -> Result<Self, CategoryMismatch> {
+        if code.rides_under(category) {
+            Ok(ToolError::build(code, category, detail.into()))
+        } else {
+            Err(CategoryMismatch::new(code, Some(category)))
+        }
+    }
+
+    /// A failure with `code` under `category` as they were read or migrated, unchecked: a
+    /// mismatch there is a lint, not a reason to lose the result.
+    pub(crate) fn build(code: ErrorCode, category: ErrorCategory, detail: String) -> Self {
         ToolError {
             code,
             category,
-            detail: detail.into(),
+            detail,
             last_observation: None,
             partial_result: None,
         }
     }
 
-    /// Attaches the last good observation from a prior call: a [`CaptureSummary`](crate::CaptureSummary),
-    /// a [`WindowInfo`](crate::WindowInfo), or any object checked by [`Observation::other`].
+    /// Attaches the last good observation from a prior call: a [`CaptureSummary`](crate::observation::CaptureSummary),
+    /// a [`WindowInfo`](crate::observation::WindowInfo), or any object checked by [`Observation::other`].
     #[must_use]
     pub fn with_last_observation(mut self, observation: impl Into<Observation>) -> Self {
         self.last_observation = Some(Box::new(observation.into()));

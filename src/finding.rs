@@ -2,12 +2,13 @@
 
 use std::fmt;
 
-use crate::{Rule, Severity};
+use crate::Rule;
+use crate::rule::Severity;
 
 /// One broken rule (or lint) at one place in a document: the [`Rule`], the JSON Pointer of the
 /// value concerned, and a lowercase message.
 ///
-/// The [`Validator`](crate::Validator) reports findings; a [`ParseError`](crate::ParseError)
+/// The [`Validator`](crate::validate::Validator) reports findings; a [`ParseError`](crate::ParseError)
 /// carries one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {

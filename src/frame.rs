@@ -4,7 +4,7 @@
 use std::fmt;
 
 #[cfg(feature = "blank-check")]
-use crate::BlankCheck;
+use crate::observation::BlankCheck;
 
 const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n'];
 
@@ -62,8 +62,8 @@ impl std::error::Error for FrameError {}
 ///     0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n', 0, 0, 0, 13, b'I', b'H', b'D', b'R',
 ///     0, 0, 3, 32, 0, 0, 2, 88, 8, 6, 0, 0, 0,
 /// ];
-/// assert_eq!(agent_tool_result::png_dimensions(&png)?, (800, 600));
-/// # Ok::<(), agent_tool_result::FrameError>(())
+/// assert_eq!(agent_tool_result::frame::png_dimensions(&png)?, (800, 600));
+/// # Ok::<(), agent_tool_result::frame::FrameError>(())
 /// ```
 ///
 /// # Errors
@@ -102,6 +102,7 @@ pub fn png_dimensions(png: &[u8]) -> Result<(u32, u32), FrameError> {
 /// [`FrameError`] when the bytes are not a PNG, are truncated or corrupt, or are larger than
 /// [`MAX_PIXELS`].
 #[cfg(feature = "blank-check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
 pub fn blank_check(png: &[u8]) -> Result<BlankCheck, FrameError> {
     let (width, height) = png_dimensions(png)?;
     let pixels = u64::from(width) * u64::from(height);
@@ -252,6 +253,7 @@ fn bin(r: u8, g: u8, b: u8) -> usize {
 struct Rgba(u32);
 
 #[cfg(feature = "blank-check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
 impl Pixel for Rgba {
     const SIZE: usize = 4;
     fn read(bytes: &[u8]) -> Self {
@@ -268,6 +270,7 @@ impl Pixel for Rgba {
 struct Rgb([u8; 3]);
 
 #[cfg(feature = "blank-check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
 impl Pixel for Rgb {
     const SIZE: usize = 3;
     fn read(bytes: &[u8]) -> Self {
@@ -283,6 +286,7 @@ impl Pixel for Rgb {
 struct GreyAlpha([u8; 2]);
 
 #[cfg(feature = "blank-check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
 impl Pixel for GreyAlpha {
     const SIZE: usize = 2;
     fn read(bytes: &[u8]) -> Self {
@@ -298,6 +302,7 @@ impl Pixel for GreyAlpha {
 struct Grey(u8);
 
 #[cfg(feature = "blank-check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
 impl Pixel for Grey {
     const SIZE: usize = 1;
     fn read(bytes: &[u8]) -> Self {
@@ -316,6 +321,7 @@ struct Histogram {
 }
 
 #[cfg(feature = "blank-check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "blank-check")))]
 impl Histogram {
     fn new(color: png::ColorType) -> Self {
         Histogram {

@@ -39,7 +39,8 @@ pub const WAIT_FOR_TIMEOUT: &str = "wait-for exhausted its timeout before the el
 /// the session's last good observation.
 ///
 /// ```
-/// use agent_tool_result::{ErrorCategory, Migration};
+/// use agent_tool_result::ErrorCategory;
+/// use agent_tool_result::legacy::Migration;
 /// use serde_json::json;
 ///
 /// let legacy = json!({ "success": true, "command": "wait-for", "data": { "found": false } });
@@ -50,7 +51,7 @@ pub const WAIT_FOR_TIMEOUT: &str = "wait-for exhausted its timeout before the el
 ///                      "errorCode": "window-not-found", "errorCategory": "no-target" });
 /// let envelope = Migration::new().migrate(&legacy)?;
 /// assert_eq!(envelope.error().unwrap().category(), ErrorCategory::NoTarget);
-/// # Ok::<(), agent_tool_result::LegacyError>(())
+/// # Ok::<(), agent_tool_result::legacy::LegacyError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Migration {
@@ -138,11 +139,11 @@ impl Migration {
         let detail = text("error").unwrap_or(NO_MESSAGE);
         let code = text("errorCode")
             .and_then(|code| ErrorCode::new(code.to_owned()).ok())
-            .unwrap_or_else(|| ErrorCode::UNHANDLED.code().clone());
+            .unwrap_or(ErrorCode::UNHANDLED);
         let category = text("errorCategory")
             .and_then(ErrorCategory::from_wire)
             .unwrap_or(ErrorCategory::Internal);
-        let error = self.with_observation(ToolError::with_category(code, category, detail));
+        let error = self.with_observation(ToolError::build(code, category, detail.to_owned()));
         match data {
             Some(data) => error.with_partial_result(data.clone()),
             None => error,

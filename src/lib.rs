@@ -4,7 +4,8 @@
 //! whose [`ErrorCategory`] comes from a closed set an agent can branch on exhaustively, plus
 //! an optional `sessionId` and non-fatal [`Warning`]s. The types make an envelope that breaks
 //! the contract impossible to build and impossible to deserialize; the embedded JSON Schema
-//! ([`ENVELOPE_SCHEMA`]) and the [`Validator`] check JSON from any producer.
+//! ([`schema::ENVELOPE_SCHEMA`]) and, with the `validate` feature, the `Validator` check JSON
+//! from any producer.
 //!
 //! ```
 //! use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
@@ -28,66 +29,81 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Where things are
+//!
+//! The root holds the envelope and its parts: [`Envelope`], [`Outcome`], [`ToolError`],
+//! [`Warning`], [`ErrorCategory`], [`ErrorCode`], [`WarningCode`], [`Observation`], and what
+//! reading one can say, [`ParseError`] and its [`Rule`]. Each other concept is a module:
+//!
+//! - [`code`]: the open codes, the well-known ones and [`code::KnownErrorCode`] to match them.
+//! - [`category`]: the category table, with [`category::RetryClass`].
+//! - [`observation`]: capture summaries, windows and the no-base64 rule.
+//! - [`artifact`]: the session's artifact directory, where captures are written.
+//! - [`frame`]: reading PNG frames, and the blank check (feature `blank-check`).
+//! - [`rule`]: the contract's rules, [`rule::Finding`]s and the reading limits.
+//! - [`schema`]: the contract's JSON Schema and tools' output schemas.
+//! - `validate` (feature `validate`): the compiled validator and the lints.
+//! - [`legacy`]: migrating the older `CommandResult` shape.
+//! - [`mcp`]: the MCP projection; `http` (feature `http`): the HTTP façade.
+//!
 //! # Features
 //!
-//! - `schemars` (default): `JsonSchema` for the wire types and the generated envelope schema.
-//! - `validate` (default): [`Validator`], the compiled schema plus the contract lints.
-//! - `http`: [`http`], the HTTP façade's responses and RFC 9457 problems, with the `http` crate.
-//! - `axum`: `IntoResponse` for envelopes, faults and problems.
+//! The default build is the types a tool crate needs and nothing heavier.
+//!
+//! - `schemars`: `JsonSchema` for the wire types, and tools' compact output schemas.
+//! - `validate`: `validate::Validator`, the compiled schema (the `jsonschema` crate) plus the
+//!   contract lints.
+//! - `blank-check`: `frame::blank_check` and `SessionArtifacts::summarize_png`, which decode
+//!   captures with the `png` crate (on a second thread for large frames: call them from a
+//!   blocking pool in async code).
+//! - `http`: `http`, the HTTP façade's responses and RFC 9457 problems, with the `http` crate.
+//! - `axum`: `IntoResponse` for envelopes, faults and problems (only `axum-core`).
 //! - `rmcp`: return envelopes from `rmcp` tools; see [`mcp`].
-//! - `blank-check` (default): [`blank_check`] and [`SessionArtifacts::summarize_png`], which
-//!   decode captures with the `png` crate.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod artifact;
+pub mod artifact;
 mod breach;
-mod category;
-mod code;
+pub mod category;
+pub mod code;
 mod envelope;
 mod error;
 mod finding;
-mod frame;
+pub mod frame;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
-mod legacy;
+pub mod legacy;
+#[cfg(feature = "validate")]
 mod locate;
 pub mod mcp;
 mod object;
-mod observation;
+pub mod observation;
 mod parse;
 mod pointer;
-mod rule;
-mod schema;
+pub mod rule;
+pub mod schema;
 mod strict;
 #[cfg(feature = "validate")]
-mod validate;
+#[cfg_attr(docsrs, doc(cfg(feature = "validate")))]
+pub mod validate;
 mod warning;
 
-pub use artifact::{CaptureError, InvalidSessionId, MAX_SESSION_ID_LEN, SessionArtifacts};
-pub use category::{ErrorCategory, ParseCategoryError, RetryClass};
-pub use code::{ErrorCode, InvalidCode, KnownCode, WarningCode, is_kebab_case};
+pub use category::ErrorCategory;
+pub use code::{ErrorCode, WarningCode};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
-pub use finding::Finding;
-#[cfg(feature = "blank-check")]
-pub use frame::blank_check;
-pub use frame::{FrameError, FrameErrorKind, MAX_PIXELS, png_dimensions};
-pub use legacy::{LegacyError, Migration};
 pub use object::JsonObject;
-pub use observation::{
-    ArtifactOutcome, BlankCheck, CaptureSummary, EmptyArtifactText, InvalidFraction,
-    MAX_INLINE_BASE64, Observation, ObservationError, WindowInfo, find_base64, is_inline_base64,
-};
+pub use observation::Observation;
 pub use parse::ParseError;
-pub use rule::{ParseRuleError, Rule, Severity};
-pub use schema::{ENVELOPE_SCHEMA, envelope_schema};
-#[cfg(feature = "schemars")]
-pub use schema::{OutputSchemaError, generated_envelope_schema, output_schema_for};
-pub use strict::MAX_DEPTH;
-#[cfg(feature = "validate")]
-pub use validate::{Report, Validator};
+pub use rule::Rule;
 pub use warning::Warning;
 
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
+/// The README's Rust examples, compiled and run as doctests (they use every feature).
+#[cfg(all(
+    doctest,
+    feature = "validate",
+    feature = "blank-check",
+    feature = "axum"
+))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

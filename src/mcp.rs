@@ -18,7 +18,7 @@
 //! use agent_tool_result::{Envelope, ErrorCode, ToolError};
 //!
 //! let envelope: Envelope = Envelope::failure(ToolError::new(
-//!     ErrorCode::selector_matched(3),
+//!     ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
 //!     "Selector title='Save' matched 3 windows.",
 //! ));
 //! let result = CallToolResult::from_envelope(&envelope)?;
@@ -46,6 +46,7 @@ pub use jsonrpc::{JsonRpcCode, JsonRpcError};
 pub use read::{McpError, McpErrorKind};
 pub use revision::{McpRevision, ParseRevisionError};
 #[cfg(feature = "rmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub use rmcp::Parameters;
 
 use crate::{Envelope, JsonObject};

@@ -3,7 +3,7 @@
 //! The last good state before a failure is a capture summary ([`CaptureSummary`]), a resolved
 //! window ([`WindowInfo`]), or any other JSON object (a query tree, a find result). Whatever it
 //! is, it never carries image bytes: a capture is summarized and its PNG written to the session's
-//! artifact directory (see [`SessionArtifacts`](crate::SessionArtifacts)). The rule is checked
+//! artifact directory (see [`SessionArtifacts`](crate::artifact::SessionArtifacts)). The rule is checked
 //! when an observation is built and when one is read.
 
 mod capture;
@@ -384,7 +384,7 @@ fn descend<'a>(mut value: &'a Value, pointer: &mut String) -> Option<&'a JsonObj
 /// schema's patterns for the same rule are tested against this function.
 ///
 /// ```
-/// use agent_tool_result::is_inline_base64;
+/// use agent_tool_result::observation::is_inline_base64;
 ///
 /// assert!(!is_inline_base64(&"A".repeat(4_100)));
 /// assert!(!is_inline_base64(&"0123456789abcdef".repeat(300)));

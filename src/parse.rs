@@ -5,8 +5,9 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 
 use crate::breach::{self, Breach};
+use crate::rule::Finding;
 use crate::strict::is_too_deep;
-use crate::{Finding, Rule, pointer};
+use crate::{Rule, pointer};
 
 /// Why a document is not a valid envelope: the [`Rule`] it breaks, the JSON Pointer of the
 /// offending value, and (when read from text) the line and column.

@@ -1,7 +1,14 @@
-//! [`Rule`]: the named rules of the contract, which every rejection and lint points to.
+//! The contract's named rules ([`Rule`]), which every rejection and lint points to, how grave
+//! breaking one is ([`Severity`]), and one breach of a rule at one place ([`Finding`]).
+//!
+//! Every reader of this crate reads JSON the same way; [`MAX_DEPTH`] is how deep a document
+//! may nest.
 
 use std::fmt;
 use std::str::FromStr;
+
+pub use crate::finding::Finding;
+pub use crate::strict::MAX_DEPTH;
 
 /// Whether breaking a rule makes a document invalid or only earns a lint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,7 +42,8 @@ macro_rules! rules {
         /// A rule of the contract, as named in parse errors, validation violations and lints.
         ///
         /// ```
-        /// use agent_tool_result::{Rule, Severity};
+        /// use agent_tool_result::Rule;
+        /// use agent_tool_result::rule::Severity;
         ///
         /// assert_eq!(Rule::FailureRequiresError.as_str(), "failure-requires-error");
         /// assert_eq!(Rule::SelectorMatchCount.severity(), Severity::Warning);

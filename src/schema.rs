@@ -16,7 +16,7 @@ use serde_json::Value;
 /// `schema/agent-tool-result.schema.json`.
 ///
 /// ```
-/// let schema: serde_json::Value = serde_json::from_str(agent_tool_result::ENVELOPE_SCHEMA)?;
+/// let schema: serde_json::Value = serde_json::from_str(agent_tool_result::schema::ENVELOPE_SCHEMA)?;
 /// assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -36,6 +36,7 @@ pub fn envelope_schema() -> &'static Value {
 }
 
 #[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use output::{OutputSchemaError, output_schema_for};
 
 #[cfg(feature = "schemars")]
@@ -94,6 +95,7 @@ mod generated {
 /// Useful to see what the types promise; the hand-written [`ENVELOPE_SCHEMA`] stays the
 /// contract artifact.
 #[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 #[must_use]
 pub fn generated_envelope_schema() -> Value {
     schemars::schema_for!(crate::Envelope<serde_json::Value>).to_value()

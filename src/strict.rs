@@ -261,6 +261,7 @@ thread_local! {
 
 impl Skimming {
     /// Starts skimming on this thread until the guard drops.
+    #[cfg(feature = "validate")]
     pub(crate) fn start() -> Self {
         SKIMMING.with(|s| s.set(true));
         Skimming(())

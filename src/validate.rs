@@ -16,8 +16,9 @@ use serde_json::Value;
 use crate::breach::{Breach, Object};
 use crate::object::json_type;
 use crate::pointer::push_token;
+use crate::rule::Finding;
 use crate::strict::Checked;
-use crate::{Envelope, ErrorCategory, ErrorCode, Finding, ParseError, Rule};
+use crate::{Envelope, ErrorCategory, ErrorCode, ParseError, Rule};
 
 mod call_tool_result;
 mod skeleton;
@@ -58,7 +59,8 @@ impl Report {
 /// The compiled envelope schema and the contract lints.
 ///
 /// ```
-/// use agent_tool_result::{Rule, Validator};
+/// use agent_tool_result::Rule;
+/// use agent_tool_result::validate::Validator;
 /// use serde_json::json;
 ///
 /// let validator = Validator::shared();
@@ -101,7 +103,7 @@ impl Validator {
     /// Never in practice: the embedded schema compiles, which the crate's tests check.
     #[must_use]
     pub fn new() -> Self {
-        let schema = crate::envelope_schema();
+        let schema = crate::schema::envelope_schema();
         let compiled =
             jsonschema::draft202012::new(schema).expect("the embedded envelope schema compiles");
         let mut rule_locations = Vec::new();
@@ -316,7 +318,7 @@ fn lints(document: &Value) -> Vec<Finding> {
 /// The lints of an error's code under its category.
 fn lints_for(code: &ErrorCode, category: Option<ErrorCategory>) -> Vec<Finding> {
     let mut lints = Vec::new();
-    let known = code.known_categories();
+    let known = code.categories();
     if let Some(category) = category
         && !known.is_empty()
         && !known.contains(&category)
@@ -382,7 +384,8 @@ impl Validator {
     /// envelope, an error or a warning (`no-duplicate-keys`).
     ///
     /// ```
-    /// use agent_tool_result::{Rule, Validator};
+    /// use agent_tool_result::Rule;
+    /// use agent_tool_result::validate::Validator;
     ///
     /// let report = Validator::shared().validate_text("{\n  \"ok\": false\n}");
     /// let finding = &report.violations()[0];

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::{CaptureError, FrameErrorKind, Observation, SessionArtifacts, WindowInfo};
+use agent_tool_result::Observation;
+use agent_tool_result::artifact::{CaptureError, SessionArtifacts};
+use agent_tool_result::frame::FrameErrorKind;
+use agent_tool_result::observation::WindowInfo;
 use base64::Engine;
 use serde_json::json;
 

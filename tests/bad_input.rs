@@ -1,6 +1,7 @@
 //! Bad input never panics; each kind gets an error that names its rule and place.
 
-use agent_tool_result::{Envelope, Rule, Validator};
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{Envelope, Rule};
 use serde_json::Value;
 
 type Untyped = Envelope<Value>;
@@ -238,9 +239,8 @@ fn arbitrary_bytes_never_panic() {
 #[test]
 fn no_reader_takes_an_array_for_an_object() {
     use agent_tool_result::mcp::{CallToolResult, JsonRpcError};
-    use agent_tool_result::{
-        BlankCheck, CaptureSummary, Observation, ToolError, Warning, WindowInfo,
-    };
+    use agent_tool_result::observation::{BlankCheck, CaptureSummary, WindowInfo};
+    use agent_tool_result::{Observation, ToolError, Warning};
     use serde_json::{Value, json};
 
     fn as_array(object: &Value) -> String {

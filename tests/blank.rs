@@ -4,7 +4,8 @@
 
 mod support;
 
-use agent_tool_result::{BlankCheck, blank_check};
+use agent_tool_result::frame::blank_check;
+use agent_tool_result::observation::BlankCheck;
 use png::{BitDepth, ColorType};
 
 fn check(png: &[u8]) -> BlankCheck {
@@ -206,7 +207,7 @@ fn a_large_frame_that_breaks_midway_is_an_error() {
         let err = blank_check(&png[..cut]).unwrap_err();
         assert_eq!(
             err.kind(),
-            agent_tool_result::FrameErrorKind::Corrupt,
+            agent_tool_result::frame::FrameErrorKind::Corrupt,
             "{err}"
         );
     }

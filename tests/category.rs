@@ -2,7 +2,8 @@
 
 use std::collections::HashSet;
 
-use agent_tool_result::{ErrorCategory, RetryClass};
+use agent_tool_result::ErrorCategory;
+use agent_tool_result::category::RetryClass;
 
 #[test]
 fn there_are_twelve_categories_with_unique_wire_names() {

@@ -1,8 +1,7 @@
 //! Open codes: validation, well-known constants and their categories.
 
-use agent_tool_result::{
-    ErrorCategory, ErrorCode, KnownCode, ToolError, WarningCode, is_kebab_case,
-};
+use agent_tool_result::code::is_kebab_case;
+use agent_tool_result::{ErrorCategory, ErrorCode, ToolError, WarningCode};
 
 /// The reference producer's table: each code with the categories it rides under.
 fn reference_table() -> Vec<(&'static str, Vec<ErrorCategory>)> {
@@ -86,7 +85,7 @@ fn the_reference_producers_codes_are_constants_with_their_categories() {
     let table = reference_table();
     for (name, categories) in &table {
         let code: ErrorCode = name.parse().unwrap();
-        let mut known = code.known_categories().to_vec();
+        let mut known = code.categories().to_vec();
         known.sort();
         let mut expected = categories.clone();
         expected.sort();
@@ -95,14 +94,17 @@ fn the_reference_producers_codes_are_constants_with_their_categories() {
             .iter()
             .find(|k| k.as_str() == *name)
             .unwrap_or_else(|| panic!("{name} has no constant"));
-        assert_eq!(constant.category(), categories[0], "{name}");
+        assert_eq!(constant.categories()[0], categories[0], "{name}");
         let single = (categories.len() == 1).then(|| categories[0]);
-        assert_eq!(code.known_category(), single, "{name}");
+        assert_eq!(code.category(), single, "{name}");
     }
     // `unhandled` keeps whatever category the failure named.
     let unhandled: ErrorCode = "unhandled".parse().unwrap();
-    assert_eq!(unhandled.known_categories().len(), ErrorCategory::ALL.len());
-    assert_eq!(ErrorCode::UNHANDLED.category(), ErrorCategory::Internal);
+    assert_eq!(unhandled.categories().len(), ErrorCategory::ALL.len());
+    assert_eq!(
+        ErrorCode::UNHANDLED.categories()[0],
+        ErrorCategory::Internal
+    );
     assert_eq!(ErrorCode::WELL_KNOWN.len(), table.len() + 1);
 }
 
@@ -127,29 +129,76 @@ fn the_documented_warning_codes_are_constants() {
 }
 
 #[test]
-fn a_tool_error_takes_its_category_from_a_known_code() {
-    for known in ErrorCode::WELL_KNOWN {
-        let error = ToolError::new(known.clone(), "detail");
-        assert_eq!(error.category(), known.category());
-        assert_eq!(error.code(), known.code());
+fn a_tool_error_takes_its_category_from_a_code_with_one() {
+    for code in ErrorCode::WELL_KNOWN {
+        match code.categories() {
+            [only] => {
+                let error = ToolError::new(code.clone(), "detail");
+                assert_eq!(error.category(), *only);
+                assert_eq!(error.code(), code);
+            }
+            several => {
+                // Several: the author picks one of its own, and only those.
+                for category in ErrorCategory::ALL {
+                    let error = ToolError::classified(code.clone(), category, "detail");
+                    assert_eq!(
+                        error.is_ok(),
+                        several.contains(&category),
+                        "{code} {category}"
+                    );
+                }
+            }
+        }
     }
-    let ambiguous = ToolError::new(ErrorCode::selector_matched(7), "seven");
+    let ambiguous = ToolError::new(ErrorCode::selector_matched(7).unwrap(), "seven");
     assert_eq!(ambiguous.category(), ErrorCategory::AmbiguousSelector);
     assert_eq!(ambiguous.code().selector_match_count(), Some(7));
 }
 
 #[test]
+#[should_panic(expected = "use ToolError::classified")]
+fn a_code_with_several_categories_is_not_guessed() {
+    let _ = ToolError::new(ErrorCode::FRAME_ALL_BLACK, "x");
+}
+
+#[test]
 fn a_custom_code_takes_an_explicit_category() {
-    const CACHE_COLD: KnownCode = KnownCode::from_static("cache-cold", ErrorCategory::Timeout);
-    assert_eq!(
-        ToolError::new(CACHE_COLD, "x").category(),
-        ErrorCategory::Timeout
-    );
+    const CACHE_COLD: ErrorCode = ErrorCode::from_static("cache-cold");
+    let error = ToolError::classified(CACHE_COLD, ErrorCategory::Timeout, "x").unwrap();
+    assert_eq!(error.category(), ErrorCategory::Timeout);
 
     let code = ErrorCode::new(String::from("license-expired")).unwrap();
-    assert_eq!(code.known_category(), None);
-    let error = ToolError::with_category(code, ErrorCategory::Elevation, "x");
+    assert_eq!(code.category(), None);
+    let error = ToolError::classified(code, ErrorCategory::Elevation, "x").unwrap();
     assert_eq!(error.category(), ErrorCategory::Elevation);
+
+    let err = ToolError::classified(ErrorCode::WINDOW_NOT_FOUND, ErrorCategory::Timeout, "x")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "code `window-not-found` rides under `no-target`, not `timeout`"
+    );
+}
+
+/// Agents match the well-known codes; the constants are the type itself.
+#[test]
+fn codes_can_be_matched() {
+    use agent_tool_result::code::KnownErrorCode;
+    let c: ErrorCode = ErrorCode::WINDOW_NOT_FOUND;
+    assert_eq!(c.known(), Some(KnownErrorCode::WindowNotFound));
+    let branch = |code: &ErrorCode| match code.known() {
+        Some(KnownErrorCode::WindowNotFound | KnownErrorCode::ElementNotFound) => "query",
+        Some(KnownErrorCode::SelectorMatched(_)) => "narrow",
+        Some(_) => "other known",
+        None => "category",
+    };
+    assert_eq!(branch(&ErrorCode::ELEMENT_NOT_FOUND), "query");
+    assert_eq!(branch(&ErrorCode::selector_matched(4).unwrap()), "narrow");
+    assert_eq!(branch(&ErrorCode::UIA_FAULTED), "other known");
+    assert_eq!(branch(&ErrorCode::from_static("cache-cold")), "category");
+    for known in KnownErrorCode::ALL {
+        assert_eq!(known.code().known(), Some(*known));
+    }
 }
 
 #[test]
@@ -185,22 +234,25 @@ fn codes_compare_with_strings_and_known_codes() {
     assert_eq!(code, "element-not-found");
     assert_eq!(code, ErrorCode::ELEMENT_NOT_FOUND);
     assert_eq!(ErrorCode::ELEMENT_NOT_FOUND, code);
-    assert_eq!(ErrorCode::from(ErrorCode::ELEMENT_NOT_FOUND), code);
     assert_eq!(format!("{code}"), "element-not-found");
     assert_eq!(format!("{code:?}"), "ErrorCode(\"element-not-found\")");
 }
 
 #[test]
 fn selector_matched_builds_and_parses_the_family() {
-    for n in [0, 1, 2, 3, 10, 4_294_967_295] {
-        let known = ErrorCode::selector_matched(n);
-        assert_eq!(known.as_str(), format!("selector-matched-{n}"));
-        let parsed: ErrorCode = known.as_str().parse().unwrap();
+    for n in [2, 3, 10, 4_294_967_295] {
+        let code = ErrorCode::selector_matched(n).unwrap();
+        assert_eq!(code.as_str(), format!("selector-matched-{n}"));
+        let parsed: ErrorCode = code.as_str().parse().unwrap();
         assert_eq!(parsed.selector_match_count(), Some(n));
-        assert_eq!(
-            parsed.known_category(),
-            Some(ErrorCategory::AmbiguousSelector)
-        );
+        assert_eq!(parsed.category(), Some(ErrorCategory::AmbiguousSelector));
+    }
+    // No match and one match are not ambiguous: refused when building, no category when read.
+    for n in [0, 1] {
+        assert_eq!(ErrorCode::selector_matched(n), None);
+        let parsed: ErrorCode = format!("selector-matched-{n}").parse().unwrap();
+        assert_eq!(parsed.selector_match_count(), Some(n));
+        assert_eq!(parsed.category(), None);
     }
     for not_family in [
         "selector-matched",
@@ -210,7 +262,7 @@ fn selector_matched_builds_and_parses_the_family() {
     ] {
         if let Ok(code) = not_family.parse::<ErrorCode>() {
             assert_eq!(code.selector_match_count(), None, "{not_family}");
-            assert_eq!(code.known_category(), None, "{not_family}");
+            assert_eq!(code.category(), None, "{not_family}");
         }
     }
 }

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use agent_tool_result::{Envelope, Rule, Validator};
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{Envelope, Rule};
 use serde_json::{Value, json};
 
 fn fixtures(kind: &str) -> Vec<(String, String)> {
@@ -47,7 +48,7 @@ fn reasons() -> BTreeMap<String, Rule> {
 }
 
 fn generated_validator() -> jsonschema::Validator {
-    jsonschema::draft202012::new(&agent_tool_result::generated_envelope_schema()).unwrap()
+    jsonschema::draft202012::new(&agent_tool_result::schema::generated_envelope_schema()).unwrap()
 }
 
 /// The value with nulls dropped at envelope and error level and an empty warnings list
@@ -151,7 +152,7 @@ fn every_error_rule_has_an_invalid_fixture() {
         if matches!(rule, Rule::ToolResultType | Rule::NotLegacyCommandResult) {
             continue;
         }
-        if rule.severity() == agent_tool_result::Severity::Error && !parse_only {
+        if rule.severity() == agent_tool_result::rule::Severity::Error && !parse_only {
             assert!(covered.contains(&rule), "no invalid fixture breaks {rule}");
         }
     }

@@ -7,7 +7,7 @@ mod differential;
 
 use std::path::Path;
 
-use agent_tool_result::Validator;
+use agent_tool_result::validate::Validator;
 use differential::{Rng, disagreement, mutate, seeds};
 
 #[test]

@@ -47,7 +47,7 @@ fn child_measures_one_blank_check() {
     };
     let png = std::fs::read(path).unwrap();
     let before = status_kb("VmRSS:");
-    let check = agent_tool_result::blank_check(&png).unwrap();
+    let check = agent_tool_result::frame::blank_check(&png).unwrap();
     assert!(check.blank());
     let peak = status_kb("VmHWM:");
     println!("peak-growth-kb={}", peak.saturating_sub(before));

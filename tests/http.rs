@@ -9,7 +9,8 @@ mod facade;
 use std::sync::mpsc;
 use std::thread;
 
-use agent_tool_result::{Envelope, Validator};
+use agent_tool_result::Envelope;
+use agent_tool_result::validate::Validator;
 use serde_json::{Value, json};
 
 /// Runs the façade on an ephemeral loopback port until dropped.

@@ -3,7 +3,9 @@
 use std::fs;
 use std::path::Path;
 
-use agent_tool_result::{LegacyError, Migration, Observation, Validator};
+use agent_tool_result::Observation;
+use agent_tool_result::legacy::{LegacyError, Migration};
+use agent_tool_result::validate::Validator;
 use serde_json::{Value, json};
 
 fn read(path: &Path) -> Value {

@@ -27,7 +27,7 @@ fn found() -> Found {
 
 fn failure() -> Envelope<Found> {
     Envelope::failure(ToolError::new(
-        ErrorCode::selector_matched(3),
+        ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
         "Selector title='Save' matched 3 windows.",
     ))
     .with_session("s-4f2a")
@@ -210,7 +210,8 @@ fn the_output_schema_accepts_every_success_and_failure_of_the_tool() {
             .with_warning(Warning::new(WarningCode::MINIMIZED_WINDOW, "Restored.")),
     ];
     for category in ErrorCategory::ALL {
-        let error = ToolError::with_category(ErrorCode::from_static("sample-code"), category, "x")
+        let error = ToolError::classified(ErrorCode::from_static("sample-code"), category, "x")
+            .unwrap()
             .with_last_observation(
                 Observation::other(json!({ "kind": "find", "matches": 0 })).unwrap(),
             )

@@ -1,9 +1,8 @@
 //! Observations: capture summaries, windows, other objects, and the no-base64 rule.
 
-use agent_tool_result::{
-    ArtifactOutcome, BlankCheck, CaptureSummary, Envelope, ErrorCode, Observation, Rule, ToolError,
-    Validator, WindowInfo,
-};
+use agent_tool_result::observation::{ArtifactOutcome, BlankCheck, CaptureSummary, WindowInfo};
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{Envelope, ErrorCode, Observation, Rule, ToolError};
 use serde_json::{Value, json};
 
 fn window() -> WindowInfo {
@@ -222,7 +221,7 @@ fn blank_check_constructors_guard_the_fraction() {
 /// bytes of every kind are caught; long text that only looks like base64's alphabet is not.
 #[test]
 fn inline_base64_means_encoded_binary_not_any_long_word() {
-    use agent_tool_result::is_inline_base64;
+    use agent_tool_result::observation::is_inline_base64;
     use base64::Engine;
 
     let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);

@@ -5,7 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use agent_tool_result::{Envelope, OutputSchemaError, WindowInfo, output_schema_for};
+use agent_tool_result::Envelope;
+use agent_tool_result::observation::WindowInfo;
+use agent_tool_result::schema::{OutputSchemaError, output_schema_for};
 use serde_json::{Value, json};
 
 #[derive(schemars::JsonSchema, serde::Serialize)]
@@ -67,7 +69,7 @@ fn the_tool_output_schema_is_compact() {
             "{name}: {overhead} bytes beyond its result schema"
         );
     }
-    let full = size(&agent_tool_result::generated_envelope_schema());
+    let full = size(&agent_tool_result::schema::generated_envelope_schema());
     let compact = size(&Envelope::<Value>::output_schema());
     assert!(full > 4 * compact, "full {full} bytes, compact {compact}");
 }

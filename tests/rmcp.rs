@@ -70,7 +70,7 @@ impl Tools {
     async fn find(&self, args: Parameters<FindArgs>) -> Envelope<Found> {
         args.run(|FindArgs { title }| {
             Envelope::failure(ToolError::new(
-                ErrorCode::selector_matched(3),
+                ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
                 format!("Selector title='{title}' matched 3 windows; refine with processName."),
             ))
         })

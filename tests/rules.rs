@@ -1,7 +1,8 @@
 //! Rules are data: each rejection names the rule of the breach that was found, wherever it
 //! was found, and the message of an unknown field names the object it is in.
 
-use agent_tool_result::{Envelope, Rule, Validator};
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{Envelope, Rule};
 use serde::Deserialize;
 use serde_json::Value;
 

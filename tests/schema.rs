@@ -1,6 +1,7 @@
 //! The hand-written schema file: a valid draft 2020-12 schema with the contract's shape.
 
-use agent_tool_result::{ENVELOPE_SCHEMA, ErrorCategory, envelope_schema};
+use agent_tool_result::ErrorCategory;
+use agent_tool_result::schema::{ENVELOPE_SCHEMA, envelope_schema};
 use serde_json::Value;
 
 #[test]
@@ -16,7 +17,7 @@ fn the_schema_is_valid_against_the_2020_12_meta_schema() {
 
 #[test]
 fn the_generated_schema_is_valid_too() {
-    let generated = agent_tool_result::generated_envelope_schema();
+    let generated = agent_tool_result::schema::generated_envelope_schema();
     jsonschema::draft202012::meta::validate(&generated).unwrap();
 }
 
@@ -70,7 +71,7 @@ fn the_code_pattern_matches_the_library_rule() {
     for candidate in ["a", "a-b", "x1-2", "", "-a", "a-", "a--b", "A", "a_b", "é"] {
         assert_eq!(
             validator.is_valid(&Value::from(candidate)),
-            agent_tool_result::is_kebab_case(candidate),
+            agent_tool_result::code::is_kebab_case(candidate),
             "{candidate:?}"
         );
     }

@@ -21,7 +21,7 @@ fn failure_for(category: ErrorCategory) -> ToolError {
             "Condition 'element exists: name=Save' did not hold within 5000 ms.",
         ),
         ErrorCategory::AmbiguousSelector => ToolError::new(
-            ErrorCode::selector_matched(3),
+            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows; refine with processName or className.",
         ),
         ErrorCategory::StaleElement => {
@@ -35,23 +35,24 @@ fn failure_for(category: ErrorCategory) -> ToolError {
             ErrorCode::REGION_TOO_LARGE,
             "Region 8000x6000 exceeds the virtual screen.",
         ),
-        ErrorCategory::CaptureBlank => ToolError::new(
+        ErrorCategory::CaptureBlank => ToolError::classified(
             ErrorCode::FRAME_ALL_BLACK,
+            category,
             "Capture is 100% black; the window may be occluded.",
         )
+        .unwrap()
         .with_partial_result(object(
             json!({ "width": 1, "height": 1, "encoding": "png" }),
         )),
-        ErrorCategory::OcrBlank => ToolError::with_category(
-            ErrorCode::from_static("ocr-image-blank"),
+        ErrorCategory::OcrBlank => ToolError::classified(
+            ErrorCode::FRAME_UNIFORM,
             category,
             "The region handed to OCR was uniformly white.",
-        ),
-        ErrorCategory::OcrNoText => ToolError::with_category(
-            ErrorCode::from_static("ocr-text-not-found"),
-            category,
-            "OCR found no words in the region.",
-        ),
+        )
+        .unwrap(),
+        ErrorCategory::OcrNoText => {
+            ToolError::new(ErrorCode::OCR_NO_TEXT, "OCR found no words in the region.")
+        }
         ErrorCategory::Focus => ToolError::new(
             ErrorCode::FOCUS_NOT_CONFIRMED,
             "The window is foreground but no control took focus.",

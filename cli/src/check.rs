@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
-use agent_tool_result::{Finding, Report, Rule, Validator};
+use agent_tool_result::Rule;
+use agent_tool_result::rule::Finding;
+use agent_tool_result::validate::{Report, Validator};
 
 use crate::output::printable;
 

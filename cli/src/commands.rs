@@ -3,10 +3,10 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use agent_tool_result::category::RetryClass;
+use agent_tool_result::legacy::Migration;
 use agent_tool_result::mcp::{CallToolResult, McpRevision};
-use agent_tool_result::{
-    Envelope, ErrorCategory, ErrorCode, Migration, Observation, RetryClass, WarningCode,
-};
+use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, Observation, WarningCode};
 use serde_json::Value;
 
 /// Why a command did not succeed.
@@ -87,8 +87,24 @@ pub fn explain(name: Option<&str>) -> Result<(), Failure> {
         }
         return print(&text);
     };
+    let warning = WarningCode::WELL_KNOWN.iter().any(|w| w == name);
+    let warning_text = |text: &mut String| {
+        line(
+            text,
+            format_args!(
+                "{name}: a warning code. The call went on; something was adjusted, degraded or \
+                 assumed."
+            ),
+        );
+    };
     if let Some(category) = ErrorCategory::from_wire(name) {
-        return print(&describe_category(category));
+        text.push_str(&describe_category(category));
+        if warning {
+            // `capture-blank` is both: a category, and the warning a blank region capture earns.
+            text.push('\n');
+            warning_text(&mut text);
+        }
+        return print(&text);
     }
     let code: ErrorCode = name.parse().map_err(|err| {
         let hint = name
@@ -101,23 +117,38 @@ pub fn explain(name: Option<&str>) -> Result<(), Failure> {
             "`{name}` is neither a category nor a code: {err}{hint}"
         ))
     })?;
-    if let Some(category) = code.known_category() {
+    let categories = code.categories();
+    if categories.len() == ErrorCategory::ALL.len() {
+        line(
+            &mut text,
+            format_args!(
+                "{code}: an error code that keeps whatever category the failure named \
+                 (internal when none). Branch on the category."
+            ),
+        );
+    } else if !categories.is_empty() {
         let matched = code
             .selector_match_count()
             .map(|n| format!(" (the selector matched {n} candidates)"))
             .unwrap_or_default();
-        line(
-            &mut text,
-            format_args!("{code}: an error code of category {category}{matched}.\n"),
-        );
-        text.push_str(&describe_category(category));
-    } else if WarningCode::WELL_KNOWN.iter().any(|w| w == name) {
+        let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
+        let kind = if names.len() == 1 {
+            "category"
+        } else {
+            "categories"
+        };
         line(
             &mut text,
             format_args!(
-                "{code}: a warning code. The call went on; something was adjusted, degraded or assumed."
+                "{code}: an error code of {kind} {}{matched}.\n",
+                names.join(" or ")
             ),
         );
+        for category in categories {
+            text.push_str(&describe_category(*category));
+        }
+    } else if warning {
+        warning_text(&mut text);
     } else {
         line(
             &mut text,
@@ -151,13 +182,13 @@ fn describe_category(category: ErrorCategory) -> String {
 /// `atr schema [envelope|output --result-schema FILE]`.
 pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Failure> {
     match kind {
-        SchemaKind::Envelope => print(agent_tool_result::ENVELOPE_SCHEMA),
+        SchemaKind::Envelope => print(agent_tool_result::schema::ENVELOPE_SCHEMA),
         SchemaKind::Output => {
             let path = result_schema.ok_or_else(|| {
                 Failure::Usage("`atr schema output` needs --result-schema FILE".to_owned())
             })?;
             let result = read_json(path)?;
-            let schema = agent_tool_result::output_schema_for(&result)
+            let schema = agent_tool_result::schema::output_schema_for(&result)
                 .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
             let text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
             print(&text)

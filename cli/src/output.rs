@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use agent_tool_result::{Finding, Severity};
+use agent_tool_result::rule::{Finding, Severity};
 
 use crate::check::Outcome;
 

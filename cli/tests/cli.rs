@@ -257,7 +257,7 @@ fn schema_prints_the_envelope_schema_and_output_schemas() {
     for args in [&["schema"][..], &["schema", "envelope"][..]] {
         let out = run(args, None);
         assert_eq!(out.code, 0, "{args:?}");
-        assert_eq!(out.stdout, agent_tool_result::ENVELOPE_SCHEMA);
+        assert_eq!(out.stdout, agent_tool_result::schema::ENVELOPE_SCHEMA);
     }
     let dir = scratch("schema");
     let result_schema = dir.join("find.json");

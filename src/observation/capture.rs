@@ -16,12 +16,12 @@ use crate::strict::Integral;
 /// The blank-frame verdict of a capture: `{ blank, dominantFraction, dominantIsDark }`.
 ///
 /// ```
-/// use agent_tool_result::BlankCheck;
+/// use agent_tool_result::observation::BlankCheck;
 ///
 /// let check = BlankCheck::from_fraction(0.995, true)?;
 /// assert!(check.blank());
 /// assert!(BlankCheck::from_fraction(1.5, false).is_err());
-/// # Ok::<(), agent_tool_result::InvalidFraction>(())
+/// # Ok::<(), agent_tool_result::observation::InvalidFraction>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[cfg_attr(
@@ -169,13 +169,13 @@ impl<'de> Deserialize<'de> for BlankCheck {
 /// Neither text may be empty (the schema says `minLength: 1`), so both constructors check.
 ///
 /// ```
-/// use agent_tool_result::ArtifactOutcome;
+/// use agent_tool_result::observation::ArtifactOutcome;
 ///
 /// let written = ArtifactOutcome::written("sessions/s-1/capture-1.png")?;
 /// assert_eq!(written.path(), Some("sessions/s-1/capture-1.png"));
 /// assert_eq!(written.error(), None);
 /// assert!(ArtifactOutcome::failed("").is_err());
-/// # Ok::<(), agent_tool_result::EmptyArtifactText>(())
+/// # Ok::<(), agent_tool_result::observation::EmptyArtifactText>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArtifactOutcome {
@@ -277,11 +277,11 @@ impl EmptyArtifactText {
 /// blankCheck, file?, artifact | artifactError }`, in that key order. `file` is where the
 /// capture tool itself saved the image when asked to (the reference producer carries it over).
 ///
-/// Build one with [`SessionArtifacts::summarize_png`](crate::SessionArtifacts::summarize_png),
+/// Build one with [`SessionArtifacts::summarize_png`](crate::artifact::SessionArtifacts::summarize_png),
 /// which writes the PNG and fills every field, or by hand:
 ///
 /// ```
-/// use agent_tool_result::{ArtifactOutcome, BlankCheck, CaptureSummary};
+/// use agent_tool_result::observation::{ArtifactOutcome, BlankCheck, CaptureSummary};
 ///
 /// let summary = CaptureSummary::new(
 ///     800,
@@ -546,6 +546,7 @@ fn empty<E: de::Error>(err: EmptyArtifactText) -> E {
 }
 
 #[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 impl schemars::JsonSchema for CaptureSummary {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "CaptureSummary".into()

@@ -6,7 +6,7 @@
 //! schema in `$defs/result`. It keeps the rules a client must not miss (the `ok`/`error`
 //! invariant, the closed category set, the code form, no unknown envelope fields) and leaves
 //! the rest (unknown fields inside an error or a warning, the observation rules) to the full
-//! schema, [`ENVELOPE_SCHEMA`](crate::ENVELOPE_SCHEMA), which CI validation uses. Only
+//! schema, [`ENVELOPE_SCHEMA`](crate::schema::ENVELOPE_SCHEMA), which CI validation uses. Only
 //! standard `format`s appear, and no prose: about 880 bytes beyond the result schema.
 
 use serde_json::{Value, json};
@@ -40,7 +40,7 @@ pub enum OutputSchemaError {
 /// them.
 ///
 /// ```
-/// use agent_tool_result::output_schema_for;
+/// use agent_tool_result::schema::output_schema_for;
 /// use serde_json::json;
 ///
 /// let tree = json!({
@@ -53,7 +53,7 @@ pub enum OutputSchemaError {
 ///     "#/$defs/result"
 /// );
 /// assert!(output_schema_for(&json!({ "type": "array" })).is_err());
-/// # Ok::<(), agent_tool_result::OutputSchemaError>(())
+/// # Ok::<(), agent_tool_result::schema::OutputSchemaError>(())
 /// ```
 ///
 /// # Errors

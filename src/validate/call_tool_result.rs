@@ -3,8 +3,9 @@
 use serde_json::Value;
 
 use super::{Report, Validator, locate_all};
+use crate::Rule;
 use crate::mcp::{CallToolResult, Content, McpErrorKind};
-use crate::{Finding, Rule};
+use crate::rule::Finding;
 
 impl Validator {
     /// Validates one MCP `tools/call` result given as JSON text: its shape, that it is complete
@@ -13,7 +14,8 @@ impl Validator {
     /// that holds the same JSON as `structuredContent`.
     ///
     /// ```
-    /// use agent_tool_result::{Rule, Validator};
+    /// use agent_tool_result::Rule;
+    /// use agent_tool_result::validate::Validator;
     ///
     /// let text = r#"{"content":[{"type":"text","text":"{\"ok\":true}"}],"isError":true}"#;
     /// let report = Validator::shared().validate_call_tool_result_text(text);

@@ -14,7 +14,9 @@
 use std::path::Path;
 
 use agent_tool_result::mcp::{CallToolResult, McpErrorKind};
-use agent_tool_result::{Envelope, MAX_DEPTH, Rule, Validator};
+use agent_tool_result::rule::MAX_DEPTH;
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{Envelope, Rule};
 use serde_json::Value;
 
 /// The fixture texts, valid and invalid, read from `tests/fixtures`.

@@ -1,0 +1,294 @@
+//! The one table of well-known codes: each error code's constant, its matchable
+//! [`KnownErrorCode`] variant, its wire name and the categories it rides under; each warning
+//! code's constant and wire name. These are the codes the contract's reference producer emits
+//! (and the contract document's own examples), with their categories as it writes them.
+
+use super::{ErrorCode, WarningCode};
+use crate::ErrorCategory;
+
+/// Declares the well-known error codes: one row per code, with the categories it rides under
+/// (the first is the one its constant is documented under), or `any` for a code that keeps
+/// whatever category the failure named.
+macro_rules! known_error_codes {
+    ($( $(#[$doc:meta])* $name:ident, $variant:ident = $wire:literal => $categories:tt; )+) => {
+        impl ErrorCode {
+            $(
+                $(#[$doc])*
+                pub const $name: ErrorCode = ErrorCode::from_static($wire);
+            )+
+
+            /// Every fixed well-known code, in the order of the table.
+            /// `selector-matched-N` is a family, built with [`ErrorCode::selector_matched`].
+            pub const WELL_KNOWN: &'static [ErrorCode] = &[$(ErrorCode::$name),+];
+        }
+
+        /// The well-known error codes, to `match` on: what [`ErrorCode::known`] returns.
+        ///
+        /// New codes join as the reference producer adds them, so the enum is
+        /// `#[non_exhaustive]`: match the ones you handle and fall back to the category.
+        ///
+        /// ```
+        /// use agent_tool_result::code::KnownErrorCode;
+        /// use agent_tool_result::ErrorCode;
+        ///
+        /// let code: ErrorCode = "selector-matched-3".parse()?;
+        /// let advice = match code.known() {
+        ///     Some(KnownErrorCode::WindowNotFound) => "list the windows",
+        ///     Some(KnownErrorCode::SelectorMatched(n)) if n > 2 => "narrow the selector a lot",
+        ///     Some(KnownErrorCode::SelectorMatched(_)) => "narrow the selector",
+        ///     _ => "fall back to the category",
+        /// };
+        /// assert_eq!(advice, "narrow the selector a lot");
+        /// # Ok::<(), agent_tool_result::code::InvalidCode>(())
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum KnownErrorCode {
+            $( $(#[$doc])* $variant, )+
+            /// `selector-matched-N`: a selector matched N (2 or more) candidates.
+            SelectorMatched(u32),
+        }
+
+        impl KnownErrorCode {
+            /// Every fixed well-known code (the `selector-matched-N` family apart).
+            pub const ALL: &'static [KnownErrorCode] = &[$(KnownErrorCode::$variant),+];
+
+            /// The code.
+            #[must_use]
+            pub fn code(self) -> ErrorCode {
+                match self {
+                    $( KnownErrorCode::$variant => ErrorCode::$name, )+
+                    KnownErrorCode::SelectorMatched(n) => ErrorCode::selector_matched_unchecked(n),
+                }
+            }
+
+            /// The category a failure with this code gets when none is named: its only one, or
+            /// `internal` for a code that keeps any (the reference producer's rule for
+            /// `unhandled`); `None` for a code that rides under several, which the producer
+            /// picks from.
+            #[must_use]
+            pub const fn category(self) -> Option<ErrorCategory> {
+                match self.categories() {
+                    [only] => Some(*only),
+                    all if all.len() == ErrorCategory::ALL.len() => Some(ErrorCategory::Internal),
+                    _ => None,
+                }
+            }
+
+            /// The categories the code rides under; all twelve for a code that keeps any.
+            #[must_use]
+            pub const fn categories(self) -> &'static [ErrorCategory] {
+                match self {
+                    $( KnownErrorCode::$variant => known_error_codes!(@set $categories), )+
+                    KnownErrorCode::SelectorMatched(_) => &[ErrorCategory::AmbiguousSelector],
+                }
+            }
+        }
+
+        /// The fixed well-known code spelt `code`, if any.
+        pub(super) fn known_error_code(code: &str) -> Option<(&'static str, KnownErrorCode)> {
+            match code {
+                $( $wire => Some(($wire, KnownErrorCode::$variant)), )+
+                _ => None,
+            }
+        }
+    };
+    (@set any) => { &ANY_CATEGORY };
+    (@set [$($category:ident),+]) => { &[$(ErrorCategory::$category),+] };
+}
+
+/// The categories of a code that rides under any: internal (what a failure that names none
+/// gets) first, then the rest.
+const ANY_CATEGORY: [ErrorCategory; ErrorCategory::ALL.len()] = {
+    let mut all = ErrorCategory::ALL;
+    let mut i = 0;
+    while i < all.len() {
+        if matches!(all[i], ErrorCategory::Internal) {
+            all[i] = all[0];
+            all[0] = ErrorCategory::Internal;
+        }
+        i += 1;
+    }
+    all
+};
+
+known_error_codes! {
+    /// A `wait-for` condition did not hold before its timeout.
+    WAIT_CONDITION_TIMEOUT, WaitConditionTimeout = "wait-condition-timeout" => [Timeout];
+    /// An element resolved earlier is no longer in the tree.
+    ELEMENT_STALE, ElementStale = "element-stale" => [StaleElement];
+    /// The window an earlier reference pointed at has closed.
+    WINDOW_CLOSED, WindowClosed = "window-closed" => [StaleElement];
+    /// No window matched the selector.
+    WINDOW_NOT_FOUND, WindowNotFound = "window-not-found" => [NoTarget];
+    /// No element matched the selector.
+    ELEMENT_NOT_FOUND, ElementNotFound = "element-not-found" => [NoTarget];
+    /// The session id names no open session.
+    UNKNOWN_SESSION, UnknownSession = "unknown-session" => [InvalidArgument];
+    /// The arguments are malformed (missing, wrong type, out of range).
+    BAD_ARGUMENTS, BadArguments = "bad-arguments" => [InvalidArgument];
+    /// The target does not support the pattern the action needs.
+    PATTERN_UNSUPPORTED, PatternUnsupported = "pattern-unsupported" => [InvalidArgument];
+    /// The requested action is not one the tool knows.
+    ACTION_UNKNOWN, ActionUnknown = "action-unknown" => [InvalidArgument];
+    /// The requested region is larger than the screen or the tool's limit.
+    REGION_TOO_LARGE, RegionTooLarge = "region-too-large" => [InvalidArgument];
+    /// The requested region lies outside the screen or window.
+    REGION_OUT_OF_BOUNDS, RegionOutOfBounds = "region-out-of-bounds" => [InvalidArgument];
+    /// The image given to text recognition is larger than it accepts.
+    OCR_IMAGE_TOO_LARGE, OcrImageTooLarge = "ocr-image-too-large" => [InvalidArgument];
+    /// A launch was asked for a path that does not exist.
+    LAUNCH_PATH_MISSING, LaunchPathMissing = "launch-path-missing" => [InvalidArgument];
+    /// A recording was asked for an action it does not know.
+    RECORD_ACTION_UNKNOWN, RecordActionUnknown = "record-action-unknown" => [InvalidArgument];
+    /// A recording was started while one is already running.
+    RECORDING_IN_PROGRESS, RecordingInProgress = "recording-in-progress" => [InvalidArgument];
+    /// A recording was stopped or read when none is running.
+    NO_RECORDING, NoRecording = "no-recording" => [InvalidArgument];
+    /// A clipboard write was asked for without its text.
+    CLIPBOARD_TEXT_MISSING, ClipboardTextMissing = "clipboard-text-missing" => [InvalidArgument];
+    /// A window query named a condition the tool does not know.
+    WINDOWS_UNKNOWN_CONDITION, WindowsUnknownCondition = "windows-unknown-condition" => [InvalidArgument];
+    /// A window query gave no criteria at all.
+    WINDOWS_NO_CRITERIA, WindowsNoCriteria = "windows-no-criteria" => [InvalidArgument];
+    /// The category's own name as a code, as one reference tool writes it.
+    INVALID_ARGUMENT, InvalidArgument = "invalid-argument" => [InvalidArgument];
+    /// The command is not one the tool knows: `internal` from the dispatcher, `invalid-argument`
+    /// from a tool that validates its own command names.
+    UNKNOWN_COMMAND, UnknownCommand = "unknown-command" => [Internal, InvalidArgument];
+    /// Every pixel of the frame is black: `capture-blank` from a window capture, `ocr-blank`
+    /// from text recognition of a blank frame.
+    FRAME_ALL_BLACK, FrameAllBlack = "frame-all-black" => [CaptureBlank, OcrBlank];
+    /// Nearly every pixel of the capture is one colour (the contract's example; the reference
+    /// producer writes `frame-uniform`).
+    FRAME_MOSTLY_BLANK, FrameMostlyBlank = "frame-mostly-blank" => [CaptureBlank];
+    /// Every pixel of the frame is one (not black) colour: `capture-blank` from a capture,
+    /// `ocr-blank` from text recognition.
+    FRAME_UNIFORM, FrameUniform = "frame-uniform" => [CaptureBlank, OcrBlank];
+    /// Text recognition ran on a non-blank frame and found no text.
+    OCR_NO_TEXT, OcrNoText = "ocr-no-text" => [OcrNoText];
+    /// The focus tool could not confirm that a control took keyboard focus.
+    FOCUS_NOT_CONFIRMED, FocusNotConfirmed = "focus-not-confirmed" => [Focus];
+    /// A programmatic set-focus did not leave the element with keyboard focus.
+    FOCUS_NOT_SET, FocusNotSet = "focus-not-set" => [Focus];
+    /// The target runs elevated and refuses the tool's access.
+    TARGET_ELEVATED, TargetElevated = "target-elevated" => [Elevation];
+    /// The operating system refused to bring the target to the foreground.
+    FOREGROUND_NOT_SET, ForegroundNotSet = "foreground-not-set" => [Foreground];
+    /// The operator pressed the emergency stop; nothing runs until it is released.
+    EMERGENCY_STOPPED, EmergencyStopped = "emergency-stopped" => [Internal];
+    /// The server runs in bootstrap mode and accepts only bootstrap commands.
+    BOOTSTRAP_ONLY, BootstrapOnly = "bootstrap-only" => [Internal];
+    /// The user has not yet answered the consent prompt.
+    CONSENT_PENDING, ConsentPending = "consent-pending" => [Internal];
+    /// Agent commands are switched off on this machine.
+    AGENT_COMMANDS_DISABLED, AgentCommandsDisabled = "agent-commands-disabled" => [Internal];
+    /// The tool name is not one the server knows.
+    UNKNOWN_TOOL, UnknownTool = "unknown-tool" => [Internal];
+    /// This command is switched off on this machine.
+    COMMAND_DISABLED, CommandDisabled = "command-disabled" => [Internal];
+    /// The automation engine is not running.
+    ENGINE_UNAVAILABLE, EngineUnavailable = "engine-unavailable" => [Internal];
+    /// The command was dropped before it ran.
+    COMMAND_DROPPED, CommandDropped = "command-dropped" => [Internal];
+    /// Handing the command to the engine timed out (the tool's plumbing, not a wait the agent
+    /// asked for, hence `internal`).
+    SEND_COMMAND_TIMEOUT, SendCommandTimeout = "send-command-timeout" => [Internal];
+    /// The caller may not provision this machine.
+    PROVISIONING_NOT_AUTHORIZED, ProvisioningNotAuthorized = "provisioning-not-authorized" => [Internal];
+    /// Provisioning the machine failed.
+    PROVISIONING_FAILED, ProvisioningFailed = "provisioning-failed" => [Internal];
+    /// The session token was refused.
+    SESSION_TOKEN_INVALID, SessionTokenInvalid = "session-token-invalid" => [Internal];
+    /// No consent prompt can be shown.
+    CONSENT_UNAVAILABLE, ConsentUnavailable = "consent-unavailable" => [Internal];
+    /// The user did not answer the consent prompt in time (`internal`, like
+    /// `send-command-timeout`).
+    CONSENT_TIMEOUT, ConsentTimeout = "consent-timeout" => [Internal];
+    /// The user refused consent.
+    CONSENT_DENIED, ConsentDenied = "consent-denied" => [Internal];
+    /// The command finished without producing its output.
+    NO_OUTPUT, NoOutput = "no-output" => [Internal];
+    /// The accessibility (UI Automation) layer faulted.
+    UIA_FAULTED, UiaFaulted = "uia-faulted" => [Internal];
+    /// Dispatching the action faulted inside the tool.
+    INVOKE_FAULTED, InvokeFaulted = "invoke-faulted" => [Internal];
+    /// Text recognition is not available on this machine.
+    OCR_UNAVAILABLE, OcrUnavailable = "ocr-unavailable" => [Internal];
+    /// Reading an element's text threw.
+    GET_TEXT_EXCEPTION, GetTextException = "get-text-exception" => [Internal];
+    /// Capturing the screen or window threw.
+    CAPTURE_EXCEPTION, CaptureException = "capture-exception" => [Internal];
+    /// The program could not be launched.
+    LAUNCH_FAILED, LaunchFailed = "launch-failed" => [Internal];
+    /// The recorder threw.
+    RECORD_EXCEPTION, RecordException = "record-exception" => [Internal];
+    /// The recording captured no frames.
+    RECORD_NO_FRAMES, RecordNoFrames = "record-no-frames" => [Internal];
+    /// The recording could not be written.
+    RECORD_WRITE_FAILED, RecordWriteFailed = "record-write-failed" => [Internal];
+    /// An exception escaped the tool's own code (the contract's example; the reference
+    /// producer writes `unhandled`).
+    UNHANDLED_EXCEPTION, UnhandledException = "unhandled-exception" => [Internal];
+    /// A failure with no code of its own: it keeps whatever category the failure named, and
+    /// `internal` when none.
+    UNHANDLED, Unhandled = "unhandled" => any;
+}
+
+/// Declares the well-known warning codes: one row per code.
+macro_rules! known_warning_codes {
+    ($( $(#[$doc:meta])* $name:ident = $wire:literal; )+) => {
+        impl WarningCode {
+            $( $(#[$doc])* pub const $name: WarningCode = WarningCode::from_static($wire); )+
+
+            /// Every well-known warning code.
+            pub const WELL_KNOWN: &'static [WarningCode] = &[$(WarningCode::$name),+];
+        }
+
+        /// The well-known warning code spelt `code`, if any.
+        pub(super) fn known_warning_code(code: &str) -> Option<&'static str> {
+            match code {
+                $( $wire => Some($wire), )+
+                _ => None,
+            }
+        }
+    };
+}
+
+known_warning_codes! {
+    /// The target was minimized and was restored before the call went on.
+    MINIMIZED_WINDOW = "minimized-window";
+    /// The accessibility tree was clipped to a depth or node limit.
+    TREE_TRUNCATED = "tree-truncated";
+    /// The requested region was clipped to the screen.
+    REGION_CLAMPED = "region-clamped";
+    /// A region capture looks blank (a blank region is a warning; a blank window capture is a
+    /// `capture-blank` error).
+    CAPTURE_BLANK = "capture-blank";
+    /// The preferred capture method failed and a fallback method produced the image.
+    CAPTURE_FALLBACK = "capture-fallback";
+    /// The preferred text recognition engine failed and a fallback produced the text.
+    OCR_FALLBACK = "ocr-fallback";
+    /// A recording that was never fetched was thrown away when a new one started.
+    UNFETCHED_RECORDING_DISCARDED = "unfetched-recording-discarded";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_any_set_holds_every_category_internal_first() {
+        assert_eq!(ANY_CATEGORY[0], ErrorCategory::Internal);
+        assert!(ErrorCategory::ALL.iter().all(|c| ANY_CATEGORY.contains(c)));
+    }
+
+    #[test]
+    fn every_variant_round_trips_through_its_code() {
+        for known in KnownErrorCode::ALL {
+            assert_eq!(known.code().known(), Some(*known));
+            assert!(!known.categories().is_empty());
+        }
+        assert_eq!(KnownErrorCode::ALL.len(), ErrorCode::WELL_KNOWN.len());
+    }
+}
