@@ -101,7 +101,7 @@ fn success() -> Envelope<FindResult> {
 }
 
 fn failure() -> Envelope<FindResult> {
-    let observation = Observation::other(serde_json::to_value(find_result()).unwrap()).unwrap();
+    let observation = Observation::try_from(serde_json::to_value(find_result()).unwrap()).unwrap();
     Envelope::failure(
         ToolError::new(
             ErrorCode::selector_matched(5).expect("5 matches are ambiguous"),

@@ -46,7 +46,7 @@ async fn call(
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Envelope, Fault> {
+) -> Result<Envelope<Value>, Fault> {
     authorize(&headers)?;
     require_json(&headers)?;
     let body = body.map_err(|rejection| match rejection {
@@ -73,7 +73,7 @@ fn authorize(headers: &HeaderMap) -> Result<(), Fault> {
 }
 
 /// A demo tool: finds a button by name.
-fn find(arguments: &Value) -> Envelope {
+fn find(arguments: &Value) -> Envelope<Value> {
     match arguments.get("name").and_then(Value::as_str) {
         Some("OK") => {
             Envelope::success(json!({ "automationId": "btnOk", "bounds": [412, 310, 80, 24] }))

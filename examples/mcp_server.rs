@@ -79,17 +79,12 @@ impl Demo {
 /// The demo's window lookup.
 fn find(title: &str) -> Result<WindowInfo, ToolError> {
     match title {
-        "Notepad" => Ok(WindowInfo {
-            handle: 1_312_674,
-            title: "Untitled - Notepad".into(),
-            class_name: "Notepad".into(),
-            process_name: "notepad".into(),
-            process_id: 8124,
-            x: 120,
-            y: 80,
-            width: 1024,
-            height: 768,
-        }),
+        "Notepad" => {
+            Ok(
+                WindowInfo::new(1_312_674, "Untitled - Notepad", "Notepad", "notepad", 8124)
+                    .at(120, 80, 1024, 768),
+            )
+        }
         "Save" => Err(ToolError::new(
             ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows; refine with processName or className.",

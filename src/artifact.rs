@@ -7,7 +7,6 @@
 //! reader ever sees half a file and no existing file is ever replaced. A write that fails does
 //! not lose the result: the summary carries `artifactError` instead of `artifact`.
 
-use std::fmt;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -158,7 +157,7 @@ impl SessionArtifacts {
     /// no-base64 rule elsewhere.
     pub fn observe(&self, result: &JsonObject) -> Result<Observation, CaptureError> {
         let Some(encoded) = result.get("base64") else {
-            return Observation::other(result.clone()).map_err(CaptureError::Observation);
+            return Observation::try_from(result.clone()).map_err(CaptureError::Observation);
         };
         let png = encoded
             .as_str()
@@ -246,49 +245,23 @@ fn place(temporary: &Path, path: &Path) -> io::Result<()> {
 }
 
 /// Why a capture result could not become an observation.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CaptureError {
     /// The image bytes are not a usable PNG.
-    Frame(FrameError),
+    #[error("the capture is not a usable PNG")]
+    Frame(#[source] FrameError),
     /// The object breaks the no-base64 rule outside its `base64` field.
-    Observation(ObservationError),
-}
-
-impl fmt::Display for CaptureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CaptureError::Frame(err) => err.fmt(f),
-            CaptureError::Observation(err) => err.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for CaptureError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CaptureError::Frame(err) => Some(err),
-            CaptureError::Observation(err) => Some(err),
-        }
-    }
+    #[error("the capture result cannot be kept as an observation")]
+    Observation(#[source] ObservationError),
 }
 
 /// The error for a session id that is not safe as a directory name.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid session id for an artifact directory: {reason}")]
 pub struct InvalidSessionId {
     reason: &'static str,
 }
-
-impl fmt::Display for InvalidSessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid session id for an artifact directory: {}",
-            self.reason
-        )
-    }
-}
-
-impl std::error::Error for InvalidSessionId {}
 
 fn check_session_id(id: &str) -> Result<(), InvalidSessionId> {
     let reason = if id.is_empty() {

@@ -19,6 +19,7 @@ use std::str::FromStr;
 /// assert!(!ErrorCategory::Elevation.retry_class().is_retryable());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum RetryClass {
     /// The same call may succeed later, once time passes or something outside the agent clears.
     AfterWaiting,
@@ -216,7 +217,8 @@ const MAX_ECHO: usize = 64;
 ///
 /// Its message lists the accepted names and, when the input differs from one only in case or
 /// separators (`Timeout`, `no_target`), suggests it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", Describe(self))]
 pub struct ParseCategoryError {
     input: String,
 }
@@ -238,8 +240,17 @@ impl ParseCategoryError {
     }
 }
 
-impl fmt::Display for ParseCategoryError {
+/// Writes the message through [`ParseCategoryError::describe`].
+struct Describe<'a>(&'a ParseCategoryError);
+
+impl fmt::Display for Describe<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.describe(f)
+    }
+}
+
+impl ParseCategoryError {
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown error category `{}`", self.input)?;
         if let Some(suggestion) = self.suggestion() {
             write!(
@@ -257,8 +268,6 @@ impl fmt::Display for ParseCategoryError {
         Ok(())
     }
 }
-
-impl std::error::Error for ParseCategoryError {}
 
 impl serde::Serialize for ErrorCategory {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -57,7 +57,7 @@ impl<T> Outcome<T> {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct Envelope<T = serde_json::Value> {
+pub struct Envelope<T = crate::JsonObject> {
     session_id: Option<String>,
     outcome: Outcome<T>,
     warnings: Vec<Warning>,

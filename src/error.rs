@@ -40,7 +40,8 @@ use crate::{ErrorCategory, ErrorCode, JsonObject, Observation};
 /// assert_eq!(custom.code().as_str(), "cache-cold");
 /// # Ok::<(), agent_tool_result::code::CategoryMismatch>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, thiserror::Error)]
+#[error("{code} ({category}): {detail}")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schemars", schemars(description = "Why the call failed."))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -159,14 +160,6 @@ impl ToolError {
         self.partial_result.as_ref()
     }
 }
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}): {}", self.code, self.category, self.detail)
-    }
-}
-
-impl std::error::Error for ToolError {}
 
 fields! {
     /// An error's fields.

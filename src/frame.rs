@@ -1,8 +1,6 @@
 //! PNG frames: dimensions from the header without decoding, and (feature `blank-check`) the
 //! blank-frame verdict from one pass over the decoded rows.
 
-use std::fmt;
-
 #[cfg(feature = "blank-check")]
 use crate::observation::BlankCheck;
 
@@ -13,7 +11,8 @@ const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1A, b'\n'];
 pub const MAX_PIXELS: u64 = 1 << 28;
 
 /// Why bytes could not be read as a PNG capture.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{detail}")]
 pub struct FrameError {
     kind: FrameErrorKind,
     detail: String,
@@ -21,6 +20,7 @@ pub struct FrameError {
 
 /// The kinds of [`FrameError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FrameErrorKind {
     /// The bytes do not start with a PNG signature and header.
     NotPng,
@@ -46,14 +46,6 @@ impl FrameError {
         self.kind
     }
 }
-
-impl fmt::Display for FrameError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.detail)
-    }
-}
-
-impl std::error::Error for FrameError {}
 
 /// Reads a PNG's width and height from its header, without decoding the image.
 ///

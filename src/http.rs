@@ -54,7 +54,7 @@ use serde::Serialize;
 
 pub use auth::{Credentials, credentials, require_json};
 pub use fault::Fault;
-pub use problem::Problem;
+pub use problem::{NotAnErrorStatus, Problem};
 
 use crate::Envelope;
 

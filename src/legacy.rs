@@ -21,8 +21,6 @@
 //! false` timed out, so it becomes a `timeout` failure with code `wait-condition-timeout` (its
 //! data dropped, its warnings kept).
 
-use std::fmt;
-
 use serde_json::Value;
 
 use crate::{
@@ -109,7 +107,7 @@ impl Migration {
                 )))
             } else {
                 match data {
-                    Some(data) => Envelope::success(Value::Object(data.clone())),
+                    Some(data) => Envelope::success(data.clone()),
                     None => Envelope::success_empty(),
                 }
             }
@@ -177,21 +175,13 @@ fn warnings(legacy: &JsonObject) -> Vec<Warning> {
 }
 
 /// Why a value cannot be migrated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LegacyError {
     /// The value is not a JSON object.
+    #[error("a legacy command result is a JSON object")]
     NotAnObject,
     /// `success` is missing or not a boolean.
+    #[error("a legacy command result needs a boolean `success`")]
     NoSuccess,
 }
-
-impl fmt::Display for LegacyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            LegacyError::NotAnObject => "a legacy command result is a JSON object",
-            LegacyError::NoSuccess => "a legacy command result needs a boolean `success`",
-        })
-    }
-}
-
-impl std::error::Error for LegacyError {}

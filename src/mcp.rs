@@ -26,7 +26,7 @@
 //! let wire = result.to_json();
 //!
 //! // The agent side: read it back.
-//! let read = CallToolResult::from_json(&wire)?.envelope::<serde_json::Value>()?;
+//! let read = CallToolResult::from_json(&wire)?.envelope()?;
 //! assert_eq!(read, envelope);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -41,7 +41,7 @@ mod rmcp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-pub use content::{Content, ImageContent, TextContent};
+pub use content::{Content, ImageContent, InvalidImageData, TextContent};
 pub use jsonrpc::{JsonRpcCode, JsonRpcError};
 pub use read::{McpError, McpErrorKind};
 pub use revision::{McpRevision, ParseRevisionError};

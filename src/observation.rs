@@ -42,16 +42,16 @@ pub const MAX_INLINE_BASE64: usize = 4096;
 /// use agent_tool_result::Observation;
 /// use serde_json::json;
 ///
-/// let Ok(observation) = Observation::other(json!({ "kind": "query", "nodes": 12 })) else {
-///     unreachable!()
-/// };
+/// let observation = Observation::try_from(json!({ "kind": "query", "nodes": 12 }))?;
 /// assert!(matches!(observation, Observation::Other(_)));
 ///
 /// // Image bytes are refused: summarize the capture instead.
-/// let err = Observation::other(json!({ "width": 1, "base64": "iVBORw0KGgo=" })).unwrap_err();
+/// let err = Observation::try_from(json!({ "width": 1, "base64": "iVBORw0KGgo=" })).unwrap_err();
 /// assert_eq!(err.pointer(), "/base64");
+/// # Ok::<(), agent_tool_result::observation::ObservationError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Observation {
     /// A capture, summarized: dimensions, blank check and where its PNG was written.
     Capture(CaptureSummary),
@@ -61,17 +61,19 @@ pub enum Observation {
     Other(JsonObject),
 }
 
-impl Observation {
-    /// Any JSON object as an observation, checked against the no-base64 rule. A window-shaped
-    /// object becomes [`Observation::Window`], a `capture-summary` a checked
-    /// [`Observation::Capture`].
-    ///
-    /// # Errors
-    ///
-    /// [`ObservationError`] when the value is not an object, holds a `base64` key or a long
-    /// base64 string anywhere, or is a malformed capture summary.
-    pub fn other(value: impl Into<Value>) -> Result<Self, ObservationError> {
-        match value.into() {
+/// Any JSON value as an observation, checked against the no-base64 rule: a window-shaped
+/// object becomes [`Observation::Window`], a `capture-summary` a checked
+/// [`Observation::Capture`], any other object [`Observation::Other`].
+///
+/// # Errors
+///
+/// [`ObservationError`] when the value is not an object, holds a `base64` key or a long
+/// base64 string anywhere, or is a malformed capture summary.
+impl TryFrom<Value> for Observation {
+    type Error = ObservationError;
+
+    fn try_from(value: Value) -> Result<Self, ObservationError> {
+        match value {
             Value::Object(object) => Observation::from_object(object),
             other => Err(ObservationError::new(
                 Rule::PayloadIsObject,
@@ -80,7 +82,18 @@ impl Observation {
             )),
         }
     }
+}
 
+/// Any JSON object as an observation; see [`Observation::try_from`] for a value.
+impl TryFrom<JsonObject> for Observation {
+    type Error = ObservationError;
+
+    fn try_from(object: JsonObject) -> Result<Self, ObservationError> {
+        Observation::from_object(object)
+    }
+}
+
+impl Observation {
     fn from_object(object: JsonObject) -> Result<Self, ObservationError> {
         if let Some(pointer) = find_base64(&object) {
             let breach = Breach::Base64InObservation;
@@ -144,7 +157,8 @@ impl<'de> Deserialize<'de> for Observation {
 }
 
 /// Why a value cannot be an [`Observation`]: the rule it breaks and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}{}", inside(.pointer))]
 pub struct ObservationError {
     rule: Rule,
     pointer: String,
@@ -194,17 +208,14 @@ impl ObservationError {
     }
 }
 
-impl fmt::Display for ObservationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
-        if !self.pointer.is_empty() {
-            write!(f, " (at {} inside lastObservation)", self.pointer)?;
-        }
-        Ok(())
+/// ` (at /x inside lastObservation)`, or nothing at the observation itself.
+fn inside(pointer: &str) -> String {
+    if pointer.is_empty() {
+        String::new()
+    } else {
+        format!(" (at {pointer} inside lastObservation)")
     }
 }
-
-impl std::error::Error for ObservationError {}
 
 /// A resolved top-level window: `{ handle, title, className, processName, processId, x, y,
 /// width, height }`.
@@ -217,23 +228,23 @@ impl std::error::Error for ObservationError {}
 #[serde(rename_all = "camelCase")]
 pub struct WindowInfo {
     /// The native window handle.
-    pub handle: i64,
+    handle: i64,
     /// The window title.
-    pub title: String,
+    title: String,
     /// The window class name.
-    pub class_name: String,
+    class_name: String,
     /// The owning process's name.
-    pub process_name: String,
+    process_name: String,
     /// The owning process's id.
-    pub process_id: u32,
+    process_id: u32,
     /// Left edge, in screen coordinates (may be negative on multi-monitor desktops).
-    pub x: i32,
+    x: i32,
     /// Top edge, in screen coordinates.
-    pub y: i32,
+    y: i32,
     /// Width in pixels.
-    pub width: u32,
+    width: u32,
     /// Height in pixels.
-    pub height: u32,
+    height: u32,
 }
 
 fields! {
@@ -252,6 +263,98 @@ fields! {
 }
 
 impl WindowInfo {
+    /// A window: its handle, title, class name and owning process; its bounds are set with
+    /// [`WindowInfo::at`].
+    ///
+    /// ```
+    /// use agent_tool_result::observation::WindowInfo;
+    ///
+    /// let window = WindowInfo::new(1_312_674, "Untitled - Notepad", "Notepad", "notepad", 8124)
+    ///     .at(120, 80, 1024, 768);
+    /// assert_eq!(window.width(), 1024);
+    /// ```
+    #[must_use]
+    pub fn new(
+        handle: i64,
+        title: impl Into<String>,
+        class_name: impl Into<String>,
+        process_name: impl Into<String>,
+        process_id: u32,
+    ) -> Self {
+        WindowInfo {
+            handle,
+            title: title.into(),
+            class_name: class_name.into(),
+            process_name: process_name.into(),
+            process_id,
+            x: 0,
+            y: 0,
+            width: 0,
+            height: 0,
+        }
+    }
+
+    /// Sets the bounds: left and top edges in screen coordinates, width and height in pixels.
+    #[must_use]
+    pub fn at(mut self, x: i32, y: i32, width: u32, height: u32) -> Self {
+        (self.x, self.y, self.width, self.height) = (x, y, width, height);
+        self
+    }
+
+    /// The native window handle.
+    #[must_use]
+    pub fn handle(&self) -> i64 {
+        self.handle
+    }
+
+    /// The window title.
+    #[must_use]
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The window class name.
+    #[must_use]
+    pub fn class_name(&self) -> &str {
+        &self.class_name
+    }
+
+    /// The owning process's name.
+    #[must_use]
+    pub fn process_name(&self) -> &str {
+        &self.process_name
+    }
+
+    /// The owning process's id.
+    #[must_use]
+    pub fn process_id(&self) -> u32 {
+        self.process_id
+    }
+
+    /// The left edge, in screen coordinates (negative on some multi-monitor desktops).
+    #[must_use]
+    pub fn x(&self) -> i32 {
+        self.x
+    }
+
+    /// The top edge, in screen coordinates.
+    #[must_use]
+    pub fn y(&self) -> i32 {
+        self.y
+    }
+
+    /// The width in pixels.
+    #[must_use]
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// The height in pixels.
+    #[must_use]
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
     /// Reads a window from a JSON value, if it is an object of exactly that shape.
     pub(crate) fn deserialize_from(value: &Value) -> Option<WindowInfo> {
         use crate::object::FieldName;

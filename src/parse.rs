@@ -25,7 +25,8 @@ use crate::{Rule, pointer};
 ///      [failure-requires-error] at the document root, line 1 column 12",
 /// );
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", Shown(.finding))]
 pub struct ParseError {
     finding: Finding,
 }
@@ -160,15 +161,17 @@ fn bare_message(err: &serde_json::Error) -> String {
     }
 }
 
-impl fmt::Display for ParseError {
+/// The message, the rule and the place, as a [`ParseError`] shows them.
+struct Shown<'a>(&'a Finding);
+
+impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} [{}] at ", self.message(), self.rule())?;
-        self.finding.write_place(f)?;
-        if self.line() > 0 {
-            write!(f, ", line {} column {}", self.line(), self.column())?;
+        let finding = self.0;
+        write!(f, "{} [{}] at ", finding.message(), finding.rule())?;
+        finding.write_place(f)?;
+        if finding.line() > 0 {
+            write!(f, ", line {} column {}", finding.line(), finding.column())?;
         }
         Ok(())
     }
 }
-
-impl std::error::Error for ParseError {}

@@ -49,6 +49,7 @@ macro_rules! rules {
         /// assert_eq!(Rule::SelectorMatchCount.severity(), Severity::Warning);
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum Rule {
             $( $(#[$doc])* $variant, )+
         }
@@ -168,16 +169,9 @@ impl fmt::Display for Rule {
 }
 
 /// The error returned when a string names no [`Rule`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rule name")]
 pub struct ParseRuleError(());
-
-impl fmt::Display for ParseRuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("unknown rule name")
-    }
-}
-
-impl std::error::Error for ParseRuleError {}
 
 #[cfg(test)]
 mod tests {

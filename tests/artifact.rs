@@ -287,17 +287,8 @@ fn a_summary_of_a_real_png() {
     let root = TempDir::new("summary");
     let artifacts = SessionArtifacts::new(&root.0, "s-4f2a", started()).unwrap();
     let png = support::rgba(40, 25, [0, 0, 0, 255], 10);
-    let window = WindowInfo {
-        handle: 1_312_674,
-        title: "Untitled - Notepad".into(),
-        class_name: "Notepad".into(),
-        process_name: "notepad".into(),
-        process_id: 8124,
-        x: 120,
-        y: 80,
-        width: 40,
-        height: 25,
-    };
+    let window = WindowInfo::new(1_312_674, "Untitled - Notepad", "Notepad", "notepad", 8124)
+        .at(120, 80, 40, 25);
     let summary = artifacts.summarize_png(&png, Some(window)).unwrap();
     let Some(path) = summary.artifact().path() else {
         panic!("not written")

@@ -198,11 +198,15 @@ fn problems_keep_their_standard_members_and_challenges_are_quoted() {
     use agent_tool_result::http::{Fault, Problem};
     use http::StatusCode;
 
+    for status in [StatusCode::OK, StatusCode::ACCEPTED, StatusCode::FOUND] {
+        assert!(Problem::new(status).is_err(), "{status}");
+    }
     let problem = Problem::typed(
         StatusCode::UNPROCESSABLE_ENTITY,
         "https://example.com/problems/x",
         "X",
     )
+    .unwrap()
     .with_detail("why")
     .with_instance("/calls/7")
     .with_extension("status", json!(200))

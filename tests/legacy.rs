@@ -26,7 +26,7 @@ fn migration(options: Option<Value>) -> Migration {
     }
     if let Some(observation) = options.get("lastObservation") {
         migration =
-            migration.with_last_observation(Observation::other(observation.clone()).unwrap());
+            migration.with_last_observation(Observation::try_from(observation.clone()).unwrap());
     }
     migration
 }

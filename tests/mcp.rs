@@ -213,7 +213,7 @@ fn the_output_schema_accepts_every_success_and_failure_of_the_tool() {
         let error = ToolError::classified(ErrorCode::from_static("sample-code"), category, "x")
             .unwrap()
             .with_last_observation(
-                Observation::other(json!({ "kind": "find", "matches": 0 })).unwrap(),
+                Observation::try_from(json!({ "kind": "find", "matches": 0 })).unwrap(),
             )
             .with_partial_result(json!({ "base64": "QUJD" }).as_object().unwrap().clone());
         envelopes.push(Envelope::failure(error).with_session("s-2"));

@@ -6,17 +6,8 @@ use agent_tool_result::{Envelope, ErrorCode, Observation, Rule, ToolError};
 use serde_json::{Value, json};
 
 fn window() -> WindowInfo {
-    WindowInfo {
-        handle: 1_312_674,
-        title: "Untitled - Notepad".into(),
-        class_name: "Notepad".into(),
-        process_name: "notepad".into(),
-        process_id: 8124,
-        x: -8,
-        y: 80,
-        width: 1024,
-        height: 768,
-    }
+    WindowInfo::new(1_312_674, "Untitled - Notepad", "Notepad", "notepad", 8124)
+        .at(-8, 80, 1024, 768)
 }
 
 fn summary() -> CaptureSummary {
@@ -69,19 +60,19 @@ fn observations_read_back_as_the_variant_they_were() {
     let cases = [
         Observation::from(summary()),
         Observation::from(window()),
-        Observation::other(json!({ "kind": "query", "nodes": [1, 2, 3] })).unwrap(),
+        Observation::try_from(json!({ "kind": "query", "nodes": [1, 2, 3] })).unwrap(),
     ];
     for observation in cases {
         let text = serde_json::to_string(&observation).unwrap();
         let back: Observation = serde_json::from_str(&text).unwrap();
         assert_eq!(back, observation, "{text}");
     }
-    let window_like = Observation::other(serde_json::to_value(window()).unwrap()).unwrap();
+    let window_like = Observation::try_from(serde_json::to_value(window()).unwrap()).unwrap();
     assert!(matches!(window_like, Observation::Window(_)));
     let window_plus = json!({ "handle": 1, "title": "", "className": "", "processName": "",
         "processId": 1, "x": 0, "y": 0, "width": 1, "height": 1, "extra": true });
     assert!(matches!(
-        Observation::other(window_plus).unwrap(),
+        Observation::try_from(window_plus).unwrap(),
         Observation::Other(_)
     ));
 }
@@ -102,7 +93,7 @@ fn the_no_base64_rule_holds_when_building_and_reading() {
         (json!({ "png": long }), "/png"),
         (json!({ "pngs": [long] }), "/pngs/0"),
     ] {
-        let err = Observation::other(value.clone()).unwrap_err();
+        let err = Observation::try_from(value.clone()).unwrap_err();
         assert_eq!(err.pointer(), pointer, "{value}");
 
         let envelope = json!({ "ok": false, "error": {
@@ -148,7 +139,7 @@ fn long_text_that_is_not_base64_is_allowed() {
         "QUJD=".repeat(1_000),
     ] {
         let observation = json!({ "text": text });
-        assert!(Observation::other(observation.clone()).is_ok());
+        assert!(Observation::try_from(observation.clone()).is_ok());
         let envelope = json!({ "ok": false, "error": {
             "code": "x", "category": "internal", "detail": "", "lastObservation": observation }});
         assert!(Validator::shared().validate(&envelope).is_valid());
@@ -178,7 +169,7 @@ fn malformed_capture_summaries_are_rejected_with_their_rule() {
         (window_array, Rule::FieldType),
         (fraction, Rule::FieldType),
     ] {
-        assert!(Observation::other(value.clone()).is_err(), "{value}");
+        assert!(Observation::try_from(value.clone()).is_err(), "{value}");
         let envelope = json!({ "ok": false, "error": {
             "code": "x", "category": "internal", "detail": "", "lastObservation": value }});
         let err = Envelope::<Value>::from_value(&envelope).unwrap_err();
@@ -204,7 +195,7 @@ fn a_failure_carries_a_typed_observation() {
         panic!("not a capture: {text}")
     };
     assert_eq!(read, &summary());
-    assert_eq!(read.window().unwrap().process_name, "notepad");
+    assert_eq!(read.window().unwrap().process_name(), "notepad");
 }
 
 #[test]

@@ -73,7 +73,7 @@ fn tool_error() -> impl Strategy<Value = ToolError> {
             let mut error = ToolError::classified(code, category, detail).unwrap();
             // Random objects rarely break the no-base64 rule; those that do are left out here
             // (the rule has its own tests).
-            if let Some(last) = last.and_then(|o| Observation::other(o).ok()) {
+            if let Some(last) = last.and_then(|o| Observation::try_from(o).ok()) {
                 error = error.with_last_observation(last);
             }
             if let Some(partial) = partial {
@@ -86,7 +86,7 @@ fn tool_error() -> impl Strategy<Value = ToolError> {
 fn envelope() -> impl Strategy<Value = Envelope> {
     let outcome = prop_oneof![
         prop::option::of(json_object()).prop_map(|r| match r {
-            Some(r) => Envelope::success(Value::Object(r)),
+            Some(r) => Envelope::success(r),
             None => Envelope::success_empty(),
         }),
         tool_error().prop_map(Envelope::failure),
@@ -116,7 +116,7 @@ proptest! {
         let report = Validator::shared().validate(&value);
         prop_assert!(report.is_valid(), "{:?}", report.violations());
 
-        let back = Envelope::<Value>::from_json(&text).unwrap();
+        let back = Envelope::from_json(&text).unwrap();
         prop_assert_eq!(&back, &envelope);
 
         let object = value.as_object().unwrap();

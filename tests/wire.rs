@@ -69,7 +69,7 @@ fn failure_for(category: ErrorCategory) -> ToolError {
             "NullReferenceException in TreeWalker.Next.",
         )
         .with_last_observation(
-            Observation::other(json!({ "kind": "query", "nodes": 12 })).unwrap(),
+            Observation::try_from(json!({ "kind": "query", "nodes": 12 })).unwrap(),
         ),
     }
 }
@@ -111,7 +111,7 @@ fn keys_come_in_contract_order_and_compact() {
     let envelope: Envelope = Envelope::failure(
         ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "Nothing matched.")
             .with_partial_result(object(json!({ "b": 1 })))
-            .with_last_observation(Observation::other(json!({ "a": 1 })).unwrap()),
+            .with_last_observation(Observation::try_from(json!({ "a": 1 })).unwrap()),
     )
     .with_warning(Warning::new(WarningCode::REGION_CLAMPED, "Clipped."))
     .with_session("s-1");
@@ -234,7 +234,9 @@ fn serialized_output_holds_no_null_at_contract_level() {
         .map(|c| Envelope::failure(failure_for(c)))
         .collect();
     envelopes.push(Envelope::success_empty());
-    envelopes.push(Envelope::success(json!({ "value": null })));
+    let mut result = agent_tool_result::JsonObject::new();
+    result.insert("value".into(), Value::Null);
+    envelopes.push(Envelope::success(result));
     for envelope in envelopes {
         let value: Value = serde_json::from_str(&envelope.to_json().unwrap()).unwrap();
         for level in contract_levels(&value) {
@@ -272,4 +274,19 @@ fn accessors_expose_what_was_built() {
         from_result.error().unwrap().category(),
         ErrorCategory::InvalidArgument
     );
+}
+
+/// The untyped envelope is an envelope of a JSON object: a result that is not one cannot be
+/// built without naming another type, so serializing the default type cannot fail on it.
+#[test]
+fn the_untyped_default_is_an_object() {
+    fn untyped(envelope: Envelope) -> Envelope<agent_tool_result::JsonObject> {
+        envelope
+    }
+    let mut result = agent_tool_result::JsonObject::new();
+    result.insert("n".into(), json!(1));
+    let envelope = untyped(Envelope::success(result));
+    assert_eq!(envelope.to_json().unwrap(), r#"{"ok":true,"result":{"n":1}}"#);
+    let read: Envelope = Envelope::from_json(r#"{"ok":true,"result":{"a":[1]}}"#).unwrap();
+    assert_eq!(read.result().unwrap()["a"], json!([1]));
 }

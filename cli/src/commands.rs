@@ -46,6 +46,18 @@ fn print(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// An error and every `source()` under it, joined: what the user needs to read, once each.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// Reads a document: an I/O error is a usage error (exit 2); bytes that are not UTF-8 are an
 /// invalid document (exit 1), as they are to `atr validate`.
 fn read(path: &Path) -> Result<String, Failure> {
@@ -189,7 +201,7 @@ pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Fail
             })?;
             let result = read_json(path)?;
             let schema = agent_tool_result::schema::output_schema_for(&result)
-                .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
+                .map_err(|err| Failure::Invalid(format!("{}: {}", path.display(), chain(&err))))?;
             let text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
             print(&text)
         }
@@ -204,14 +216,14 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
     let text = read(input)?;
     if read_back {
         let envelope = Envelope::<Value>::from_call_tool_result(&text)
-            .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
+            .map_err(|err| Failure::Invalid(format!("{}: {}", input.display(), chain(&err))))?;
         let json = envelope
             .to_json()
             .expect("an envelope that was read writes back");
         return print(&json);
     }
     let envelope = Envelope::<Value>::from_json(&text)
-        .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
+        .map_err(|err| Failure::Invalid(format!("{}: {}", input.display(), chain(&err))))?;
     let result = CallToolResult::from_envelope_for(&envelope, revision)
         .expect("an envelope that was read writes back");
     print(&result.to_json())
@@ -233,8 +245,8 @@ pub fn migrate(
         migration = migration.with_session(session);
     }
     if let Some(path) = last_observation {
-        let observation = Observation::other(read_json(path)?)
-            .map_err(|err| Failure::Invalid(format!("{}: {err}", path.display())))?;
+        let observation = Observation::try_from(read_json(path)?)
+            .map_err(|err| Failure::Invalid(format!("{}: {}", path.display(), chain(&err))))?;
         migration = migration.with_last_observation(observation);
     }
     if legacy
@@ -245,6 +257,6 @@ pub fn migrate(
     }
     let envelope = migration
         .migrate(&legacy)
-        .map_err(|err| Failure::Invalid(format!("{}: {err}", input.display())))?;
+        .map_err(|err| Failure::Invalid(format!("{}: {}", input.display(), chain(&err))))?;
     print(&envelope.to_json().expect("a migrated envelope serializes"))
 }

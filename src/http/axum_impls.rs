@@ -13,7 +13,7 @@ impl<T: Serialize> IntoResponse for Envelope<T> {
     fn into_response(self) -> Response {
         match envelope_response(&self) {
             Ok(response) => response.map(Body::from),
-            Err(err) => Problem::new(http::StatusCode::INTERNAL_SERVER_ERROR)
+            Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
                 .with_detail(format!("the tool's envelope does not serialize: {err}"))
                 .into_response()
                 .map(Body::from),

@@ -188,7 +188,7 @@ impl Fault {
     /// The problem details body.
     #[must_use]
     pub fn problem(&self) -> Problem {
-        let problem = Problem::new(self.status());
+        let problem = Problem::of_error(self.status());
         match self {
             Fault::Malformed { detail }
             | Fault::InvalidToken { detail, .. }

@@ -7,18 +7,25 @@ use serde_json::Value;
 use super::{APPLICATION_PROBLEM_JSON, json_response};
 use crate::JsonObject;
 
+/// The error for a problem built with a status that is not an error (below 400).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a problem describes an error, and {0} is not an error status")]
+pub struct NotAnErrorStatus(StatusCode);
+
 /// A problem details object (RFC 9457): `{ type, title, status, detail?, instance?, ... }`.
 ///
 /// ```
 /// use agent_tool_result::http::Problem;
 /// use http::StatusCode;
 ///
-/// let problem = Problem::new(StatusCode::BAD_REQUEST).with_detail("body is not JSON");
+/// let problem = Problem::new(StatusCode::BAD_REQUEST)?.with_detail("body is not JSON");
 /// assert_eq!(
 ///     serde_json::to_string(&problem)?,
 ///     r#"{"type":"about:blank","title":"Bad Request","status":400,"detail":"body is not JSON"}"#,
 /// );
-/// # Ok::<(), serde_json::Error>(())
+/// // A problem is an error: a 200 labelled problem+json cannot be built.
+/// assert!(Problem::new(StatusCode::OK).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Problem {
@@ -33,8 +40,20 @@ pub struct Problem {
 impl Problem {
     /// A problem with no more meaning than its status: type `about:blank`, the status's reason
     /// phrase as title.
-    #[must_use]
-    pub fn new(status: StatusCode) -> Self {
+    ///
+    /// # Errors
+    ///
+    /// [`NotAnErrorStatus`] for a status below 400: a problem describes an error.
+    pub fn new(status: StatusCode) -> Result<Self, NotAnErrorStatus> {
+        if status.as_u16() < 400 {
+            return Err(NotAnErrorStatus(status));
+        }
+        Ok(Problem::of_error(status))
+    }
+
+    /// [`Problem::new`] for a status known to be an error.
+    pub(crate) fn of_error(status: StatusCode) -> Self {
+        debug_assert!(status.as_u16() >= 400);
         Problem {
             type_uri: "about:blank".to_owned(),
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
@@ -46,17 +65,20 @@ impl Problem {
     }
 
     /// A problem of a specific type (a URI) and title.
-    #[must_use]
+    ///
+    /// # Errors
+    ///
+    /// [`NotAnErrorStatus`] for a status below 400.
     pub fn typed(
         status: StatusCode,
         problem_type: impl Into<String>,
         title: impl Into<String>,
-    ) -> Self {
-        Problem {
+    ) -> Result<Self, NotAnErrorStatus> {
+        Ok(Problem {
             type_uri: problem_type.into(),
             title: title.into(),
-            ..Problem::new(status)
-        }
+            ..Problem::new(status)?
+        })
     }
 
     /// Sets the human-readable explanation of this occurrence.

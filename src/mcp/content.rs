@@ -11,6 +11,7 @@ use crate::JsonObject;
 /// Text and image blocks are modelled; every other type (`audio`, `resource_link`, `resource`, and
 /// any later one) is kept exactly as it was read.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Content {
     /// `{ "type": "text", "text": ... }`
     Text(TextContent),
@@ -79,11 +80,20 @@ impl ImageContent {
     ///
     /// # Errors
     ///
-    /// When `data` is not valid base64 (checked already when a result is read).
-    pub fn decode(&self) -> Result<Vec<u8>, base64::DecodeError> {
-        base64::engine::general_purpose::STANDARD.decode(&self.data)
+    /// [`InvalidImageData`] when `data` is not valid base64 (checked already when a result
+    /// is read, so only a block built by hand can fail).
+    pub fn decode(&self) -> Result<Vec<u8>, InvalidImageData> {
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|err| InvalidImageData(Box::new(err)))
     }
 }
+
+/// The error for an image block whose `data` is not valid base64; the decoder's own error is
+/// its `source()`.
+#[derive(Debug, thiserror::Error)]
+#[error("an image block's data is not valid base64")]
+pub struct InvalidImageData(#[source] Box<dyn std::error::Error + Send + Sync>);
 
 impl Content {
     /// Roughly how many bytes the block takes on the wire, to size buffers.

@@ -62,7 +62,8 @@ impl fmt::Display for JsonRpcCode {
 /// );
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, thiserror::Error)]
+#[error("JSON-RPC error {code}: {message}")]
 pub struct JsonRpcError {
     code: JsonRpcCode,
     message: String,
@@ -178,11 +179,3 @@ impl JsonRpcError {
         self.data.as_ref()
     }
 }
-
-impl fmt::Display for JsonRpcError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for JsonRpcError {}

@@ -1,7 +1,5 @@
 //! Reading a `tools/call` result back into an envelope: the agent's side.
 
-use std::fmt;
-
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -125,15 +123,21 @@ impl<T: DeserializeOwned> Envelope<T> {
 }
 
 /// Why a `tools/call` result could not be read as an envelope.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// When the envelope itself breaks the contract, the [`ParseError`] that says how is the
+/// error's `source()` (and [`McpError::envelope_error`]); the message does not repeat it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct McpError {
     kind: McpErrorKind,
     message: String,
+    #[source]
     envelope: Option<ParseError>,
 }
 
 /// The kinds of [`McpError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum McpErrorKind {
     /// The text is not JSON.
     NotJson,
@@ -161,7 +165,7 @@ impl McpError {
     fn envelope(source: &str, err: ParseError) -> Self {
         McpError {
             kind: McpErrorKind::NotAnEnvelope,
-            message: format!("{source} is not a valid envelope: {err}"),
+            message: format!("{source} is not a valid envelope"),
             envelope: Some(err),
         }
     }
@@ -176,17 +180,5 @@ impl McpError {
     #[must_use]
     pub fn envelope_error(&self) -> Option<&ParseError> {
         self.envelope.as_ref()
-    }
-}
-
-impl fmt::Display for McpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for McpError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.envelope.as_ref().map(|err| err as _)
     }
 }

@@ -18,6 +18,7 @@ macro_rules! revisions {
         /// # Ok::<(), agent_tool_result::mcp::ParseRevisionError>(())
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum McpRevision {
             $( $(#[$doc])* $variant, )+
         }
@@ -83,20 +84,11 @@ impl fmt::Display for McpRevision {
 }
 
 /// The error for a string that names no known MCP revision.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown MCP revision `{0}`: expected one of {known}", known = known_revisions())]
 pub struct ParseRevisionError(String);
 
-impl fmt::Display for ParseRevisionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown MCP revision `{}`: expected one of ", self.0)?;
-        for (i, revision) in McpRevision::ALL.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(revision.as_str())?;
-        }
-        Ok(())
-    }
+fn known_revisions() -> String {
+    let names: Vec<&str> = McpRevision::ALL.iter().map(|r| r.as_str()).collect();
+    names.join(", ")
 }
-
-impl std::error::Error for ParseRevisionError {}

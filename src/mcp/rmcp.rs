@@ -36,7 +36,7 @@ use crate::{Envelope, ErrorCode, JsonObject, ToolError};
 /// }
 ///
 /// // What a `#[tool]` function body does with them:
-/// fn find_window(args: Parameters<FindArgs>) -> Envelope {
+/// fn find_window(args: Parameters<FindArgs>) -> Envelope<serde_json::Value> {
 ///     args.run(|FindArgs { title }| Envelope::success(serde_json::json!({ "title": title })))
 /// }
 ///

@@ -102,16 +102,9 @@ impl BlankCheck {
 }
 
 /// The error for a `dominantFraction` outside [0, 1].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error("dominantFraction must be in [0, 1], not {0}")]
 pub struct InvalidFraction(f64);
-
-impl fmt::Display for InvalidFraction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "dominantFraction must be in [0, 1], not {}", self.0)
-    }
-}
-
-impl std::error::Error for InvalidFraction {}
 
 fields! {
     /// A blank check's fields.
