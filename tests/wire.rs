@@ -286,7 +286,10 @@ fn the_untyped_default_is_an_object() {
     let mut result = agent_tool_result::JsonObject::new();
     result.insert("n".into(), json!(1));
     let envelope = untyped(Envelope::success(result));
-    assert_eq!(envelope.to_json().unwrap(), r#"{"ok":true,"result":{"n":1}}"#);
+    assert_eq!(
+        envelope.to_json().unwrap(),
+        r#"{"ok":true,"result":{"n":1}}"#
+    );
     let read: Envelope = Envelope::from_json(r#"{"ok":true,"result":{"a":[1]}}"#).unwrap();
     assert_eq!(read.result().unwrap()["a"], json!([1]));
 }

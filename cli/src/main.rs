@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use agent_tool_result::mcp::McpRevision;
 use clap::{Parser, Subcommand};
 
 use crate::check::Contract;
@@ -68,8 +69,8 @@ enum Command {
         /// Read a tools/call result and print its envelope.
         #[arg(long)]
         read: bool,
-        /// The MCP revision the client negotiated.
-        #[arg(long, default_value = "2026-07-28")]
+        /// The MCP revision the client negotiated (default: the latest this crate knows).
+        #[arg(long, default_value_t = McpRevision::LATEST.as_str().to_owned())]
         revision: String,
     },
     /// Migrate a legacy `CommandResult` to an envelope.
@@ -129,6 +130,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether to colour the report: human format, on a terminal, and no `NO_COLOR` (any
+/// non-empty value turns colour off, as <https://no-color.org> asks).
+fn colour_wanted(format: Format, terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    let refused = no_color.is_some_and(|value| !value.is_empty());
+    format == Format::Human && terminal && !refused
+}
+
 /// Inputs larger than this in all get a progress bar (on a terminal).
 const PROGRESS_BYTES: u64 = 4 << 20;
 
@@ -169,7 +177,7 @@ fn validate(
         .unwrap_or(1)
         .max(1);
     let stdout = std::io::stdout();
-    let colour = format == Format::Human && stdout.is_terminal();
+    let colour = colour_wanted(format, stdout.is_terminal(), std::env::var_os("NO_COLOR"));
     let mut reporter =
         output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
     check::run(sources, contract, workers, &progress, &mut |outcome| {
@@ -189,5 +197,34 @@ fn validate(
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_turns_colour_off() {
+        assert!(colour_wanted(Format::Human, true, None));
+        assert!(colour_wanted(Format::Human, true, Some("".into())));
+        assert!(!colour_wanted(Format::Human, true, Some("1".into())));
+        assert!(!colour_wanted(Format::Human, false, None));
+        assert!(!colour_wanted(Format::Json, true, None));
+    }
+
+    #[test]
+    fn the_revision_default_is_the_latest() {
+        use clap::CommandFactory;
+        let command = Cli::command();
+        let mcp = command.find_subcommand("mcp").unwrap();
+        let revision = mcp
+            .get_arguments()
+            .find(|a| a.get_id() == "revision")
+            .unwrap();
+        assert_eq!(
+            revision.get_default_values(),
+            [McpRevision::LATEST.as_str()]
+        );
     }
 }

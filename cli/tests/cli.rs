@@ -241,6 +241,33 @@ fn explain_categories_and_codes() {
     assert!(warning.stdout.contains("a warning code"));
     let unknown = run(&["explain", "license-expired"], None);
     assert!(unknown.stdout.contains("not a well-known code"));
+    // A category and a warning code of the same name: both are explained.
+    let both = run(&["explain", "capture-blank"], None);
+    assert!(
+        both.stdout.starts_with("capture-blank\n  when:"),
+        "{}",
+        both.stdout
+    );
+    assert!(
+        both.stdout.contains("capture-blank: a warning code"),
+        "{}",
+        both.stdout
+    );
+    // A code that rides under two categories names both.
+    let shared = run(&["explain", "frame-all-black"], None);
+    assert!(
+        shared
+            .stdout
+            .starts_with("frame-all-black: an error code of categories capture-blank or ocr-blank"),
+        "{}",
+        shared.stdout
+    );
+    let any = run(&["explain", "unhandled"], None);
+    assert!(
+        any.stdout.contains("keeps whatever category"),
+        "{}",
+        any.stdout
+    );
     let invalid = run(&["explain", "No_Target"], None);
     assert_eq!(invalid.code, 2);
     assert!(
