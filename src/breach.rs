@@ -31,6 +31,16 @@ pub(crate) enum Object {
     Window,
     /// A capture summary's `blankCheck`.
     BlankCheck,
+    /// A guarantee result (whose other keys are the tool's own fields).
+    Guarantee,
+    /// A guarantee result's `settlement`.
+    Settlement,
+    /// A guarantee result's `policy`.
+    Policy,
+    /// A guarantee result's `impact`.
+    Impact,
+    /// A guarantee result's `recovery`.
+    Recovery,
 }
 
 impl Object {
@@ -43,6 +53,11 @@ impl Object {
             Object::CaptureSummary => "a capture summary",
             Object::Window => "a window",
             Object::BlankCheck => "a blank check",
+            Object::Guarantee => "a guarantee result",
+            Object::Settlement => "settlement",
+            Object::Policy => "policy",
+            Object::Impact => "impact",
+            Object::Recovery => "recovery",
         }
     }
 
@@ -56,6 +71,24 @@ impl Object {
             Object::CaptureSummary => crate::observation::CaptureField::NAMES,
             Object::Window => crate::observation::WindowField::NAMES,
             Object::BlankCheck => crate::observation::BlankCheckField::NAMES,
+            Object::Guarantee => crate::guarantee::wire::CONTRACT_FIELDS,
+            Object::Settlement => crate::guarantee::wire::SettlementField::NAMES,
+            Object::Policy => crate::guarantee::wire::PolicyField::NAMES,
+            Object::Impact => crate::guarantee::wire::ImpactField::NAMES,
+            Object::Recovery => crate::guarantee::wire::RecoveryField::NAMES,
+        }
+    }
+
+    /// The closed object a JSON Pointer into a guarantee result names, if any.
+    #[cfg(feature = "validate")]
+    pub(crate) fn in_guarantee(pointer: &str) -> Option<Object> {
+        match pointer {
+            "" => Some(Object::Guarantee),
+            "/settlement" => Some(Object::Settlement),
+            "/policy" => Some(Object::Policy),
+            "/impact" => Some(Object::Impact),
+            "/recovery" => Some(Object::Recovery),
+            _ => None,
         }
     }
 
@@ -108,6 +141,22 @@ pub(crate) enum Breach<'a> {
     LegacyCommandResult,
     /// The text starts with a byte order mark.
     ByteOrderMark,
+    /// A guarantee result's `schemaVersion` is not 1.
+    SchemaVersion,
+    /// A deny after the provider.
+    DenyAfterProvider,
+    /// A deny or a defer without a code.
+    DecisionWithoutCode,
+    /// `retryAt` on an allow.
+    RetryAtOnAllow,
+    /// A partial send with a hold that is not committed.
+    HoldNotCommitted,
+    /// `not_started` with committed sends.
+    NotStartedCommitted,
+    /// Counts over `requested`.
+    ImpactOverRequested,
+    /// A tool's own field with a contract field's name, or fields that are not an object.
+    ToolFields { problem: &'a str },
 }
 
 impl Breach<'_> {
@@ -127,6 +176,14 @@ impl Breach<'_> {
             #[cfg(feature = "validate")]
             Breach::LegacyCommandResult => Rule::NotLegacyCommandResult,
             Breach::ByteOrderMark => Rule::WellFormedJson,
+            Breach::SchemaVersion => Rule::GuaranteeSchemaVersion,
+            Breach::DenyAfterProvider => Rule::GuaranteeDenyBeforeProvider,
+            Breach::DecisionWithoutCode => Rule::GuaranteeDecisionNeedsCode,
+            Breach::RetryAtOnAllow => Rule::GuaranteeRetryAtOnDenyOrDefer,
+            Breach::HoldNotCommitted => Rule::GuaranteeHoldIsCommitted,
+            Breach::NotStartedCommitted => Rule::GuaranteeNotStartedCommitsNothing,
+            Breach::ImpactOverRequested => Rule::GuaranteeImpactWithinRequested,
+            Breach::ToolFields { .. } => Rule::ToolResultType,
         }
     }
 
@@ -184,6 +241,27 @@ impl fmt::Display for Breach<'_> {
                 "this is the older CommandResult shape ({ success, command, error, data }), not \
                  an envelope: convert it with `atr migrate` (or `Migration` in code)",
             ),
+            Breach::SchemaVersion => f.write_str("a guarantee result's schemaVersion is 1"),
+            Breach::DenyAfterProvider => f.write_str(
+                "a deny happens before the provider: its settlement is not_started and it \
+                 commits nothing",
+            ),
+            Breach::DecisionWithoutCode => f.write_str("a deny or a defer names its policy.code"),
+            Breach::RetryAtOnAllow => {
+                f.write_str("policy.retryAt rides only on a deny or a defer, not on an allow")
+            }
+            Breach::HoldNotCommitted => f.write_str(
+                "a defer that committed sends (a partial send with a durable hold) has a \
+                 committed settlement",
+            ),
+            Breach::NotStartedCommitted => {
+                f.write_str("a not_started settlement commits nothing (impact.committed is 0)")
+            }
+            Breach::ImpactOverRequested => f.write_str(
+                "impact counts more recipients (committed + deferred + denied + failed) than \
+                 requested",
+            ),
+            Breach::ToolFields { problem } => write!(f, "the tool's own fields {problem}"),
             Breach::ByteOrderMark => f.write_str(
                 "the document starts with a byte order mark (U+FEFF), which JSON text must not \
                  (RFC 8259 section 8.1): save it as UTF-8 without a BOM",
@@ -206,6 +284,10 @@ fn required(object: Object) -> &'static [&'static str] {
         Object::CaptureSummary => &["kind", "width", "height", "encoding", "bytes", "blankCheck"],
         Object::Window => Object::Window.fields(),
         Object::BlankCheck => Object::BlankCheck.fields(),
+        Object::Guarantee => &["schemaVersion", "settlement", "policy"],
+        Object::Settlement => &["state"],
+        Object::Policy => &["decision"],
+        Object::Impact | Object::Recovery => &[],
     }
 }
 

