@@ -103,6 +103,54 @@ impl CallToolResult {
         })
     }
 
+    /// Projects a guarantee result for the current MCP revision: the result as
+    /// `structuredContent` and, identically, in one text block; `isError` is true exactly for
+    /// a policy deny (a tool result, never a JSON-RPC error), and a defer or hold is an
+    /// ordinary result, never an MCP Task.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
+    /// use agent_tool_result::mcp::CallToolResult;
+    ///
+    /// let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+    /// let result = CallToolResult::from_guarantee(&denied)?;
+    /// assert!(result.is_error());
+    /// assert_eq!(result.structured_content(), Some(denied.to_json()?.as_str()));
+    /// let read = CallToolResult::from_json(&result.to_json())?.guarantee()?;
+    /// assert_eq!(read, denied);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the tool's own fields do not serialize to an object, or use a contract field's
+    /// name.
+    pub fn from_guarantee<T: Serialize>(
+        result: &crate::guarantee::GuaranteeResult<T>,
+    ) -> Result<Self, serde_json::Error> {
+        CallToolResult::from_guarantee_for(result, McpRevision::LATEST)
+    }
+
+    /// [`CallToolResult::from_guarantee`] for a client that negotiated `revision`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallToolResult::from_guarantee`].
+    pub fn from_guarantee_for<T: Serialize>(
+        result: &crate::guarantee::GuaranteeResult<T>,
+        revision: McpRevision,
+    ) -> Result<Self, serde_json::Error> {
+        let json = result.to_json()?;
+        let structured_content = revision.has_structured_content().then(|| json.clone());
+        Ok(CallToolResult {
+            result_type: revision.has_result_type().then(|| COMPLETE.to_owned()),
+            content: vec![Content::Text(TextContent::new(json))],
+            structured_content,
+            is_error: Some(result.is_deny()),
+            meta: None,
+        })
+    }
+
     /// Appends an image block: `bytes` are base64-encoded once, here.
     #[must_use]
     pub fn with_image(mut self, bytes: &[u8], mime_type: impl Into<String>) -> Self {

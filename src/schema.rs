@@ -56,7 +56,7 @@ pub fn guarantee_schema() -> &'static Value {
 
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
-pub use output::{OutputSchemaError, output_schema_for};
+pub use output::{OutputSchemaError, guarantee_output_schema_for, output_schema_for};
 
 #[cfg(feature = "schemars")]
 mod generated {

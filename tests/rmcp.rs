@@ -222,3 +222,128 @@ async fn bad_arguments_answer_an_invalid_argument_envelope() {
     client.cancel().await.unwrap();
     let _ = server.cancel().await;
 }
+
+mod guarantee_tools {
+    use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
+    use agent_tool_result::mcp::Parameters;
+    use rmcp::handler::server::router::tool::ToolRouter;
+    use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+    use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct Campaign {
+        campaign_id: String,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct SmsArgs {
+        to: String,
+    }
+
+    #[derive(Clone)]
+    struct Campaigns {
+        tool_router: ToolRouter<Self>,
+    }
+
+    #[tool_router]
+    impl Campaigns {
+        fn new() -> Self {
+            Campaigns {
+                tool_router: Self::tool_router(),
+            }
+        }
+
+        /// Sends one SMS; opted-out contacts are denied before the provider.
+        #[tool(output_schema = GuaranteeResult::<Value>::rmcp_output_schema())]
+        async fn send_sms(&self, args: Parameters<SmsArgs>) -> GuaranteeResult {
+            match args.into_result() {
+                Ok(SmsArgs { to }) if to == "+15550100" => {
+                    GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+                }
+                _ => GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+                    .expect("one of one"),
+            }
+        }
+
+        /// Sends a batch up to the window's cap and holds the rest durably.
+        #[tool(output_schema = GuaranteeResult::<Campaign>::rmcp_output_schema())]
+        async fn send_campaign_batch(&self) -> GuaranteeResult<Campaign> {
+            GuaranteeResult::deferred(
+                PolicyCode::CAMPAIGN_SEND_WINDOW,
+                None,
+                Impact::new().requested(100).committed(40).deferred(60),
+            )
+            .expect("40 + 60 of 100")
+            .with_next_tool("lookup_marketing_campaigns")
+            .with_fields(Campaign {
+                campaign_id: "cmp_7f3a".into(),
+            })
+            .expect("no contract field")
+        }
+    }
+
+    #[tool_handler(router = self.tool_router)]
+    impl ServerHandler for Campaigns {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+    }
+
+    /// Deny is a tool result with isError and the whole result as structuredContent (never a
+    /// JSON-RPC error); a hold is an ordinary result, never a task.
+    #[tokio::test]
+    async fn an_rmcp_client_calls_guarantee_tools() {
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let (server, client) = tokio::join!(Campaigns::new().serve(server_io), ().serve(client_io));
+        let server = server.expect("the server initializes");
+        let client = client.expect("the client initializes");
+        let tools = client.list_all_tools().await.unwrap();
+        let schema_of = |name: &str| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            Value::Object((*tool.output_schema.clone().unwrap()).clone())
+        };
+        assert_eq!(
+            schema_of("send_campaign_batch"),
+            Value::Object(GuaranteeResult::<Campaign>::output_schema())
+        );
+
+        let to = json!({ "to": "+15550100" }).as_object().unwrap().clone();
+        let denied = client
+            .call_tool(CallToolRequestParams::new("send_sms").with_arguments(to))
+            .await
+            .expect("a deny is a tool result, not a JSON-RPC error");
+        assert_eq!(denied.is_error, Some(true));
+        let structured = denied.structured_content.clone().unwrap();
+        assert_eq!(structured["policy"]["decision"], "deny");
+        let validator = jsonschema::draft202012::new(&schema_of("send_sms")).unwrap();
+        assert!(
+            validator.is_valid(&structured),
+            "the deny fits the advertised schema"
+        );
+        let read = GuaranteeResult::<Value>::from_rmcp(&denied).unwrap();
+        assert!(read.is_deny());
+
+        let held = client
+            .call_tool(CallToolRequestParams::new("send_campaign_batch"))
+            .await
+            .unwrap();
+        assert_eq!(held.is_error, Some(false));
+        let wire = serde_json::to_value(&held).unwrap();
+        assert!(
+            wire.get("task").is_none() && wire.get("taskId").is_none(),
+            "{wire}"
+        );
+        let read = GuaranteeResult::<Campaign>::from_rmcp(&held).unwrap();
+        assert_eq!(read.fields().campaign_id, "cmp_7f3a");
+        assert_eq!(read.impact().unwrap().get_deferred(), Some(60));
+        let validator = jsonschema::draft202012::new(&schema_of("send_campaign_batch")).unwrap();
+        assert!(validator.is_valid(&held.structured_content.clone().unwrap()));
+
+        client.cancel().await.unwrap();
+        let _ = server.cancel().await;
+    }
+}

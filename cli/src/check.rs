@@ -17,9 +17,12 @@ use crate::output::printable;
 pub enum Contract {
     /// Result envelopes.
     Envelope,
-    /// MCP `tools/call` results, whose envelope is then checked too.
+    /// Guarantee results (settlement, policy, impact, recovery).
+    Guarantee,
+    /// MCP `tools/call` results, whose envelope or guarantee result is then checked too.
     CallToolResult,
-    /// By shape: an object with `content` is a `tools/call` result, anything else an envelope.
+    /// By shape: an object with `content` is a `tools/call` result, one with `schemaVersion` a
+    /// guarantee result, anything else an envelope.
     Auto,
 }
 
@@ -283,6 +286,7 @@ fn check(validator: &Validator, document: Document, contract: Contract) -> Outco
         }
         Ok(text) => match contract {
             Contract::Envelope => validator.validate_text(text),
+            Contract::Guarantee => Validator::shared_guarantee().validate_text(text),
             Contract::CallToolResult => validator.validate_call_tool_result_text(text),
             Contract::Auto => validator.validate_any_text(text),
         },

@@ -4,6 +4,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use agent_tool_result::category::RetryClass;
+use agent_tool_result::guarantee::{PolicyDecision, SettlementState};
 use agent_tool_result::legacy::Migration;
 use agent_tool_result::mcp::{CallToolResult, McpRevision};
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, Observation, WarningCode};
@@ -22,6 +23,8 @@ pub enum Failure {
 pub enum SchemaKind {
     /// The result envelope schema, exactly as shipped.
     Envelope,
+    /// The guarantee result schema, exactly as shipped.
+    Guarantee,
     /// A tool's MCP outputSchema, for the result schema given with --result-schema.
     Output,
 }
@@ -86,18 +89,7 @@ fn read_json(path: &Path) -> Result<Value, Failure> {
 pub fn explain(name: Option<&str>) -> Result<(), Failure> {
     let mut text = String::new();
     let Some(name) = name else {
-        for category in ErrorCategory::ALL {
-            text.push_str(&describe_category(category));
-            text.push('\n');
-        }
-        text.push_str("retry classes:\n");
-        for class in RetryClass::ALL {
-            line(
-                &mut text,
-                format_args!("  {:<24} {}", class.as_str(), class.description()),
-            );
-        }
-        return print(&text);
+        return print(&overview());
     };
     let warning = WarningCode::WELL_KNOWN.iter().any(|w| w == name);
     let warning_text = |text: &mut String| {
@@ -109,6 +101,9 @@ pub fn explain(name: Option<&str>) -> Result<(), Failure> {
             ),
         );
     };
+    if let Some(guarantee) = explain_guarantee_name(name) {
+        return print(&guarantee);
+    }
     if let Some(category) = ErrorCategory::from_wire(name) {
         text.push_str(&describe_category(category));
         if warning {
@@ -173,6 +168,59 @@ pub fn explain(name: Option<&str>) -> Result<(), Failure> {
     print(&text)
 }
 
+/// Every category with its recovery, the retry classes, and the guarantee states and
+/// decisions.
+fn overview() -> String {
+    let mut text = String::new();
+    for category in ErrorCategory::ALL {
+        text.push_str(&describe_category(category));
+        text.push('\n');
+    }
+    text.push_str("retry classes:\n");
+    for class in RetryClass::ALL {
+        line(
+            &mut text,
+            format_args!("  {:<24} {}", class.as_str(), class.description()),
+        );
+    }
+    text.push_str("guarantee results: settlement states, then policy decisions:\n");
+    for (name, next) in SettlementState::ALL
+        .iter()
+        .map(|s| (s.as_str(), s.next_step()))
+        .chain(
+            PolicyDecision::ALL
+                .iter()
+                .map(|d| (d.as_str(), d.next_step())),
+        )
+    {
+        line(&mut text, format_args!("  {name:<24} {next}"));
+    }
+    text
+}
+
+/// A guarantee result's settlement state or policy decision, explained; `None` for any other
+/// name.
+fn explain_guarantee_name(name: &str) -> Option<String> {
+    let (what, meaning, next) = if let Some(state) = SettlementState::from_wire(name) {
+        ("a settlement state", state.meaning(), state.next_step())
+    } else {
+        let decision = PolicyDecision::from_wire(name)?;
+        (
+            "a policy decision",
+            decision.meaning(),
+            decision.next_step(),
+        )
+    };
+    let mut text = String::new();
+    line(
+        &mut text,
+        format_args!("{name}: {what} of a guarantee result"),
+    );
+    line(&mut text, format_args!("  means: {meaning}"));
+    line(&mut text, format_args!("  next:  {next}"));
+    Some(text)
+}
+
 /// Appends one formatted line.
 fn line(text: &mut String, args: std::fmt::Arguments<'_>) {
     use std::fmt::Write;
@@ -195,6 +243,7 @@ fn describe_category(category: ErrorCategory) -> String {
 pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Failure> {
     match kind {
         SchemaKind::Envelope => print(agent_tool_result::schema::ENVELOPE_SCHEMA),
+        SchemaKind::Guarantee => print(agent_tool_result::schema::GUARANTEE_SCHEMA),
         SchemaKind::Output => {
             let path = result_schema.ok_or_else(|| {
                 Failure::Usage("`atr schema output` needs --result-schema FILE".to_owned())

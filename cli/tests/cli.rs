@@ -37,7 +37,7 @@ fn validate_the_bundled_examples_in_every_format() {
     }
     assert_eq!(
         lines.last().unwrap()["summary"],
-        json!({ "documents": 25, "valid": 20, "invalid": 5, "lints": 1, "ioErrors": 0 })
+        json!({ "documents": 30, "valid": 23, "invalid": 7, "lints": 1, "ioErrors": 0 })
     );
 
     let github = run(
@@ -50,7 +50,7 @@ fn validate_the_bundled_examples_in_every_format() {
         .lines()
         .filter(|l| l.starts_with("::"))
         .collect();
-    assert_eq!(annotations.len(), 11);
+    assert_eq!(annotations.len(), 13);
     assert!(
         annotations
             .iter()
@@ -60,7 +60,7 @@ fn validate_the_bundled_examples_in_every_format() {
     assert!(
         github
             .stdout
-            .ends_with("25 documents checked: 20 valid, 5 invalid, 1 lints\n")
+            .ends_with("30 documents checked: 23 valid, 7 invalid, 1 lints\n")
     );
 }
 
@@ -426,4 +426,24 @@ fn migrate_reproduces_every_fixture_pair() {
         pairs += 1;
     }
     assert!(pairs >= 20, "{pairs} pairs");
+}
+
+/// Guarantee results: their own contract, recognized by `auto`, their schema and names.
+#[test]
+fn guarantee_results_are_validated_explained_and_printed() {
+    let denied = r#"{"schemaVersion":1,"settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"contact_opted_out"}}"#;
+    for contract in ["guarantee", "auto"] {
+        let out = run(&["validate", "--contract", contract, "-"], Some(denied.as_bytes()));
+        assert_eq!(out.code, 0, "{contract}: {}", out.stdout);
+    }
+    let broken = denied.replace("not_started", "committed");
+    let out = run(&["validate", "-"], Some(broken.as_bytes()));
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("guarantee-deny-before-provider"), "{}", out.stdout);
+    let out = run(&["schema", "guarantee"], None);
+    assert_eq!(out.stdout, agent_tool_result::schema::GUARANTEE_SCHEMA);
+    let out = run(&["explain", "unknown"], None);
+    assert!(out.stdout.contains("Re-query by id"), "{}", out.stdout);
+    let out = run(&["explain", "defer"], None);
+    assert!(out.stdout.starts_with("defer: a policy decision"), "{}", out.stdout);
 }

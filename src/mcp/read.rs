@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::{COMPLETE, CallToolResult, Content};
+use crate::guarantee::GuaranteeResult;
 use crate::{Envelope, JsonObject, ParseError};
 
 /// The wire form read from any server: unknown top-level fields are ignored, as the MCP schema
@@ -65,34 +66,8 @@ impl CallToolResult {
     /// [`McpError`] when the result is not complete, carries no envelope, the envelope breaks
     /// the contract, or `isError` contradicts `ok`.
     pub fn envelope<T: DeserializeOwned>(&self) -> Result<Envelope<T>, McpError> {
-        if self.result_type() != COMPLETE {
-            return Err(McpError::new(
-                McpErrorKind::Incomplete,
-                format!(
-                    "the result is not complete (resultType `{}`), so it carries no envelope yet",
-                    self.result_type()
-                ),
-            ));
-        }
-        let envelope = if let Some(structured) = &self.structured_content {
-            Envelope::from_json(structured)
-                .map_err(|err| McpError::envelope("structuredContent", err))?
-        } else {
-            let text = self
-                .content
-                .iter()
-                .find_map(|block| match block {
-                    Content::Text(text) => Some(text.text()),
-                    _ => None,
-                })
-                .ok_or_else(|| {
-                    McpError::new(
-                        McpErrorKind::NoEnvelope,
-                        "the result has neither structuredContent nor a text block".to_owned(),
-                    )
-                })?;
-            Envelope::from_json(text).map_err(|err| McpError::envelope("the text block", err))?
-        };
+        let (source, text) = self.carrier()?;
+        let envelope = Envelope::from_json(text).map_err(|err| McpError::envelope(source, err))?;
         if self.is_error() == envelope.is_ok() {
             let is_error = match self.is_error {
                 Some(value) => value.to_string(),
@@ -107,6 +82,60 @@ impl CallToolResult {
             ));
         }
         Ok(envelope)
+    }
+
+    /// Reads the guarantee result this `tools/call` result carries: `structuredContent` first,
+    /// then the first text block; and `isError` must say whether it is a policy deny (absent
+    /// counts as `false`). Never an MCP Task: an incomplete result carries none yet.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] when the result is not complete, carries no guarantee result, the result
+    /// breaks the contract, or `isError` is not `decision == deny`.
+    pub fn guarantee<T: DeserializeOwned>(&self) -> Result<GuaranteeResult<T>, McpError> {
+        let (source, text) = self.carrier()?;
+        let result =
+            GuaranteeResult::from_json(text).map_err(|err| McpError::envelope(source, err))?;
+        if self.is_error() != result.is_deny() {
+            return Err(McpError::new(
+                McpErrorKind::IsErrorMismatch,
+                format!(
+                    "isError is {} but the decision is {}: isError is true exactly for a deny",
+                    self.is_error(),
+                    result.policy().decision()
+                ),
+            ));
+        }
+        Ok(result)
+    }
+
+    /// Where the carried JSON is: a complete result's `structuredContent`, or its first text
+    /// block.
+    fn carrier(&self) -> Result<(&'static str, &str), McpError> {
+        if self.result_type() != COMPLETE {
+            return Err(McpError::new(
+                McpErrorKind::Incomplete,
+                format!(
+                    "the result is not complete (resultType `{}`), so it carries no result yet",
+                    self.result_type()
+                ),
+            ));
+        }
+        if let Some(structured) = &self.structured_content {
+            return Ok(("structuredContent", structured));
+        }
+        self.content
+            .iter()
+            .find_map(|block| match block {
+                Content::Text(text) => Some(("the text block", text.text())),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                McpError::new(
+                    McpErrorKind::NoEnvelope,
+                    "the result has neither structuredContent nor a text block".to_owned(),
+                )
+            })
     }
 }
 

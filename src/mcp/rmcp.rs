@@ -180,3 +180,36 @@ impl<T: schemars::JsonSchema> Envelope<T> {
         Arc::new(Self::output_schema())
     }
 }
+
+impl<T: Serialize> IntoCallToolResult for crate::guarantee::GuaranteeResult<T> {
+    /// The guarantee result's projection: `isError` exactly for a deny, never a JSON-RPC
+    /// error. Fields that do not serialize are a bug in the tool, reported as an internal
+    /// error.
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        CallToolResult::from_guarantee(&self)
+            .map_err(|err| {
+                ErrorData::internal_error(format!("the result does not serialize: {err}"), None)
+            })?
+            .into_call_tool_result()
+    }
+}
+
+impl<T: schemars::JsonSchema> crate::guarantee::GuaranteeResult<T> {
+    /// [`GuaranteeResult::output_schema`](crate::guarantee::GuaranteeResult::output_schema)
+    /// in the form `rmcp` takes for a tool's `output_schema`.
+    #[must_use]
+    pub fn rmcp_output_schema() -> Arc<JsonObject> {
+        Arc::new(Self::output_schema())
+    }
+}
+
+impl<T: DeserializeOwned> crate::guarantee::GuaranteeResult<T> {
+    /// Reads the guarantee result out of an `rmcp` `tools/call` result (the client side).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] as for [`CallToolResult::guarantee`].
+    pub fn from_rmcp(result: &rmcp::model::CallToolResult) -> Result<Self, McpError> {
+        CallToolResult::try_from(result)?.guarantee()
+    }
+}

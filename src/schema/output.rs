@@ -186,17 +186,22 @@ fn admits_objects(schema: &JsonObject) -> Result<(), OutputSchemaError> {
 /// Rewrites every `$ref` relative to the result schema's root to point into `$defs/result`,
 /// and the draft-07 `#/definitions/...` with them.
 fn rebase_refs(value: &mut Value) {
+    rebase_refs_to(value, "#/$defs/result");
+}
+
+/// Rewrites every root-relative `$ref` in `value` to be relative to `base` instead.
+fn rebase_refs_to(value: &mut Value, base: &str) {
     match value {
         Value::Object(object) => {
             if let Some(Value::String(reference)) = object.get_mut("$ref")
                 && let Some(rest) = reference.strip_prefix('#')
                 && (rest.is_empty() || rest.starts_with('/'))
             {
-                *reference = format!("#/$defs/result{rest}");
+                *reference = format!("{base}{rest}");
             }
-            object.values_mut().for_each(rebase_refs);
+            object.values_mut().for_each(|v| rebase_refs_to(v, base));
         }
-        Value::Array(items) => items.iter_mut().for_each(rebase_refs),
+        Value::Array(items) => items.iter_mut().for_each(|v| rebase_refs_to(v, base)),
         _ => {}
     }
 }
@@ -273,4 +278,110 @@ impl<T: schemars::JsonSchema> crate::Envelope<T> {
 pub(crate) fn result_schema<T: schemars::JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     generator.into_root_schema_for::<T>().to_value()
+}
+
+/// The compact tool output schema of a guarantee tool whose own fields have `fields_schema`
+/// (the JSON Schema of its fields, as `schemars` gives it, or `true`): what such a tool
+/// advertises as its MCP `outputSchema`.
+///
+/// It accepts every valid guarantee result (a deny included, so a client that validates
+/// `structuredContent` on `isError: true` accepts it) and keeps the closed sets and the
+/// shapes; the invariants between fields are left to the full schema,
+/// [`GUARANTEE_SCHEMA`](crate::schema::GUARANTEE_SCHEMA), which CI validation uses. The tool's
+/// own fields sit in `$defs/fields` with their `$ref`s rebased; a top-level
+/// `additionalProperties` of theirs is dropped, since the contract's fields stand beside them.
+///
+/// ```
+/// use agent_tool_result::schema::guarantee_output_schema_for;
+/// use serde_json::json;
+///
+/// let fields = json!({ "type": "object", "properties": { "campaignId": { "type": "string" } } });
+/// let schema = guarantee_output_schema_for(&fields)?;
+/// assert!(serde_json::to_string(&schema)?.len() < 900);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`OutputSchemaError`] when `fields_schema` is not a schema or admits no object.
+pub fn guarantee_output_schema_for(fields_schema: &Value) -> Result<JsonObject, OutputSchemaError> {
+    let fields = match fields_schema {
+        Value::Bool(true) => None,
+        Value::Object(object) if object.keys().all(|key| is_annotation(key)) => None,
+        Value::Object(object) => {
+            admits_objects(object)?;
+            let mut object = object.clone();
+            for key in [
+                "$schema",
+                "$id",
+                "additionalProperties",
+                "unevaluatedProperties",
+            ] {
+                object.remove(key);
+            }
+            let mut fields = Value::Object(object);
+            rebase_refs_to(&mut fields, "#/$defs/fields");
+            standard_formats_only(&mut fields);
+            Some(fields)
+        }
+        Value::Bool(false) => {
+            return Err(OutputSchemaError::NotAnObjectSchema {
+                why: "it is `false`".to_owned(),
+            });
+        }
+        other => {
+            return Err(OutputSchemaError::NotASchema {
+                found: crate::object::json_type(other),
+            });
+        }
+    };
+    let count = json!({ "type": "integer", "minimum": 0 });
+    let mut schema = json!({
+        "type": "object",
+        "required": ["schemaVersion", "settlement", "policy"],
+        "properties": {
+            "schemaVersion": { "const": 1 },
+            "settlement": {
+                "type": "object",
+                "required": ["state"],
+                "properties": { "state": { "enum": ["not_started", "committed", "unknown"] } },
+            },
+            "policy": {
+                "type": "object",
+                "required": ["decision"],
+                "properties": {
+                    "decision": { "enum": ["allow", "deny", "defer"] },
+                    "code": { "type": "string" },
+                    "retryAt": { "type": "string", "format": "date-time" },
+                },
+            },
+            "impact": { "type": "object", "additionalProperties": count },
+            "recovery": {
+                "type": "object",
+                "properties": { "suggestedNextTool": { "type": "string" } },
+            },
+        },
+    });
+    if let (Some(fields), Value::Object(object)) = (fields, &mut schema) {
+        object.insert("allOf".to_owned(), json!([{ "$ref": "#/$defs/fields" }]));
+        object.insert("$defs".to_owned(), json!({ "fields": fields }));
+    }
+    match schema {
+        Value::Object(schema) => Ok(schema),
+        _ => unreachable!("built as an object"),
+    }
+}
+
+impl<T: schemars::JsonSchema> crate::guarantee::GuaranteeResult<T> {
+    /// The compact tool output schema of a guarantee tool whose own fields are `T`; see
+    /// [`guarantee_output_schema_for`].
+    ///
+    /// # Panics
+    ///
+    /// If `T`'s schema admits no JSON object: such a `T` cannot be a tool's fields.
+    #[must_use]
+    pub fn output_schema() -> JsonObject {
+        guarantee_output_schema_for(&result_schema::<T>())
+            .unwrap_or_else(|err| panic!("{}: {err}", std::any::type_name::<T>()))
+    }
 }

@@ -64,17 +64,26 @@ impl Validator {
             ));
             return Report::new(locate_all(text, violations), Vec::new());
         };
-        let inner = self.validate_text(carrier.text);
+        // The carried JSON is an envelope, or (with a schemaVersion) a guarantee result.
+        let inner = if has_member(carrier.text, "schemaVersion") {
+            Validator::shared_guarantee().validate_text(carrier.text)
+        } else {
+            self.validate_text(carrier.text)
+        };
         violations.extend(inner.violations.into_iter().map(|f| carrier.nest(&f)));
         let lints: Vec<Finding> = inner.lints.into_iter().map(|f| carrier.nest(&f)).collect();
         violations.extend(mirror_and_copy(text, &result, &carrier, first_text));
         Report::new(locate_all(text, violations), locate_all(text, lints))
     }
 
-    /// Validates a document that may be an envelope or a `tools/call` result: an object with a
-    /// `content` member that is not a valid envelope is checked as a `tools/call` result.
+    /// Validates a document that may be an envelope, a guarantee result (an object with a
+    /// `schemaVersion`) or a `tools/call` result: an object with a `content` member that is
+    /// not a valid envelope is checked as a `tools/call` result.
     #[must_use]
     pub fn validate_any_text(&self, text: &str) -> Report {
+        if has_member(text, "schemaVersion") && !has_member(text, "content") {
+            return Validator::shared_guarantee().validate_text(text);
+        }
         let report = self.validate_text(text);
         if report.is_valid() || !has_member(text, "content") {
             report
@@ -138,6 +147,28 @@ fn mirror_and_copy(
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     let envelope: Option<Value> = serde_json::from_str(carrier.text).ok();
+    let is_error_at = if has_member(text, "isError") {
+        "/isError"
+    } else {
+        ""
+    };
+    // A guarantee result: isError is true exactly for a policy deny.
+    if let Some(decision) = envelope
+        .as_ref()
+        .filter(|e| e.get("schemaVersion").is_some())
+        .and_then(|e| e.pointer("/policy/decision"))
+        .and_then(Value::as_str)
+        && result.is_error() != (decision == "deny")
+    {
+        findings.push(Finding::new(
+            Rule::McpIsErrorMirror,
+            is_error_at,
+            format!(
+                "isError is {} but the decision is {decision}: isError is true exactly for a deny",
+                result.is_error()
+            ),
+        ));
+    }
     if let Some(ok) = envelope
         .as_ref()
         .and_then(|e| e.get("ok"))
