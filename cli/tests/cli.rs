@@ -433,17 +433,28 @@ fn migrate_reproduces_every_fixture_pair() {
 fn guarantee_results_are_validated_explained_and_printed() {
     let denied = r#"{"schemaVersion":1,"settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"contact_opted_out"}}"#;
     for contract in ["guarantee", "auto"] {
-        let out = run(&["validate", "--contract", contract, "-"], Some(denied.as_bytes()));
+        let out = run(
+            &["validate", "--contract", contract, "-"],
+            Some(denied.as_bytes()),
+        );
         assert_eq!(out.code, 0, "{contract}: {}", out.stdout);
     }
     let broken = denied.replace("not_started", "committed");
     let out = run(&["validate", "-"], Some(broken.as_bytes()));
     assert_eq!(out.code, 1);
-    assert!(out.stdout.contains("guarantee-deny-before-provider"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("guarantee-deny-before-provider"),
+        "{}",
+        out.stdout
+    );
     let out = run(&["schema", "guarantee"], None);
     assert_eq!(out.stdout, agent_tool_result::schema::GUARANTEE_SCHEMA);
     let out = run(&["explain", "unknown"], None);
     assert!(out.stdout.contains("Re-query by id"), "{}", out.stdout);
     let out = run(&["explain", "defer"], None);
-    assert!(out.stdout.starts_with("defer: a policy decision"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("defer: a policy decision"),
+        "{}",
+        out.stdout
+    );
 }
