@@ -116,7 +116,7 @@ impl ToolError {
     }
 
     /// Attaches the last good observation from a prior call: a [`CaptureSummary`](crate::observation::CaptureSummary),
-    /// a [`WindowInfo`](crate::observation::WindowInfo), or any object checked by [`Observation::other`].
+    /// a [`WindowInfo`](crate::observation::WindowInfo), or any object checked by `Observation::try_from`.
     #[must_use]
     pub fn with_last_observation(mut self, observation: impl Into<Observation>) -> Self {
         self.last_observation = Some(Box::new(observation.into()));
