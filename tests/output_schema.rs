@@ -243,3 +243,39 @@ fn a_schema_that_admits_no_object_is_an_error() {
         assert!(output_schema_for(&schema).is_ok(), "{schema}");
     }
 }
+
+/// A guarantee tool's output schema is as compact, and accepts every valid guarantee result,
+/// a deny included.
+#[cfg(feature = "validate")]
+#[test]
+fn the_guarantee_output_schema_is_compact_and_accepts_every_valid_result() {
+    use agent_tool_result::guarantee::GuaranteeResult;
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Campaign {
+        #[serde(rename = "campaignId")]
+        campaign_id: String,
+    }
+    let own = size(&result_schema::<Campaign>());
+    let schema = GuaranteeResult::<Campaign>::output_schema();
+    assert!(
+        size(&schema) - own <= 900,
+        "{} bytes beyond the fields' {own}",
+        size(&schema) - own
+    );
+    let untyped = compile(&GuaranteeResult::<Value>::output_schema());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guarantee/valid");
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(untyped.is_valid(&value), "{}", path.display());
+    }
+    let typed = compile(&schema);
+    let held = json!({ "schemaVersion": 1, "settlement": { "state": "committed" },
+        "policy": { "decision": "defer", "code": "campaign_hold" }, "campaignId": "c" });
+    assert!(typed.is_valid(&held));
+    assert!(!typed.is_valid(
+        &json!({ "schemaVersion": 2, "settlement": { "state": "committed" },
+        "policy": { "decision": "allow" }, "campaignId": "c" })
+    ));
+}
