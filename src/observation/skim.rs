@@ -12,6 +12,32 @@ use super::{CAPTURE_SUMMARY_KIND, Observation, is_inline_base64};
 use crate::JsonObject;
 use crate::strict::MAX_DEPTH;
 
+/// The visitor methods of the scalars that need no check: none is image data or a capture's
+/// kind.
+macro_rules! scalars_are_not_captures {
+    () => {
+        fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+            Ok(false)
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+            Ok(false)
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(false)
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+            Ok(false)
+        }
+
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+    };
+}
+
 /// The containers open around `lastObservation`'s own object: the envelope and the error.
 const DEPTH_OF_OBSERVATION: usize = 3;
 
@@ -113,25 +139,7 @@ impl<'de> Visitor<'de> for Observed<'_> {
         Ok(false)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_unit<E>(self) -> Result<bool, E> {
-        Ok(false)
-    }
+    scalars_are_not_captures!();
 }
 
 /// The keys the check looks for.
@@ -197,23 +205,5 @@ impl<'de> Visitor<'de> for Kind<'_> {
         self.0.visit_seq(seq).map(|_| false)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_unit<E>(self) -> Result<bool, E> {
-        Ok(false)
-    }
+    scalars_are_not_captures!();
 }
