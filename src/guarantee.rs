@@ -46,7 +46,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod instant;
+pub(crate) mod instant;
 mod state;
 pub(crate) mod wire;
 

@@ -47,6 +47,7 @@ mod auth;
 mod axum_impls;
 mod fault;
 mod problem;
+mod rest;
 
 use ::http::header::{CONTENT_TYPE, HeaderValue};
 use ::http::{Response, StatusCode};
@@ -55,6 +56,7 @@ use serde::Serialize;
 pub use auth::{Credentials, credentials, require_json};
 pub use fault::Fault;
 pub use problem::{NotAnErrorStatus, Problem};
+pub use rest::{POLICY_DENY_TYPE, RestProfile, RetryAfter};
 
 use crate::Envelope;
 

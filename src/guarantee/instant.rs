@@ -92,6 +92,31 @@ impl fmt::Display for Rfc3339 {
     }
 }
 
+/// Writes `time` as an HTTP-date in the preferred IMF-fixdate form (RFC 9110 section 5.6.7):
+/// `Tue, 01 Dec 2026 09:00:00 GMT`, to the second.
+#[cfg(any(test, feature = "http"))]
+pub(crate) fn imf_fixdate(time: SystemTime) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let seconds = time
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX);
+    let (year, month, day) = civil_from_days(days);
+    let weekday = DAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
+    let month = MONTHS[(month as usize).saturating_sub(1).min(11)];
+    let rest = seconds % 86_400;
+    format!(
+        "{weekday}, {day:02} {month} {year:04} {:02}:{:02}:{:02} GMT",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 fn is_leap(year: u32) -> bool {
     year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
 }
@@ -168,6 +193,15 @@ mod tests {
         ] {
             assert_eq!(parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn http_dates_are_imf_fixdate() {
+        assert_eq!(imf_fixdate(UNIX_EPOCH), "Thu, 01 Jan 1970 00:00:00 GMT");
+        let time = parse("2026-12-01T09:00:00Z").unwrap();
+        assert_eq!(imf_fixdate(time), "Tue, 01 Dec 2026 09:00:00 GMT");
+        let leap = parse("2028-02-29T23:59:59.9Z").unwrap();
+        assert_eq!(imf_fixdate(leap), "Tue, 29 Feb 2028 23:59:59 GMT");
     }
 
     #[test]

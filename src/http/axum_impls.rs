@@ -32,3 +32,17 @@ impl IntoResponse for Problem {
         Problem::into_response(self).map(Body::from)
     }
 }
+
+/// The REST profile's response with its default settings: 200, 202 with `Retry-After`, or a
+/// 422 policy-deny problem; fields that do not serialize are a server bug and answer 500.
+impl<T: Serialize> IntoResponse for crate::guarantee::GuaranteeResult<T> {
+    fn into_response(self) -> Response {
+        match super::RestProfile::default().response(&self) {
+            Ok(response) => response.map(Body::from),
+            Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
+                .with_detail(format!("the guarantee result does not serialize: {err}"))
+                .into_response()
+                .map(Body::from),
+        }
+    }
+}

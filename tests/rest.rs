@@ -1,0 +1,120 @@
+//! The REST profile of guarantee results: each outcome's status, content type, headers and
+//! body, read back as a guarantee result.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
+use agent_tool_result::http::{RestProfile, RetryAfter};
+use serde_json::{Value, json};
+
+fn retry_at() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_796_115_600)
+}
+
+#[test]
+fn each_outcome_has_its_status_content_type_and_headers() {
+    let settled = GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap();
+    let held = GuaranteeResult::deferred(
+        PolicyCode::CAMPAIGN_SEND_WINDOW,
+        Some(retry_at()),
+        Impact::new().requested(100).committed(40).deferred(60),
+    )
+    .unwrap()
+    .with_fields(json!({ "campaignId": "cmp_7f3a" }))
+    .unwrap();
+    let waiting =
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD, None, Impact::new()).unwrap();
+    let denied = GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at());
+    let profile = RestProfile::default();
+    let cases: Vec<(GuaranteeResult<Value>, u16, &str, Option<&str>)> = vec![
+        (
+            settled.with_fields(json!({})).unwrap(),
+            200,
+            "application/json",
+            None,
+        ),
+        (
+            held,
+            202,
+            "application/json",
+            Some("Tue, 01 Dec 2026 09:00:00 GMT"),
+        ),
+        (
+            waiting.with_fields(json!({})).unwrap(),
+            202,
+            "application/json",
+            None,
+        ),
+        (
+            denied.with_fields(json!({})).unwrap(),
+            422,
+            "application/problem+json",
+            Some("Tue, 01 Dec 2026 09:00:00 GMT"),
+        ),
+    ];
+    for (result, status, content_type, retry) in cases {
+        let response = profile.response(&result).unwrap();
+        assert_eq!(response.status(), status);
+        assert_eq!(response.headers()["content-type"], content_type);
+        assert_eq!(
+            response
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap()),
+            retry,
+            "{status}"
+        );
+        assert!(
+            response.headers().get("location").is_none(),
+            "never a task monitor"
+        );
+        let body: Value = serde_json::from_slice(response.body()).unwrap();
+        // The client reads the same guarantee fields, problem or not.
+        let read = GuaranteeResult::<Value>::from_value(&strip_problem(body.clone())).unwrap();
+        assert_eq!(read.policy(), result.policy());
+        assert_eq!(read.settlement(), result.settlement());
+        if status == 422 {
+            assert_eq!(body["type"], "https://agentsfirst.ai/problems/policy-deny");
+            assert_eq!(body["status"], 422, "status repeats the HTTP status");
+            assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()));
+            assert!(
+                body["detail"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("contact_policy"))
+            );
+        }
+    }
+}
+
+/// The guarantee members of a body, problem members left out.
+fn strip_problem(mut body: Value) -> Value {
+    if let Some(object) = body.as_object_mut() {
+        for member in ["type", "title", "status", "detail", "instance"] {
+            object.remove(member);
+        }
+    }
+    body
+}
+
+#[test]
+fn retry_after_as_seconds_and_another_problem_type() {
+    let soon = SystemTime::now() + Duration::from_secs(3_600);
+    let denied = GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, soon);
+    let profile = RestProfile::default()
+        .with_retry_after(RetryAfter::DelaySeconds)
+        .with_problem_type("https://example.com/problems/deny");
+    let response = profile.response(&denied).unwrap();
+    let seconds: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3_590..=3_600).contains(&seconds), "{seconds}");
+    let body: Value = serde_json::from_slice(response.body()).unwrap();
+    assert_eq!(body["type"], "https://example.com/problems/deny");
+    assert_eq!(
+        RestProfile::status(&denied),
+        422,
+        "a policy deny is never a 403"
+    );
+}
