@@ -45,6 +45,7 @@
 mod auth;
 #[cfg(feature = "axum")]
 mod axum_impls;
+mod classify;
 mod fault;
 mod problem;
 mod rest;
@@ -54,6 +55,9 @@ use ::http::{Response, StatusCode};
 use serde::Serialize;
 
 pub use auth::{Credentials, credentials, require_json};
+pub use classify::{
+    IDEMPOTENCY_IN_FLIGHT_TYPE, IDEMPOTENCY_MISMATCH_TYPE, RestOutcome, classify, classify_parts,
+};
 pub use fault::Fault;
 pub use problem::{NotAnErrorStatus, Problem};
 pub use rest::{POLICY_DENY_TYPE, RestProfile, RetryAfter};

@@ -118,3 +118,97 @@ fn retry_after_as_seconds_and_another_problem_type() {
         "a policy deny is never a 403"
     );
 }
+
+/// Every row of the document's REST table, its pre-GA shapes and its traps, classified.
+#[test]
+fn responses_are_classified_by_problem_type_and_content_type() {
+    use agent_tool_result::http::{RestOutcome, classify, classify_parts};
+    use http::{HeaderMap, StatusCode};
+
+    let profile = RestProfile::default();
+    let denied = GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at());
+    let held = GuaranteeResult::deferred(
+        PolicyCode::CAMPAIGN_SEND_WINDOW,
+        Some(retry_at()),
+        Impact::new().requested(10).committed(4).deferred(6),
+    )
+    .unwrap();
+    let settled = GuaranteeResult::committed(Impact::new().committed(1)).unwrap();
+
+    // The profile's own responses read back to their outcomes.
+    match classify(&profile.response(&denied).unwrap()) {
+        RestOutcome::PolicyDenied {
+            retry_at: at,
+            result,
+        } => {
+            assert_eq!(at, Some(retry_at()));
+            assert!(result.is_deny());
+        }
+        other => panic!("{other:?}"),
+    }
+    match classify(&profile.response(&held).unwrap()) {
+        RestOutcome::Deferred { retry_at: at, .. } => assert_eq!(at, Some(retry_at())),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        classify(&profile.response(&settled).unwrap()),
+        RestOutcome::Settled(_)
+    ));
+
+    let headers = |pairs: &[(&str, &str)]| {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        map
+    };
+    let problem_body = String::from_utf8(profile.response(&denied).unwrap().into_body()).unwrap();
+    let problem = [("content-type", "application/problem+json")];
+    // A 403 whose body is a policy-deny problem is a policy deny, not "reconnect OAuth".
+    let outcome = classify_parts(
+        StatusCode::FORBIDDEN,
+        &headers(&problem),
+        problem_body.as_bytes(),
+    );
+    assert!(
+        matches!(outcome, RestOutcome::PolicyDenied { .. }),
+        "{outcome:?}"
+    );
+
+    let json = [("content-type", "application/json")];
+    let cases: Vec<(u16, HeaderMap, String, &str)> = vec![
+        (401, headers(&[("www-authenticate", r#"Bearer realm="api", error="invalid_token""#)]), String::new(), "unauthorized"),
+        (401, headers(&[("www-authenticate", r#"Bearer realm="api""#)]), String::new(), "unauthorized"),
+        (401, HeaderMap::new(), String::new(), "not a contract"),
+        (403, headers(&[("www-authenticate", r#"Bearer error="insufficient_scope", scope="campaigns:send sms:send""#)]), String::new(), "scope"),
+        (403, HeaderMap::new(), r#"{"ok":false,"error":"denied"}"#.into(), "not a contract"),
+        (422, headers(&json), r#"{"ok":false,"error":{"code":"policy"}}"#.into(), "not a contract"),
+        (200, headers(&problem), settled.to_json().unwrap(), "not a contract"),
+        (202, headers(&[("content-type", "application/json"), ("location", "/tasks/1")]), held.to_json().unwrap(), "not a contract"),
+        (202, headers(&json), settled.to_json().unwrap(), "not a contract"),
+        (409, headers(&problem), r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-in-flight","title":"x","status":409}"#.into(), "in flight"),
+        (422, headers(&problem), r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-mismatch","title":"x","status":422}"#.into(), "mismatch"),
+    ];
+    for (status, headers, body, expected) in cases {
+        let outcome = classify_parts(
+            StatusCode::from_u16(status).unwrap(),
+            &headers,
+            body.as_bytes(),
+        );
+        let found = match &outcome {
+            RestOutcome::Unauthorized { .. } => "unauthorized",
+            RestOutcome::InsufficientScope { scopes } => {
+                assert_eq!(scopes, &["campaigns:send", "sms:send"]);
+                "scope"
+            }
+            RestOutcome::IdempotencyConflict { in_flight: true } => "in flight",
+            RestOutcome::IdempotencyConflict { in_flight: false } => "mismatch",
+            RestOutcome::NotContract { .. } => "not a contract",
+            _ => "other",
+        };
+        assert_eq!(found, expected, "{status} {body}: {outcome:?}");
+    }
+}
