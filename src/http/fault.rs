@@ -28,6 +28,8 @@ pub enum Fault {
     Unauthenticated {
         /// The protection space.
         realm: String,
+        /// The protected resource metadata URL (RFC 9728), which MCP clients follow.
+        resource_metadata: Option<String>,
     },
     /// 401: a bearer token was sent and refused (`error="invalid_token"`).
     InvalidToken {
@@ -35,6 +37,8 @@ pub enum Fault {
         realm: String,
         /// Why the token was refused.
         detail: String,
+        /// The protected resource metadata URL (RFC 9728).
+        resource_metadata: Option<String>,
     },
     /// 403: the caller is known but may not do this; with a scope, the challenge says
     /// `insufficient_scope`.
@@ -43,6 +47,8 @@ pub enum Fault {
         scope: Option<String>,
         /// What is refused.
         detail: String,
+        /// The protected resource metadata URL (RFC 9728).
+        resource_metadata: Option<String>,
     },
     /// 404: no tool of that name.
     UnknownTool {
@@ -85,6 +91,7 @@ impl Fault {
     pub fn unauthenticated(realm: impl Into<String>) -> Self {
         Fault::Unauthenticated {
             realm: realm.into(),
+            resource_metadata: None,
         }
     }
 
@@ -94,6 +101,7 @@ impl Fault {
         Fault::InvalidToken {
             realm: realm.into(),
             detail: detail.into(),
+            resource_metadata: None,
         }
     }
 
@@ -104,6 +112,7 @@ impl Fault {
         Fault::Forbidden {
             detail: format!("the token lacks the scope `{scope}`"),
             scope: Some(scope),
+            resource_metadata: None,
         }
     }
 
@@ -113,6 +122,7 @@ impl Fault {
         Fault::Forbidden {
             scope: None,
             detail: detail.into(),
+            resource_metadata: None,
         }
     }
 
@@ -168,21 +178,73 @@ impl Fault {
     /// a scope.
     #[must_use]
     pub fn www_authenticate(&self) -> Option<String> {
-        match self {
-            Fault::Unauthenticated { realm } => Some(format!("Bearer realm=\"{}\"", quoted(realm))),
-            Fault::InvalidToken { realm, detail } => Some(format!(
-                "Bearer realm=\"{}\", error=\"invalid_token\", error_description=\"{}\"",
-                quoted(realm),
-                quoted(detail)
-            )),
+        let (challenge, metadata) = match self {
+            Fault::Unauthenticated {
+                realm,
+                resource_metadata,
+            } => (
+                format!("Bearer realm=\"{}\"", quoted(realm)),
+                resource_metadata,
+            ),
+            Fault::InvalidToken {
+                realm,
+                detail,
+                resource_metadata,
+            } => (
+                format!(
+                    "Bearer realm=\"{}\", error=\"invalid_token\", error_description=\"{}\"",
+                    quoted(realm),
+                    quoted(detail)
+                ),
+                resource_metadata,
+            ),
             Fault::Forbidden {
-                scope: Some(scope), ..
-            } => Some(format!(
-                "Bearer error=\"insufficient_scope\", scope=\"{}\"",
-                quoted(scope)
-            )),
-            _ => None,
+                scope: Some(scope),
+                resource_metadata,
+                ..
+            } => (
+                format!(
+                    "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+                    quoted(scope)
+                ),
+                resource_metadata,
+            ),
+            _ => return None,
+        };
+        Some(match metadata {
+            Some(url) => format!("{challenge}, resource_metadata=\"{}\"", quoted(url)),
+            None => challenge,
+        })
+    }
+
+    /// Names the protected resource metadata (RFC 9728) in the challenge of a 401 or of a
+    /// 403 for scope, as the MCP authorization spec asks; other faults are left as they are.
+    ///
+    /// ```
+    /// use agent_tool_result::http::Fault;
+    ///
+    /// let fault = Fault::unauthenticated("tools")
+    ///     .with_resource_metadata("https://api.example/.well-known/oauth-protected-resource");
+    /// assert_eq!(
+    ///     fault.www_authenticate().unwrap(),
+    ///     r#"Bearer realm="tools", resource_metadata="https://api.example/.well-known/oauth-protected-resource""#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_resource_metadata(mut self, url: impl Into<String>) -> Self {
+        if let Fault::Unauthenticated {
+            resource_metadata, ..
         }
+        | Fault::InvalidToken {
+            resource_metadata, ..
+        }
+        | Fault::Forbidden {
+            resource_metadata, ..
+        } = &mut self
+        {
+            *resource_metadata = Some(url.into());
+        }
+        self
     }
 
     /// The problem details body.
