@@ -59,6 +59,8 @@
 //! - `http`: `http`, the HTTP façade's responses and RFC 9457 problems, with the `http` crate.
 //! - `axum`: `IntoResponse` for envelopes, faults and problems (only `axum-core`).
 //! - `rmcp`: return envelopes from `rmcp` tools; see [`mcp`].
+//! - `replay`: same-key replay, `replay`: idempotency keys, request fingerprints (SHA-256),
+//!   the ledger trait and its in-memory store.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod artifact;
@@ -81,6 +83,9 @@ mod object;
 pub mod observation;
 mod parse;
 mod pointer;
+#[cfg(feature = "replay")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
+pub mod replay;
 pub mod rule;
 pub mod schema;
 mod strict;

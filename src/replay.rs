@@ -1,0 +1,378 @@
+//! Same-key replay (feature `replay`), after the IETF httpapi Idempotency-Key draft.
+//!
+//! A guarantee tool call carries an [`IdempotencyKey`]: the `Idempotency-Key` header over
+//! REST, the `idempotencyKey` argument over MCP (there is no standard field there; the same
+//! ledger serves both). The tool [`Ledger::begin`]s the key with the request's
+//! [`Fingerprint`] (tool, principal, canonical arguments) and learns what to do:
+//!
+//! - [`Begin::Fresh`]: run the command, then [`Ledger::complete`] the key with the response;
+//! - [`Begin::Replay`]: answer the first response again, byte for byte, and send nothing;
+//! - [`Begin::Mismatch`]: the key was used with another payload (a 422 problem);
+//! - [`Begin::InFlight`]: the first request with the key is still running (a 409 problem).
+//!
+//! A key begun and never completed (the process stopped between the provider and the
+//! record) is listed by [`Ledger::in_flight`] and must be answered `settlement.state:
+//! unknown` with a re-query by id: never a second send, never a `not_started`.
+//!
+//! Keys expire after a retention window, 24 hours by default. [`MemoryLedger`] serves one
+//! process (and tests); a store shared by several machines (`PostgreSQL`, `Redis`) implements
+//! [`Ledger`] the same way: `begin` is one atomic insert-if-absent of the key with its
+//! fingerprint, `complete` one update of the stored response.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The name of the MCP argument that carries the key.
+pub const MCP_ARGUMENT: &str = "idempotencyKey";
+
+/// The longest key accepted, in characters.
+pub const MAX_KEY_LEN: usize = 255;
+
+/// The default retention window: keys older than this are forgotten.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// An idempotency key: 1 to 255 printable ASCII characters.
+///
+/// ```
+/// use agent_tool_result::replay::IdempotencyKey;
+///
+/// let key = IdempotencyKey::from_header(r#""8e03978e-40d5-43e8""#)?;
+/// assert_eq!(key.as_str(), "8e03978e-40d5-43e8");
+/// assert_eq!(key.to_header(), r#""8e03978e-40d5-43e8""#);
+/// assert!(IdempotencyKey::from_header("no-quotes").is_err());
+/// # Ok::<(), agent_tool_result::replay::InvalidKey>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+/// The error for a value that is not an idempotency key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid idempotency key: {why}")]
+pub struct InvalidKey {
+    why: &'static str,
+}
+
+impl IdempotencyKey {
+    /// A key from its text (an MCP argument's value, say).
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when it is empty, longer than [`MAX_KEY_LEN`], or not printable ASCII.
+    pub fn new(key: impl Into<String>) -> Result<Self, InvalidKey> {
+        let key = key.into();
+        let why = if key.is_empty() {
+            "it is empty"
+        } else if key.len() > MAX_KEY_LEN {
+            "it is longer than 255 characters"
+        } else if !key.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            "it holds a character that is not printable ASCII"
+        } else {
+            return Ok(IdempotencyKey(key));
+        };
+        Err(InvalidKey { why })
+    }
+
+    /// A key from an `Idempotency-Key` header: a structured-field string, in double quotes,
+    /// with `\"` and `\\` escapes.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when the value is not a quoted string or its key is not valid.
+    pub fn from_header(value: &str) -> Result<Self, InvalidKey> {
+        let inner = value
+            .trim()
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .ok_or(InvalidKey {
+                why: "the header is not a quoted string (an sf-string)",
+            })?;
+        let mut key = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(escaped @ ('"' | '\\')) => key.push(escaped),
+                    _ => {
+                        return Err(InvalidKey {
+                            why: "a backslash escapes only a quote or a backslash",
+                        });
+                    }
+                },
+                '"' => {
+                    return Err(InvalidKey {
+                        why: "an unescaped quote inside the string",
+                    });
+                }
+                c => key.push(c),
+            }
+        }
+        IdempotencyKey::new(key)
+    }
+
+    /// The key.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key as an `Idempotency-Key` header value.
+    #[must_use]
+    pub fn to_header(&self) -> String {
+        format!("\"{}\"", self.0.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a request is, for telling a replay from a mismatch: SHA-256 over the tool's name,
+/// the principal and the arguments in canonical JSON (keys sorted, no insignificant
+/// whitespace), so key order and spacing do not matter.
+///
+/// ```
+/// use agent_tool_result::replay::Fingerprint;
+/// use serde_json::json;
+///
+/// let a = Fingerprint::of("send_sms", "acct_1", &json!({ "to": "+1555", "body": "hi" }));
+/// let b = Fingerprint::of("send_sms", "acct_1", &json!({ "body": "hi", "to": "+1555" }));
+/// assert_eq!(a, b);
+/// assert_ne!(a, Fingerprint::of("send_sms", "acct_2", &json!({ "to": "+1555", "body": "hi" })));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    /// The fingerprint of a call.
+    #[must_use]
+    pub fn of(tool: &str, principal: &str, arguments: &Value) -> Self {
+        let mut hasher = Sha256::new();
+        for part in [tool, principal] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part.as_bytes());
+        }
+        let mut canonical = String::new();
+        write_canonical(arguments, &mut canonical);
+        hasher.update(canonical.as_bytes());
+        Fingerprint(hasher.finalize().into())
+    }
+
+    /// The fingerprint as 64 lowercase hex digits, for storage.
+    #[must_use]
+    pub fn to_hex(&self) -> String {
+        use std::fmt::Write as _;
+        self.0.iter().fold(String::with_capacity(64), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        })
+    }
+}
+
+/// Writes `value` as canonical JSON: object keys sorted, nothing between tokens.
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(object) => {
+            let mut keys: Vec<&String> = object.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&object[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// A response as it was first sent: replayed byte for byte.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredResponse {
+    /// The HTTP status (200 for an MCP tool result).
+    pub status: u16,
+    /// The headers worth replaying (`Content-Type`, `Retry-After`), in order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// What [`Ledger::begin`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Begin {
+    /// The key is new: run the command, then complete the key.
+    Fresh,
+    /// The same request completed before: answer this again and send nothing.
+    Replay(StoredResponse),
+    /// The key was used with another request.
+    Mismatch,
+    /// The first request with the key is still running (or stopped without completing).
+    InFlight,
+}
+
+/// A key begun and not completed, as [`Ledger::in_flight`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// The key.
+    pub key: IdempotencyKey,
+    /// The request's fingerprint.
+    pub fingerprint: Fingerprint,
+    /// When it was begun.
+    pub begun: SystemTime,
+}
+
+/// Where keys, fingerprints and first responses are kept.
+pub trait Ledger {
+    /// The store's own error.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Begins `key` for the request `fingerprint` at `now`: atomically, so of two requests
+    /// with one key exactly one is [`Begin::Fresh`].
+    ///
+    /// # Errors
+    ///
+    /// The store's error.
+    fn begin(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        now: SystemTime,
+    ) -> Result<Begin, Self::Error>;
+
+    /// Records the response of a begun key; later begins with the same request replay it.
+    ///
+    /// # Errors
+    ///
+    /// The store's error.
+    fn complete(&self, key: &IdempotencyKey, response: StoredResponse) -> Result<(), Self::Error>;
+
+    /// The keys begun and never completed: after a crash, answer each `unknown`.
+    ///
+    /// # Errors
+    ///
+    /// The store's error.
+    fn in_flight(&self) -> Result<Vec<Pending>, Self::Error>;
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    fingerprint: Fingerprint,
+    begun: SystemTime,
+    response: Option<StoredResponse>,
+}
+
+/// A ledger in memory: one process, and tests.
+#[derive(Debug)]
+pub struct MemoryLedger {
+    entries: Mutex<HashMap<IdempotencyKey, Entry>>,
+    retention: Duration,
+}
+
+impl Default for MemoryLedger {
+    fn default() -> Self {
+        MemoryLedger::new(DEFAULT_RETENTION)
+    }
+}
+
+impl MemoryLedger {
+    /// An empty ledger that forgets keys after `retention`.
+    #[must_use]
+    pub fn new(retention: Duration) -> Self {
+        MemoryLedger {
+            entries: Mutex::new(HashMap::new()),
+            retention,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IdempotencyKey, Entry>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The memory ledger cannot fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the memory ledger cannot fail")]
+pub struct Infallible;
+
+impl Ledger for MemoryLedger {
+    type Error = Infallible;
+
+    fn begin(
+        &self,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        now: SystemTime,
+    ) -> Result<Begin, Infallible> {
+        let mut entries = self.lock();
+        let expired = entries.get(key).is_some_and(|entry| {
+            now.duration_since(entry.begun).unwrap_or_default() > self.retention
+        });
+        if expired {
+            entries.remove(key);
+        }
+        Ok(match entries.get(key) {
+            None => {
+                entries.insert(
+                    key.clone(),
+                    Entry {
+                        fingerprint,
+                        begun: now,
+                        response: None,
+                    },
+                );
+                Begin::Fresh
+            }
+            Some(entry) if entry.fingerprint != fingerprint => Begin::Mismatch,
+            Some(Entry {
+                response: Some(response),
+                ..
+            }) => Begin::Replay(response.clone()),
+            Some(_) => Begin::InFlight,
+        })
+    }
+
+    fn complete(&self, key: &IdempotencyKey, response: StoredResponse) -> Result<(), Infallible> {
+        if let Some(entry) = self.lock().get_mut(key)
+            && entry.response.is_none()
+        {
+            entry.response = Some(response);
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self) -> Result<Vec<Pending>, Infallible> {
+        Ok(self
+            .lock()
+            .iter()
+            .filter(|(_, entry)| entry.response.is_none())
+            .map(|(key, entry)| Pending {
+                key: key.clone(),
+                fingerprint: entry.fingerprint,
+                begun: entry.begun,
+            })
+            .collect())
+    }
+}
