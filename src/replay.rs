@@ -19,6 +19,9 @@
 //! [`Ledger`] the same way: `begin` is one atomic insert-if-absent of the key with its
 //! fingerprint, `complete` one update of the stored response.
 
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
@@ -26,6 +29,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use sqlite::{SqliteError, SqliteLedger};
 
 /// The name of the MCP argument that carries the key.
 pub const MCP_ARGUMENT: &str = "idempotencyKey";
@@ -162,6 +169,19 @@ impl Fingerprint {
         write_canonical(arguments, &mut canonical);
         hasher.update(canonical.as_bytes());
         Fingerprint(hasher.finalize().into())
+    }
+
+    /// A fingerprint read back from [`Fingerprint::to_hex`].
+    #[must_use]
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(Fingerprint(bytes))
     }
 
     /// The fingerprint as 64 lowercase hex digits, for storage.

@@ -100,3 +100,79 @@ fn keys_are_sf_strings_of_printable_ascii() {
     assert!(IdempotencyKey::new("k".repeat(255)).is_ok());
     assert!(IdempotencyKey::new("k".repeat(256)).is_err());
 }
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use super::*;
+    use agent_tool_result::replay::SqliteLedger;
+
+    fn file(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("atr-replay-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("ledger.sqlite")
+    }
+
+    #[test]
+    fn the_sqlite_ledger_keeps_the_same_semantics_across_reopening() {
+        let path = file("semantics");
+        let key = IdempotencyKey::new("batch-1").unwrap();
+        let print = Fingerprint::of("send_campaign_batch", "acct", &json!({ "n": 1 }));
+        let now = SystemTime::now();
+        {
+            let ledger = SqliteLedger::open(&path).unwrap();
+            assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::Fresh);
+        }
+        // The process stopped here: reopened, the key is still in flight.
+        let ledger = SqliteLedger::open(&path).unwrap();
+        let pending = ledger.in_flight().unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!((&pending[0].key, pending[0].fingerprint), (&key, print));
+        assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::InFlight);
+        ledger.complete(&key, response("first")).unwrap();
+        ledger.complete(&key, response("second")).unwrap();
+        assert_eq!(
+            ledger.begin(&key, print, now).unwrap(),
+            Begin::Replay(response("first"))
+        );
+        let other = Fingerprint::of("send_campaign_batch", "acct", &json!({ "n": 2 }));
+        assert_eq!(ledger.begin(&key, other, now).unwrap(), Begin::Mismatch);
+        let later = now + Duration::from_secs(25 * 60 * 60);
+        assert_eq!(ledger.begin(&key, other, later).unwrap(), Begin::Fresh);
+    }
+
+    /// 16 threads, each with its own connection to one file, race over 50 keys.
+    #[test]
+    fn sixteen_connections_and_fifty_keys_execute_each_key_once() {
+        let path = file("race");
+        SqliteLedger::open(&path).unwrap();
+        let executed = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (path, executed) = (path.clone(), Arc::clone(&executed));
+                std::thread::spawn(move || {
+                    let ledger = SqliteLedger::open(&path).unwrap();
+                    for k in 0..50 {
+                        let key = IdempotencyKey::new(format!("key-{k}")).unwrap();
+                        let print = Fingerprint::of("send_sms", "acct", &json!({ "k": k }));
+                        if ledger.begin(&key, print, SystemTime::now()).unwrap() == Begin::Fresh {
+                            executed.fetch_add(1, Ordering::SeqCst);
+                            ledger.complete(&key, response(&k.to_string())).unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(executed.load(Ordering::SeqCst), 50);
+        assert!(
+            SqliteLedger::open(&path)
+                .unwrap()
+                .in_flight()
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
