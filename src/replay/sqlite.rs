@@ -1,11 +1,11 @@
 //! [`SqliteLedger`]: the embedded ledger (feature `sqlite`), one SQLite file with WAL, one
-//! transaction per transition.
+//! transaction (a single statement) per transition.
 
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
     Begin, DEFAULT_RETENTION, Fingerprint, IdempotencyKey, Ledger, Pending, StoredResponse,
@@ -85,6 +85,26 @@ impl SqliteLedger {
         self
     }
 
+    /// The rare second try of a key deleted between the insert and the select.
+    fn begin_again(
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        now: SystemTime,
+        connection: &Connection,
+    ) -> Result<Begin, SqliteError> {
+        let inserted = connection
+            .execute(
+                "INSERT OR IGNORE INTO idempotency (key, fingerprint, begun_ms) VALUES (?1, ?2, ?3)",
+                params![key.as_str(), fingerprint.to_hex(), millis(now)],
+            )
+            .map_err(SqliteError)?;
+        Ok(if inserted == 1 {
+            Begin::Fresh
+        } else {
+            Begin::InFlight
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.connection
             .lock()
@@ -113,33 +133,44 @@ impl Ledger for SqliteLedger {
         fingerprint: Fingerprint,
         now: SystemTime,
     ) -> Result<Begin, SqliteError> {
-        let mut connection = self.lock();
-        let tx = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(SqliteError)?;
+        let connection = self.lock();
         let oldest = millis(now) - i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
-        tx.execute(
-            "DELETE FROM idempotency WHERE key = ?1 AND begun_ms < ?2",
-            params![key.as_str(), oldest],
-        )
-        .map_err(SqliteError)?;
-        let row: Option<Row> = tx
-            .query_row(
-                "SELECT fingerprint, status, headers, body FROM idempotency WHERE key = ?1",
-                params![key.as_str()],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+        // One statement, one transaction: a new key is inserted, an expired one begun afresh,
+        // and anything else left as it is.
+        let inserted = connection
+            .prepare_cached(
+                "INSERT INTO idempotency (key, fingerprint, begun_ms) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+                 begun_ms = excluded.begun_ms, status = NULL, headers = NULL, body = NULL \
+                 WHERE idempotency.begun_ms < ?4",
             )
-            .optional()
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    key.as_str(),
+                    fingerprint.to_hex(),
+                    millis(now),
+                    oldest
+                ])
+            })
             .map_err(SqliteError)?;
-        let begin = match row {
-            None => {
-                tx.execute(
-                    "INSERT INTO idempotency (key, fingerprint, begun_ms) VALUES (?1, ?2, ?3)",
-                    params![key.as_str(), fingerprint.to_hex(), millis(now)],
-                )
-                .map_err(SqliteError)?;
-                Begin::Fresh
-            }
+        if inserted == 1 {
+            return Ok(Begin::Fresh);
+        }
+        let row: Option<Row> = connection
+            .prepare_cached(
+                "SELECT fingerprint, status, headers, body FROM idempotency WHERE key = ?1",
+            )
+            .and_then(|mut select| {
+                select
+                    .query_row(params![key.as_str()], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                    })
+                    .optional()
+            })
+            .map_err(SqliteError)?;
+        Ok(match row {
+            // Removed since the insert: begin again.
+            None => return SqliteLedger::begin_again(key, fingerprint, now, &connection),
             Some((stored, _, _, _)) if stored != fingerprint.to_hex() => Begin::Mismatch,
             Some((_, Some(status), headers, body)) => Begin::Replay(StoredResponse {
                 status,
@@ -149,28 +180,26 @@ impl Ledger for SqliteLedger {
                 body: body.unwrap_or_default(),
             }),
             Some(_) => Begin::InFlight,
-        };
-        tx.commit().map_err(SqliteError)?;
-        Ok(begin)
+        })
     }
 
     fn complete(&self, key: &IdempotencyKey, response: StoredResponse) -> Result<(), SqliteError> {
-        let mut connection = self.lock();
-        let tx = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(SqliteError)?;
-        tx.execute(
-            "UPDATE idempotency SET status = ?2, headers = ?3, body = ?4 \
-             WHERE key = ?1 AND status IS NULL",
-            params![
-                key.as_str(),
-                response.status,
-                headers_text(&response.headers),
-                response.body
-            ],
-        )
-        .map_err(SqliteError)?;
-        tx.commit().map_err(SqliteError)
+        // One statement, one transaction; a completed key keeps its first response.
+        self.lock()
+            .prepare_cached(
+                "UPDATE idempotency SET status = ?2, headers = ?3, body = ?4 \
+                 WHERE key = ?1 AND status IS NULL",
+            )
+            .and_then(|mut update| {
+                update.execute(params![
+                    key.as_str(),
+                    response.status,
+                    headers_text(&response.headers),
+                    response.body
+                ])
+            })
+            .map(|_| ())
+            .map_err(SqliteError)
     }
 
     fn in_flight(&self) -> Result<Vec<Pending>, SqliteError> {

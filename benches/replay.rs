@@ -1,0 +1,77 @@
+//! The SQLite ledger's begin + complete round trip against a plain `INSERT` of the same row
+//! in the same database, side by side. Run with `cargo bench --bench replay --features
+//! sqlite` and compare `ledger_round_trip` with `plain_insert`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use agent_tool_result::replay::{
+    Fingerprint, IdempotencyKey, Ledger, SqliteLedger, StoredResponse,
+};
+use divan::Bencher;
+
+fn main() {
+    divan::main();
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+fn path(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("atr-bench-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn response() -> StoredResponse {
+    StoredResponse {
+        status: 202,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"defer","code":"campaign_hold"}}"#.to_vec(),
+    }
+}
+
+#[divan::bench]
+fn ledger_round_trip(bencher: Bencher) {
+    let ledger = SqliteLedger::open(path("ledger.sqlite")).unwrap();
+    let print = Fingerprint::of(
+        "send_campaign_batch",
+        "acct",
+        &serde_json::json!({ "n": 1 }),
+    );
+    bencher.bench(|| {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let key = IdempotencyKey::new(format!("key-{n}")).unwrap();
+        ledger.begin(&key, print, SystemTime::now()).unwrap();
+        ledger.complete(&key, response()).unwrap();
+    });
+}
+
+#[divan::bench]
+fn plain_insert(bencher: Bencher) {
+    // The same database settings and the same row, written once with no checks.
+    let _ = SqliteLedger::open(path("plain.sqlite")).unwrap();
+    let connection = rusqlite::Connection::open(path("plain.sqlite")).unwrap();
+    connection
+        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+        .unwrap();
+    let print = Fingerprint::of(
+        "send_campaign_batch",
+        "acct",
+        &serde_json::json!({ "n": 1 }),
+    );
+    let body = response().body;
+    // Behind a mutex, as the ledger's own connection is.
+    let connection = std::sync::Mutex::new(connection);
+    bencher.bench(|| {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        connection
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO idempotency (key, fingerprint, begun_ms, status, headers, body) \
+                 VALUES (?1, ?2, ?3, 202, '[[\"content-type\",\"application/json\"]]', ?4)",
+                rusqlite::params![format!("key-{n}"), print.to_hex(), 0i64, body],
+            )
+            .unwrap();
+    });
+}
