@@ -47,6 +47,7 @@ mod auth;
 mod axum_impls;
 mod classify;
 mod fault;
+mod idempotency;
 mod problem;
 mod rest;
 
@@ -55,10 +56,9 @@ use ::http::{Response, StatusCode};
 use serde::Serialize;
 
 pub use auth::{Credentials, credentials, require_json};
-pub use classify::{
-    IDEMPOTENCY_IN_FLIGHT_TYPE, IDEMPOTENCY_MISMATCH_TYPE, RestOutcome, classify, classify_parts,
-};
+pub use classify::{RestOutcome, classify, classify_parts};
 pub use fault::Fault;
+pub use idempotency::{IDEMPOTENT_REPLAYED, KeyProblem, UnknownKeyProblem};
 pub use problem::{NotAnErrorStatus, Problem};
 pub use rest::{POLICY_DENY_TYPE, RestProfile, RetryAfter};
 

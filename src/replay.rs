@@ -251,6 +251,63 @@ pub enum Begin {
     InFlight,
 }
 
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+impl StoredResponse {
+    /// What is kept of a response to replay it: the status, `Content-Type`, `Retry-After` and
+    /// the body. `Retry-After` is kept as sent, so a replay repeats the first instant rather
+    /// than a delay counted from the replay.
+    #[must_use]
+    pub fn from_response(response: &::http::Response<Vec<u8>>) -> Self {
+        use ::http::header::{CONTENT_TYPE, RETRY_AFTER};
+        let headers = [CONTENT_TYPE, RETRY_AFTER]
+            .into_iter()
+            .filter_map(|name| {
+                let value = response.headers().get(&name)?.to_str().ok()?;
+                Some((name.as_str().to_owned(), value.to_owned()))
+            })
+            .collect();
+        StoredResponse {
+            status: response.status().as_u16(),
+            headers,
+            body: response.body().clone(),
+        }
+    }
+
+    /// The first response again, byte for byte, marked
+    /// [`Idempotent-Replayed: true`](crate::http::IDEMPOTENT_REPLAYED).
+    ///
+    /// # Errors
+    ///
+    /// [`::http::Error`] when the stored status or a header is not valid HTTP (a store that
+    /// was written by something else).
+    pub fn replayed(&self) -> Result<::http::Response<Vec<u8>>, ::http::Error> {
+        let mut builder = ::http::Response::builder().status(self.status);
+        for (name, value) in &self.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
+            .header(crate::http::IDEMPOTENT_REPLAYED, "true")
+            .body(self.body.clone())
+    }
+}
+
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+impl Begin {
+    /// The problem this answer refuses the call with: a mismatch (422) or a key in flight
+    /// (409); `None` for a fresh key or a replay.
+    #[must_use]
+    pub fn refusal(&self) -> Option<crate::http::KeyProblem> {
+        use crate::http::KeyProblem;
+        match self {
+            Begin::Mismatch => Some(KeyProblem::Mismatch),
+            Begin::InFlight => Some(KeyProblem::InFlight),
+            Begin::Fresh | Begin::Replay(_) => None,
+        }
+    }
+}
+
 /// A key begun and not completed, as [`Ledger::in_flight`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pending {

@@ -122,7 +122,7 @@ fn retry_after_as_seconds_and_another_problem_type() {
 /// Every row of the document's REST table, its pre-GA shapes and its traps, classified.
 #[test]
 fn responses_are_classified_by_problem_type_and_content_type() {
-    use agent_tool_result::http::{RestOutcome, classify, classify_parts};
+    use agent_tool_result::http::{KeyProblem, RestOutcome, classify, classify_parts};
     use http::{HeaderMap, StatusCode};
 
     let profile = RestProfile::default();
@@ -191,6 +191,7 @@ fn responses_are_classified_by_problem_type_and_content_type() {
         (202, headers(&json), settled.to_json().unwrap(), "not a contract"),
         (409, headers(&problem), r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-in-flight","title":"x","status":409}"#.into(), "in flight"),
         (422, headers(&problem), r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-mismatch","title":"x","status":422}"#.into(), "mismatch"),
+        (400, headers(&problem), String::from_utf8(KeyProblem::Missing.problem("send one").into_response().into_body()).unwrap(), "missing key"),
     ];
     for (status, headers, body, expected) in cases {
         let outcome = classify_parts(
@@ -204,11 +205,74 @@ fn responses_are_classified_by_problem_type_and_content_type() {
                 assert_eq!(scopes, &["campaigns:send", "sms:send"]);
                 "scope"
             }
-            RestOutcome::IdempotencyConflict { in_flight: true } => "in flight",
-            RestOutcome::IdempotencyConflict { in_flight: false } => "mismatch",
+            RestOutcome::KeyRefused(KeyProblem::InFlight) => "in flight",
+            RestOutcome::KeyRefused(KeyProblem::Mismatch) => "mismatch",
+            RestOutcome::KeyRefused(KeyProblem::Missing) => "missing key",
             RestOutcome::NotContract { .. } => "not a contract",
             _ => "other",
         };
         assert_eq!(found, expected, "{status} {body}: {outcome:?}");
     }
+}
+
+/// The producer side of replay: a 202 stored after the first call comes back byte for byte,
+/// `Retry-After` included, marked as a replay; a reused key with another payload and a key in
+/// flight are refused with their own problems, which the classifier reads back.
+#[cfg(feature = "replay")]
+#[test]
+fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
+    use agent_tool_result::http::{IDEMPOTENT_REPLAYED, KeyProblem, RestOutcome, classify};
+    use agent_tool_result::replay::{
+        Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
+    };
+
+    let ledger = MemoryLedger::default();
+    let key = IdempotencyKey::from_header("\"batch-9\"").unwrap();
+    let print = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 9 }));
+    let now = SystemTime::now();
+    assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::Fresh);
+    let in_flight = ledger.begin(&key, print, now).unwrap();
+    assert_eq!(in_flight.refusal(), Some(KeyProblem::InFlight));
+
+    let held = GuaranteeResult::deferred(
+        PolicyCode::CAMPAIGN_SEND_WINDOW,
+        Some(retry_at()),
+        Impact::new().requested(100).committed(40).deferred(60),
+    )
+    .unwrap();
+    let first = RestProfile::default().response(&held).unwrap();
+    assert_eq!(first.status(), 202);
+    ledger
+        .complete(&key, StoredResponse::from_response(&first))
+        .unwrap();
+    let Begin::Replay(stored) = ledger.begin(&key, print, now).unwrap() else {
+        panic!("the same request replays");
+    };
+    let replayed = stored.replayed().unwrap();
+    assert_eq!(replayed.status(), first.status());
+    assert_eq!(replayed.body(), first.body());
+    for name in ["content-type", "retry-after"] {
+        assert_eq!(
+            replayed.headers().get(name),
+            first.headers().get(name),
+            "{name}"
+        );
+    }
+    assert_eq!(replayed.headers()[IDEMPOTENT_REPLAYED], "true");
+    assert!(first.headers().get(IDEMPOTENT_REPLAYED).is_none());
+
+    let other = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 10 }));
+    let mismatch = ledger.begin(&key, other, now).unwrap();
+    assert_eq!(mismatch.refusal(), Some(KeyProblem::Mismatch));
+    for problem in KeyProblem::ALL {
+        let response = problem.problem("detail").into_response();
+        assert_eq!(response.status(), problem.status());
+        assert_eq!(classify(&response), RestOutcome::KeyRefused(problem));
+    }
+    // A mismatch is a 422 like a policy deny, but never read as one.
+    let response = KeyProblem::Mismatch.problem("detail").into_response();
+    assert!(!matches!(
+        classify(&response),
+        RestOutcome::PolicyDenied { .. }
+    ));
 }

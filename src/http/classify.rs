@@ -10,7 +10,7 @@ use ::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use ::http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 
-use super::POLICY_DENY_TYPE;
+use super::{KeyProblem, POLICY_DENY_TYPE};
 use crate::JsonObject;
 use crate::guarantee::{GuaranteeResult, PolicyDecision};
 
@@ -47,26 +47,15 @@ pub enum RestOutcome {
         /// The scopes the challenge names.
         scopes: Vec<String>,
     },
-    /// 409 or 422 for the same idempotency key: in flight, or used with another payload.
-    IdempotencyConflict {
-        /// Whether the first request with the key is still running (409), rather than the key
-        /// reused with another payload (422).
-        in_flight: bool,
-    },
+    /// The producer refused the call over its idempotency key: missing or malformed (400),
+    /// used with another payload (422), or its first request still running (409).
+    KeyRefused(KeyProblem),
     /// Not a response of the contract, with why.
     NotContract {
         /// What is wrong.
         why: String,
     },
 }
-
-/// The problem type of a same-key request with another payload.
-pub const IDEMPOTENCY_MISMATCH_TYPE: &str =
-    "https://agentsfirst.ai/problems/idempotency-key-mismatch";
-
-/// The problem type of a same-key request while the first is running.
-pub const IDEMPOTENCY_IN_FLIGHT_TYPE: &str =
-    "https://agentsfirst.ai/problems/idempotency-key-in-flight";
 
 /// Classifies a response.
 ///
@@ -126,14 +115,8 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
             )),
         };
     }
-    match problem_type {
-        Some(IDEMPOTENCY_MISMATCH_TYPE) => {
-            return RestOutcome::IdempotencyConflict { in_flight: false };
-        }
-        Some(IDEMPOTENCY_IN_FLIGHT_TYPE) => {
-            return RestOutcome::IdempotencyConflict { in_flight: true };
-        }
-        _ => {}
+    if let Some(refused) = problem_type.and_then(KeyProblem::from_problem_type) {
+        return RestOutcome::KeyRefused(refused);
     }
     if let Some(body) = &json
         && body.get("ok") == Some(&Value::Bool(false))
