@@ -64,6 +64,28 @@ pub struct InvalidKey {
     why: &'static str,
 }
 
+impl InvalidKey {
+    const MISSING: &'static str = "the call carries none";
+
+    /// Whether there was no key at all, rather than a malformed one.
+    #[must_use]
+    pub fn is_missing(&self) -> bool {
+        self.why == InvalidKey::MISSING
+    }
+
+    /// The problem a producer answers with: 400, missing or malformed.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    #[must_use]
+    pub fn refusal(&self) -> crate::http::KeyProblem {
+        if self.is_missing() {
+            crate::http::KeyProblem::Missing
+        } else {
+            crate::http::KeyProblem::Invalid
+        }
+    }
+}
+
 impl IdempotencyKey {
     /// A key from its text (an MCP argument's value, say).
     ///
@@ -119,6 +141,92 @@ impl IdempotencyKey {
             }
         }
         IdempotencyKey::new(key)
+    }
+
+    /// The key of an MCP call, from its [`MCP_ARGUMENT`] argument.
+    ///
+    /// ```
+    /// use agent_tool_result::replay::IdempotencyKey;
+    /// use serde_json::json;
+    ///
+    /// let arguments = json!({ "campaignId": "cmp_7f3a", "idempotencyKey": "batch-7" });
+    /// let key = IdempotencyKey::from_arguments(arguments.as_object().unwrap())?;
+    /// assert_eq!(key.as_str(), "batch-7");
+    /// let none = IdempotencyKey::from_arguments(&serde_json::Map::new()).unwrap_err();
+    /// assert!(none.is_missing());
+    /// # Ok::<(), agent_tool_result::replay::InvalidKey>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when the argument is absent ([`InvalidKey::is_missing`]), not a string,
+    /// or not a valid key.
+    pub fn from_arguments(arguments: &crate::JsonObject) -> Result<Self, InvalidKey> {
+        match arguments.get(MCP_ARGUMENT) {
+            None | Some(Value::Null) => Err(InvalidKey {
+                why: InvalidKey::MISSING,
+            }),
+            Some(Value::String(key)) => IdempotencyKey::new(key.as_str()),
+            Some(_) => Err(InvalidKey {
+                why: "the argument is not a string",
+            }),
+        }
+    }
+
+    /// The key of a REST call, from its `Idempotency-Key` header.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when the header is absent ([`InvalidKey::is_missing`]), repeated, or
+    /// not a valid sf-string key.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub fn from_headers(headers: &::http::HeaderMap) -> Result<Self, InvalidKey> {
+        let mut values = headers.get_all("idempotency-key").iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            let why = if headers.contains_key("idempotency-key") {
+                "the header is repeated"
+            } else {
+                InvalidKey::MISSING
+            };
+            return Err(InvalidKey { why });
+        };
+        let value = value.to_str().map_err(|_| InvalidKey {
+            why: "it holds a character that is not printable ASCII",
+        })?;
+        IdempotencyKey::from_header(value)
+    }
+
+    /// The JSON Schema of the [`MCP_ARGUMENT`] property, for a guarantee tool's input schema.
+    #[must_use]
+    pub fn argument_schema() -> Value {
+        serde_json::json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_KEY_LEN,
+            "pattern": "^[ -~]+$",
+            "description": "Idempotency key: the same key with the same arguments replays the \
+                first result and sends nothing again; with other arguments it is refused."
+        })
+    }
+
+    /// Adds the required [`MCP_ARGUMENT`] property to a tool's input schema (an object schema):
+    /// under `properties`, and named in `required`.
+    pub fn add_to_input_schema(schema: &mut crate::JsonObject) {
+        let properties = schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(crate::JsonObject::new()));
+        if let Value::Object(properties) = properties {
+            properties.insert(MCP_ARGUMENT.to_owned(), IdempotencyKey::argument_schema());
+        }
+        let required = schema
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(required) = required
+            && !required.iter().any(|name| name == MCP_ARGUMENT)
+        {
+            required.push(Value::String(MCP_ARGUMENT.to_owned()));
+        }
     }
 
     /// The key.
@@ -350,6 +458,56 @@ pub trait Ledger {
     ///
     /// The store's error.
     fn in_flight(&self) -> Result<Vec<Pending>, Self::Error>;
+}
+
+/// Answers every key left in flight since before `begun_before` (the process stopped between
+/// the provider call and the record): each is completed with `answer`'s response, so later
+/// requests with the key replay it and nothing is sent twice. Returns the keys recovered.
+///
+/// The answer must not claim what is not known: a guarantee result whose settlement is
+/// `unknown` and whose `recovery.suggestedNextTool` looks the operation up by id, never a
+/// `not_started`. Pass the instant the process started as `begun_before`, so keys that other
+/// processes are running now are left alone.
+///
+/// ```
+/// # #[cfg(feature = "http")] {
+/// use std::time::SystemTime;
+/// use agent_tool_result::guarantee::GuaranteeResult;
+/// use agent_tool_result::http::RestProfile;
+/// use agent_tool_result::replay::{self, Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse};
+/// use serde_json::json;
+///
+/// let ledger = MemoryLedger::default();
+/// let key = IdempotencyKey::new("batch-7")?;
+/// let print = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 7 }));
+/// let began = SystemTime::now();
+/// ledger.begin(&key, print, began)?; // ... and the process stopped here.
+///
+/// let unknown = GuaranteeResult::unknown().with_next_tool("get_campaign");
+/// let response = StoredResponse::from_response(&RestProfile::default().response(&unknown)?);
+/// let recovered = replay::recover(&ledger, SystemTime::now(), |_| response.clone())?;
+/// assert_eq!(recovered.len(), 1);
+/// assert!(matches!(ledger.begin(&key, print, SystemTime::now())?, Begin::Replay(_)));
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// The store's error; keys completed before it stay completed.
+pub fn recover<L: Ledger + ?Sized>(
+    ledger: &L,
+    begun_before: SystemTime,
+    mut answer: impl FnMut(&Pending) -> StoredResponse,
+) -> Result<Vec<Pending>, L::Error> {
+    let mut recovered = Vec::new();
+    for pending in ledger.in_flight()? {
+        if pending.begun < begun_before {
+            ledger.complete(&pending.key, answer(&pending))?;
+            recovered.push(pending);
+        }
+    }
+    Ok(recovered)
 }
 
 #[derive(Clone, Debug)]

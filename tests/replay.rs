@@ -129,7 +129,12 @@ mod sqlite {
         assert_eq!(pending.len(), 1);
         assert_eq!((&pending[0].key, pending[0].fingerprint), (&key, print));
         assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::InFlight);
-        ledger.complete(&key, response("first")).unwrap();
+        // On restart the key is answered once, and the answer is frozen.
+        let restarted = SystemTime::now() + Duration::from_secs(1);
+        let recovered =
+            agent_tool_result::replay::recover(&ledger, restarted, |_| response("first")).unwrap();
+        assert_eq!(recovered, pending);
+        assert!(ledger.in_flight().unwrap().is_empty());
         ledger.complete(&key, response("second")).unwrap();
         assert_eq!(
             ledger.begin(&key, print, now).unwrap(),
@@ -174,5 +179,74 @@ mod sqlite {
                 .unwrap()
                 .is_empty()
         );
+    }
+}
+
+/// A key begun before a crash is answered once, by `recover`, with what the caller knows;
+/// keys begun after the cutoff (another process's, running now) are left in flight.
+#[test]
+fn recover_completes_only_keys_begun_before_the_cutoff() {
+    let ledger = MemoryLedger::default();
+    let start = SystemTime::now();
+    let old = IdempotencyKey::new("before-crash").unwrap();
+    let new = IdempotencyKey::new("running-now").unwrap();
+    let print = Fingerprint::of("send_campaign_batch", "acct_1", &json!({}));
+    ledger.begin(&old, print, start).unwrap();
+    let cutoff = start + Duration::from_secs(1);
+    ledger
+        .begin(&new, print, cutoff + Duration::from_secs(1))
+        .unwrap();
+    let recovered =
+        agent_tool_result::replay::recover(&ledger, cutoff, |_| response("unknown")).unwrap();
+    assert_eq!(recovered.len(), 1);
+    assert_eq!(recovered[0].key, old);
+    assert_eq!(
+        ledger.begin(&old, print, cutoff).unwrap(),
+        Begin::Replay(response("unknown"))
+    );
+    assert_eq!(ledger.begin(&new, print, cutoff).unwrap(), Begin::InFlight);
+    let left = ledger.in_flight().unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].key, new);
+}
+
+/// Over MCP the key is the `idempotencyKey` argument, named in the tool's input schema, and
+/// the schema admits exactly the keys the type admits.
+#[test]
+fn the_mcp_argument_and_its_schema_agree_with_the_key_type() {
+    use agent_tool_result::replay::MCP_ARGUMENT;
+    let mut schema = json!({ "type": "object", "properties": { "batch": { "type": "integer" } } })
+        .as_object()
+        .cloned()
+        .unwrap();
+    IdempotencyKey::add_to_input_schema(&mut schema);
+    IdempotencyKey::add_to_input_schema(&mut schema);
+    assert_eq!(schema["required"], json!([MCP_ARGUMENT]));
+    assert!(schema["properties"]["batch"].is_object());
+    let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+        .expect("the input schema compiles");
+    let (long, too_long) = ("k".repeat(255), "k".repeat(256));
+    let keys = [
+        "k", "batch-7", " ~", &long, &too_long, "", "é", "a\tb", "a\u{7f}", "\"q\"",
+    ];
+    for key in keys {
+        let arguments = json!({ "batch": 1, MCP_ARGUMENT: key });
+        assert_eq!(
+            IdempotencyKey::from_arguments(arguments.as_object().unwrap()).is_ok(),
+            validator.is_valid(&arguments),
+            "{key:?}"
+        );
+    }
+    assert!(
+        !validator.is_valid(&json!({ "batch": 1 })),
+        "the key is required"
+    );
+    for (arguments, missing) in [
+        (json!({}), true),
+        (json!({ MCP_ARGUMENT: null }), true),
+        (json!({ MCP_ARGUMENT: 7 }), false),
+    ] {
+        let err = IdempotencyKey::from_arguments(arguments.as_object().unwrap()).unwrap_err();
+        assert_eq!(err.is_missing(), missing, "{arguments}");
     }
 }

@@ -269,6 +269,26 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
         assert_eq!(response.status(), problem.status());
         assert_eq!(classify(&response), RestOutcome::KeyRefused(problem));
     }
+    // The header: absent, repeated, unquoted, or a valid sf-string.
+    let mut headers = http::HeaderMap::new();
+    let missing = IdempotencyKey::from_headers(&headers).unwrap_err();
+    assert_eq!(missing.refusal(), KeyProblem::Missing);
+    headers.append("idempotency-key", "batch-9".parse().unwrap());
+    assert_eq!(
+        IdempotencyKey::from_headers(&headers)
+            .unwrap_err()
+            .refusal(),
+        KeyProblem::Invalid
+    );
+    headers.insert("idempotency-key", "\"batch-9\"".parse().unwrap());
+    assert_eq!(IdempotencyKey::from_headers(&headers).unwrap(), key);
+    headers.append("idempotency-key", "\"batch-10\"".parse().unwrap());
+    assert_eq!(
+        IdempotencyKey::from_headers(&headers)
+            .unwrap_err()
+            .refusal(),
+        KeyProblem::Invalid
+    );
     // A mismatch is a 422 like a policy deny, but never read as one.
     let response = KeyProblem::Mismatch.problem("detail").into_response();
     assert!(!matches!(
