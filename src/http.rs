@@ -56,7 +56,7 @@ use ::http::{Response, StatusCode};
 use serde::Serialize;
 
 pub use auth::{Credentials, credentials, require_json};
-pub use classify::{RestOutcome, classify, classify_parts};
+pub use classify::{ProfileBreach, RestOutcome, classify, classify_parts, profile_breaches};
 pub use fault::Fault;
 pub use idempotency::{IDEMPOTENT_REPLAYED, KeyProblem, UnknownKeyProblem};
 pub use problem::{NotAnErrorStatus, Problem};

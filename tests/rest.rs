@@ -296,3 +296,66 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
         RestOutcome::PolicyDenied { .. }
     ));
 }
+
+/// What the profile produces keeps it; the traps `classify` reads past are still breaches.
+#[test]
+fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
+    use agent_tool_result::http::{KeyProblem, ProfileBreach, profile_breaches};
+    use http::StatusCode;
+
+    let profile = RestProfile::default();
+    let results = [
+        GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap(),
+        GuaranteeResult::deferred(
+            PolicyCode::CAMPAIGN_SEND_WINDOW,
+            Some(retry_at()),
+            Impact::new(),
+        )
+        .unwrap(),
+        GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at()),
+        GuaranteeResult::unknown().with_next_tool("lookup_marketing_campaigns"),
+    ];
+    for result in &results {
+        let response = profile.response(result).unwrap();
+        let breaches = profile_breaches(response.status(), response.headers(), response.body());
+        assert!(breaches.is_empty(), "{result:?}: {breaches:?}");
+    }
+    for problem in KeyProblem::ALL {
+        let response = problem.problem("detail").into_response();
+        let breaches = profile_breaches(response.status(), response.headers(), response.body());
+        assert!(breaches.is_empty(), "{problem}: {breaches:?}");
+    }
+
+    // A deny sent as a 403: classify reads a deny, the profile says it is wrong twice.
+    let deny = profile.response(&results[2]).unwrap();
+    let breaches = profile_breaches(StatusCode::FORBIDDEN, deny.headers(), deny.body());
+    assert_eq!(
+        breaches,
+        [
+            ProfileBreach::ProblemStatus {
+                member: 422,
+                status: 403
+            },
+            ProfileBreach::DenyStatus { status: 403 },
+        ]
+    );
+    // A key problem under another status.
+    let in_flight = KeyProblem::InFlight.problem("detail").into_response();
+    let breaches = profile_breaches(
+        StatusCode::BAD_REQUEST,
+        in_flight.headers(),
+        in_flight.body(),
+    );
+    assert!(breaches.contains(&ProfileBreach::KeyProblemStatus {
+        problem: KeyProblem::InFlight,
+        status: 400
+    }));
+    // A 202 with Location is not the profile's.
+    let mut held = profile.response(&results[1]).unwrap();
+    held.headers_mut()
+        .insert("location", "/tasks/1".parse().unwrap());
+    assert!(matches!(
+        profile_breaches(held.status(), held.headers(), held.body()).as_slice(),
+        [ProfileBreach::NotContract(_)]
+    ));
+}

@@ -199,6 +199,98 @@ fn classify_success(
     }
 }
 
+/// A way a response breaks the REST profile that [`classify`] reads past, because the
+/// problem type is authoritative: the agent still learns the outcome, but the producer is
+/// wrong. A producer's CI checks its captured responses with [`profile_breaches`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileBreach {
+    /// A problem's `status` member is not the HTTP status (RFC 9457 section 3.1.2).
+    #[error("the problem's status member {member} differs from the HTTP status {status}")]
+    ProblemStatus {
+        /// The `status` member.
+        member: i64,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// A policy deny answered with another status than 422 (a 403 sends agents to
+    /// re-authenticate).
+    #[error("a policy deny answered {status}, not 422")]
+    DenyStatus {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// An idempotency-key problem under another status than its own.
+    #[error("the key problem `{problem}` answered {status}, not {}", .problem.status().as_u16())]
+    KeyProblemStatus {
+        /// The key problem its type names.
+        problem: KeyProblem,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The response is not one of the profile's at all.
+    #[error("{0}")]
+    NotContract(String),
+}
+
+/// Every way a response breaks the REST profile: what [`classify_parts`] reports as
+/// [`RestOutcome::NotContract`], and what it reads past (a problem whose `status` member
+/// differs from the HTTP status, a policy deny or a key problem under the wrong status).
+/// Empty when the response keeps the profile.
+///
+/// ```
+/// use agent_tool_result::http::{ProfileBreach, profile_breaches};
+/// use http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert(CONTENT_TYPE, "application/problem+json".parse().unwrap());
+/// let body = br#"{"type":"https://agentsfirst.ai/problems/idempotency-key-in-flight","title":"t","status":409}"#;
+/// assert!(profile_breaches(StatusCode::CONFLICT, &headers, body).is_empty());
+/// assert_eq!(
+///     profile_breaches(StatusCode::BAD_REQUEST, &headers, body)[0],
+///     ProfileBreach::ProblemStatus { member: 409, status: 400 },
+/// );
+/// ```
+#[must_use]
+pub fn profile_breaches(
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Vec<ProfileBreach> {
+    let mut breaches = Vec::new();
+    let outcome = classify_parts(status, headers, body);
+    let code = status.as_u16();
+    let is_problem = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/problem+json"));
+    if is_problem
+        && let Ok(Value::Object(problem)) = serde_json::from_slice::<Value>(body)
+        && let Some(member) = problem.get("status")
+        && member.as_i64() != Some(i64::from(code))
+    {
+        breaches.push(ProfileBreach::ProblemStatus {
+            member: member.as_i64().unwrap_or(-1),
+            status: code,
+        });
+    }
+    match outcome {
+        RestOutcome::PolicyDenied { .. } if status != StatusCode::UNPROCESSABLE_ENTITY => {
+            breaches.push(ProfileBreach::DenyStatus { status: code });
+        }
+        RestOutcome::KeyRefused(problem) if problem.status() != status => {
+            breaches.push(ProfileBreach::KeyProblemStatus {
+                problem,
+                status: code,
+            });
+        }
+        RestOutcome::NotContract { why } => breaches.push(ProfileBreach::NotContract(why)),
+        _ => {}
+    }
+    breaches
+}
+
 fn not_contract(why: &str) -> RestOutcome {
     RestOutcome::NotContract {
         why: why.to_owned(),
