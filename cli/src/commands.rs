@@ -29,7 +29,7 @@ pub enum SchemaKind {
     Output,
 }
 
-fn print(text: &str) -> Result<(), Failure> {
+pub(crate) fn print(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let written = out
         .write_all(text.as_bytes())

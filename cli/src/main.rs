@@ -1,6 +1,7 @@
 //! `atr`: validate, explain and project agent tool results.
 
 mod check;
+mod classify;
 mod commands;
 mod output;
 
@@ -73,6 +74,16 @@ enum Command {
         #[arg(long, default_value_t = McpRevision::LATEST.as_str().to_owned())]
         revision: String,
     },
+    /// Classify captured REST responses of guarantee tools: what each means to an agent.
+    ///
+    /// Reads a response as `curl -i` prints it, or every response in a HAR file. Exit status:
+    /// 0 when every response keeps the REST profile, 1 when any breaks it, 2 on a usage or I/O
+    /// error.
+    Classify {
+        /// Files with a `curl -i` capture or a HAR log, or `-` for standard input.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
     /// Migrate a legacy `CommandResult` to an envelope.
     Migrate {
         /// A file, or `-` for standard input.
@@ -110,6 +121,7 @@ fn main() -> ExitCode {
             read,
             revision,
         } => commands::mcp(&input, read, &revision),
+        Command::Classify { inputs } => classify::classify(&inputs),
         Command::Migrate {
             input,
             tool,

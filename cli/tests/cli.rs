@@ -458,3 +458,75 @@ fn guarantee_results_are_validated_explained_and_printed() {
         out.stdout
     );
 }
+
+#[test]
+fn classify_reads_curl_captures_and_har_logs_and_exits_on_profile_breaches() {
+    let good = run(
+        &[
+            "classify",
+            "examples/responses/campaign-held.http",
+            "examples/responses/sms-denied.http",
+            "examples/responses/session.har",
+        ],
+        None,
+    );
+    assert_eq!(good.code, 0, "{}", good.stderr);
+    assert!(
+        good.stdout
+            .ends_with("5 responses, 0 breaking the REST profile\n")
+    );
+    assert!(
+        good.stdout
+            .contains("campaign-held.http: 202 deferred: settlement committed")
+    );
+    assert!(good.stdout.contains("#1 http://127.0.0.1:8080/tools/send_campaign_batch: 409 idempotency key refused (in-flight)"));
+    // The HAR's third body is base64: decoded, it is an `unknown` settlement.
+    assert!(good.stdout.contains("200 settled: settlement unknown"));
+
+    let broken = run(&["classify", "examples/responses/broken"], None);
+    assert_eq!(broken.code, 2, "a directory is not a capture");
+    let broken = run(
+        &[
+            "classify",
+            "examples/responses/broken/held-with-location.http",
+            "examples/responses/broken/sms-denied-as-403.http",
+        ],
+        None,
+    );
+    assert_eq!(broken.code, 1, "{}", broken.stderr);
+    assert!(
+        broken
+            .stdout
+            .contains("a policy deny answered 403, not 422")
+    );
+    assert!(broken.stdout.contains("a 202 with Location"));
+    assert!(
+        broken
+            .stdout
+            .ends_with("2 responses, 2 breaking the REST profile\n")
+    );
+
+    // Standard input, LF line ends, a 401 without a challenge.
+    let stdin = run(
+        &["classify", "-"],
+        Some(b"HTTP/1.1 401 Unauthorized\ncontent-length: 0\n\n"),
+    );
+    assert_eq!(stdin.code, 1);
+    assert!(
+        stdin
+            .stdout
+            .contains("a 401 without a Bearer WWW-Authenticate challenge")
+    );
+
+    for garbage in [
+        &b"not a response"[..],
+        b"{\"log\": {}}",
+        b"HTTP/1.1 abc\r\n\r\n",
+    ] {
+        let out = run(&["classify", "-"], Some(garbage));
+        assert_eq!(out.code, 2, "{}", String::from_utf8_lossy(garbage));
+        assert!(out.stderr.starts_with("atr: <stdin>: "), "{}", out.stderr);
+    }
+    let missing = run(&["classify", "no/such/file.http"], None);
+    assert_eq!(missing.code, 2);
+}
