@@ -1,0 +1,353 @@
+//! The REST profile for real: an axum server on 127.0.0.1 (an ephemeral port) answering
+//! guarantee tools through the profile, the façade's faults and a memory ledger, and a real
+//! HTTP client whose responses `classify` reads back. Sends are counted, so a replay that sent
+//! again would show.
+#![cfg(all(feature = "axum", feature = "replay"))]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
+use agent_tool_result::http::{
+    Credentials, Fault, IDEMPOTENT_REPLAYED, KeyProblem, RestOutcome, RestProfile, classify,
+    credentials, profile_breaches,
+};
+use agent_tool_result::replay::{
+    Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
+};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+#[derive(Default)]
+struct App {
+    ledger: MemoryLedger,
+    sends: AtomicUsize,
+}
+
+fn retry_at() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_796_115_600)
+}
+
+fn respond(response: http::Response<Vec<u8>>) -> Response {
+    response.map(Body::from)
+}
+
+/// One guarantee tool call: auth, key, ledger, then the tool, answered through the profile.
+async fn call(
+    State(app): State<Arc<App>>,
+    Path(tool): Path<String>,
+    headers: http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    let principal = match credentials(&headers) {
+        Credentials::Bearer("good") => "acct_1",
+        Credentials::Bearer("narrow") => {
+            return respond(Fault::insufficient_scope("campaigns:send").into_response());
+        }
+        Credentials::Bearer(_) => {
+            return respond(Fault::invalid_token("campaigns", "expired").into_response());
+        }
+        _ => return respond(Fault::unauthenticated("campaigns").into_response()),
+    };
+    let key = match IdempotencyKey::from_headers(&headers) {
+        Ok(key) => key,
+        Err(err) => return respond(err.refusal().problem(err.to_string()).into_response()),
+    };
+    let Ok(arguments) = serde_json::from_slice::<Value>(&body) else {
+        return respond(Fault::malformed("the body is not JSON").into_response());
+    };
+    let print = Fingerprint::of(&tool, principal, &arguments);
+    match app.ledger.begin(&key, print, SystemTime::now()).unwrap() {
+        Begin::Fresh => {}
+        Begin::Replay(stored) => return respond(stored.replayed().unwrap()),
+        refused => {
+            let problem = refused.refusal().unwrap();
+            return respond(problem.problem(format!("key {key}")).into_response());
+        }
+    }
+    let result = match tool.as_str() {
+        "send_sms" if arguments["contact"] == "opted-out" => {
+            GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+        }
+        "send_sms" => {
+            app.sends.fetch_add(1, Ordering::SeqCst);
+            GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap()
+        }
+        _ => {
+            app.sends.fetch_add(40, Ordering::SeqCst);
+            GuaranteeResult::deferred(
+                PolicyCode::CAMPAIGN_SEND_WINDOW,
+                Some(retry_at()),
+                Impact::new().requested(100).committed(40).deferred(60),
+            )
+            .unwrap()
+            .with_next_tool("lookup_marketing_campaigns")
+        }
+    };
+    let response = RestProfile::default().response(&result).unwrap();
+    app.ledger
+        .complete(&key, StoredResponse::from_response(&response))
+        .unwrap();
+    respond(response)
+}
+
+/// Runs the service on an ephemeral loopback port until dropped.
+struct Server {
+    base: String,
+    app: Arc<App>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start() -> Self {
+        let app = Arc::new(App::default());
+        let state = Arc::clone(&app);
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready_tx.send(listener.local_addr().unwrap()).unwrap();
+                let router = axum::Router::new()
+                    .route("/tools/{name}", axum::routing::post(call))
+                    .with_state(state);
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(async {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        let address = ready_rx.recv().unwrap();
+        Server {
+            base: format!("http://{address}"),
+            app,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Posts a call and returns the response as it came over the wire.
+    fn post(
+        &self,
+        tool: &str,
+        token: Option<&str>,
+        key: Option<&str>,
+        body: &Value,
+    ) -> http::Response<Vec<u8>> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let mut request = http::Request::post(format!("{}/tools/{tool}", self.base))
+            .header("content-type", "application/json");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        let request = request.body(serde_json::to_vec(body).unwrap()).unwrap();
+        let response = agent.run(request).unwrap();
+        let (parts, mut body) = response.into_parts();
+        let bytes = body.read_to_vec().unwrap();
+        http::Response::from_parts(parts, bytes)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
+}
+
+/// Tool, token, `Idempotency-Key` header, arguments, expected status.
+type Case = (
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    Value,
+    u16,
+);
+
+#[test]
+fn each_outcome_over_the_wire_is_classified_and_keeps_the_profile() {
+    let server = Server::start();
+    let batch = json!({ "campaignId": "cmp_7f3a", "recipients": 100 });
+    let cases: [Case; 8] = [
+        (
+            "send_sms",
+            Some("good"),
+            Some("\"sms-1\""),
+            json!({ "contact": "c1" }),
+            200,
+        ),
+        (
+            "send_campaign_batch",
+            Some("good"),
+            Some("\"batch-1\""),
+            batch.clone(),
+            202,
+        ),
+        (
+            "send_sms",
+            Some("good"),
+            Some("\"sms-2\""),
+            json!({ "contact": "opted-out" }),
+            422,
+        ),
+        ("send_sms", None, Some("\"sms-3\""), json!({}), 401),
+        ("send_sms", Some("stale"), Some("\"sms-3\""), json!({}), 401),
+        (
+            "send_sms",
+            Some("narrow"),
+            Some("\"sms-3\""),
+            json!({}),
+            403,
+        ),
+        ("send_sms", Some("good"), None, json!({}), 400),
+        ("send_sms", Some("good"), Some("unquoted"), json!({}), 400),
+    ];
+    for (tool, token, key, body, status) in cases {
+        let response = server.post(tool, token, key, &body);
+        assert_eq!(response.status(), status, "{tool} {token:?} {key:?}");
+        let breaches = profile_breaches(response.status(), response.headers(), response.body());
+        assert!(breaches.is_empty(), "{status}: {breaches:?}");
+        let outcome = classify(&response);
+        let headers = response.headers();
+        match status {
+            200 => assert!(matches!(outcome, RestOutcome::Settled(_)), "{outcome:?}"),
+            202 => {
+                assert!(headers.get("location").is_none());
+                assert_eq!(headers["retry-after"], "Tue, 01 Dec 2026 09:00:00 GMT");
+                assert!(
+                    matches!(outcome, RestOutcome::Deferred { retry_at: Some(at), .. } if at == retry_at()),
+                    "{outcome:?}"
+                );
+            }
+            422 => {
+                assert_eq!(headers["content-type"], "application/problem+json");
+                assert!(
+                    headers.get("retry-after").is_none(),
+                    "no retryAt, no Retry-After"
+                );
+                assert!(
+                    matches!(outcome, RestOutcome::PolicyDenied { .. }),
+                    "{outcome:?}"
+                );
+            }
+            401 => {
+                assert!(headers.get("www-authenticate").is_some());
+                assert!(
+                    matches!(outcome, RestOutcome::Unauthorized { .. }),
+                    "{outcome:?}"
+                );
+            }
+            403 => assert_eq!(
+                outcome,
+                RestOutcome::InsufficientScope {
+                    scopes: vec!["campaigns:send".to_owned()]
+                }
+            ),
+            400 => assert!(matches!(outcome, RestOutcome::KeyRefused(_)), "{outcome:?}"),
+            _ => unreachable!(),
+        }
+    }
+    assert_eq!(server.app.sends.load(Ordering::SeqCst), 41);
+}
+
+#[test]
+fn the_same_key_replays_the_first_bytes_and_sends_nothing_again() {
+    let server = Server::start();
+    let batch = json!({ "campaignId": "cmp_7f3a", "recipients": 100 });
+    let first = server.post("send_campaign_batch", Some("good"), Some("\"b-7\""), &batch);
+    assert_eq!(first.status(), 202);
+    let sent = server.app.sends.load(Ordering::SeqCst);
+    // Key order does not make another request.
+    let reordered = json!({ "recipients": 100, "campaignId": "cmp_7f3a" });
+    let again = server.post(
+        "send_campaign_batch",
+        Some("good"),
+        Some("\"b-7\""),
+        &reordered,
+    );
+    assert_eq!(again.status(), first.status());
+    assert_eq!(again.body(), first.body());
+    assert_eq!(
+        again.headers()["retry-after"],
+        first.headers()["retry-after"]
+    );
+    assert_eq!(again.headers()[IDEMPOTENT_REPLAYED], "true");
+    assert_eq!(
+        server.app.sends.load(Ordering::SeqCst),
+        sent,
+        "a replay sends nothing"
+    );
+
+    let other = json!({ "campaignId": "cmp_7f3a", "recipients": 99 });
+    let mismatch = server.post("send_campaign_batch", Some("good"), Some("\"b-7\""), &other);
+    assert_eq!(mismatch.status(), 422);
+    assert_eq!(
+        classify(&mismatch),
+        RestOutcome::KeyRefused(KeyProblem::Mismatch)
+    );
+    assert_eq!(server.app.sends.load(Ordering::SeqCst), sent);
+}
+
+/// Two clients race with one key: the tool runs once; the other gets the replay or a 409.
+#[test]
+fn concurrent_requests_with_one_key_execute_once() {
+    let server = Arc::new(Server::start());
+    for round in 0..20 {
+        let key = format!("\"race-{round}\"");
+        let replies: Vec<http::Response<Vec<u8>>> = thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let (server, key) = (&server, &key);
+                    scope.spawn(move || {
+                        server.post(
+                            "send_sms",
+                            Some("good"),
+                            Some(key),
+                            &json!({ "contact": "c" }),
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for reply in &replies {
+            let replayed = reply.headers().contains_key(IDEMPOTENT_REPLAYED);
+            match reply.status().as_u16() {
+                200 => {}
+                409 => assert_eq!(
+                    classify(reply),
+                    RestOutcome::KeyRefused(KeyProblem::InFlight)
+                ),
+                other => panic!("{other} {replayed}"),
+            }
+        }
+        let fresh = replies
+            .iter()
+            .filter(|r| r.status() == 200 && !r.headers().contains_key(IDEMPOTENT_REPLAYED))
+            .count();
+        assert_eq!(fresh, 1, "round {round}: exactly one execution");
+    }
+    assert_eq!(server.app.sends.load(Ordering::SeqCst), 20);
+}
