@@ -1,0 +1,212 @@
+//! [`IdempotencyKey`]: the key a guarantee call carries, from a header or an MCP argument.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::{MAX_KEY_LEN, MCP_ARGUMENT};
+
+/// An idempotency key: 1 to 255 printable ASCII characters.
+///
+/// ```
+/// use agent_tool_result::replay::IdempotencyKey;
+///
+/// let key = IdempotencyKey::from_header(r#""8e03978e-40d5-43e8""#)?;
+/// assert_eq!(key.as_str(), "8e03978e-40d5-43e8");
+/// assert_eq!(key.to_header(), r#""8e03978e-40d5-43e8""#);
+/// assert!(IdempotencyKey::from_header("no-quotes").is_err());
+/// # Ok::<(), agent_tool_result::replay::InvalidKey>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+/// The error for a value that is not an idempotency key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid idempotency key: {why}")]
+pub struct InvalidKey {
+    why: &'static str,
+}
+
+impl InvalidKey {
+    const MISSING: &'static str = "the call carries none";
+
+    /// Whether there was no key at all, rather than a malformed one.
+    #[must_use]
+    pub fn is_missing(&self) -> bool {
+        self.why == InvalidKey::MISSING
+    }
+
+    /// The problem a producer answers with: 400, missing or malformed.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    #[must_use]
+    pub fn refusal(&self) -> crate::http::KeyProblem {
+        if self.is_missing() {
+            crate::http::KeyProblem::Missing
+        } else {
+            crate::http::KeyProblem::Invalid
+        }
+    }
+}
+
+impl IdempotencyKey {
+    /// A key from its text (an MCP argument's value, say).
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when it is empty, longer than [`MAX_KEY_LEN`], or not printable ASCII.
+    pub fn new(key: impl Into<String>) -> Result<Self, InvalidKey> {
+        let key = key.into();
+        let why = if key.is_empty() {
+            "it is empty"
+        } else if key.len() > MAX_KEY_LEN {
+            "it is longer than 255 characters"
+        } else if !key.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            "it holds a character that is not printable ASCII"
+        } else {
+            return Ok(IdempotencyKey(key));
+        };
+        Err(InvalidKey { why })
+    }
+
+    /// A key from an `Idempotency-Key` header: a structured-field string, in double quotes,
+    /// with `\"` and `\\` escapes.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when the value is not a quoted string or its key is not valid.
+    pub fn from_header(value: &str) -> Result<Self, InvalidKey> {
+        let inner = value
+            .trim()
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .ok_or(InvalidKey {
+                why: "the header is not a quoted string (an sf-string)",
+            })?;
+        let mut key = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(escaped @ ('"' | '\\')) => key.push(escaped),
+                    _ => {
+                        return Err(InvalidKey {
+                            why: "a backslash escapes only a quote or a backslash",
+                        });
+                    }
+                },
+                '"' => {
+                    return Err(InvalidKey {
+                        why: "an unescaped quote inside the string",
+                    });
+                }
+                c => key.push(c),
+            }
+        }
+        IdempotencyKey::new(key)
+    }
+
+    /// The key of an MCP call, from its [`MCP_ARGUMENT`] argument.
+    ///
+    /// ```
+    /// use agent_tool_result::replay::IdempotencyKey;
+    /// use serde_json::json;
+    ///
+    /// let arguments = json!({ "campaignId": "cmp_7f3a", "idempotencyKey": "batch-7" });
+    /// let key = IdempotencyKey::from_arguments(arguments.as_object().unwrap())?;
+    /// assert_eq!(key.as_str(), "batch-7");
+    /// let none = IdempotencyKey::from_arguments(&serde_json::Map::new()).unwrap_err();
+    /// assert!(none.is_missing());
+    /// # Ok::<(), agent_tool_result::replay::InvalidKey>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when the argument is absent ([`InvalidKey::is_missing`]), not a string,
+    /// or not a valid key.
+    pub fn from_arguments(arguments: &crate::JsonObject) -> Result<Self, InvalidKey> {
+        match arguments.get(MCP_ARGUMENT) {
+            None | Some(Value::Null) => Err(InvalidKey {
+                why: InvalidKey::MISSING,
+            }),
+            Some(Value::String(key)) => IdempotencyKey::new(key.as_str()),
+            Some(_) => Err(InvalidKey {
+                why: "the argument is not a string",
+            }),
+        }
+    }
+
+    /// The key of a REST call, from its `Idempotency-Key` header.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidKey`] when the header is absent ([`InvalidKey::is_missing`]), repeated, or
+    /// not a valid sf-string key.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub fn from_headers(headers: &::http::HeaderMap) -> Result<Self, InvalidKey> {
+        let mut values = headers.get_all("idempotency-key").iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            let why = if headers.contains_key("idempotency-key") {
+                "the header is repeated"
+            } else {
+                InvalidKey::MISSING
+            };
+            return Err(InvalidKey { why });
+        };
+        let value = value.to_str().map_err(|_| InvalidKey {
+            why: "it holds a character that is not printable ASCII",
+        })?;
+        IdempotencyKey::from_header(value)
+    }
+
+    /// The JSON Schema of the [`MCP_ARGUMENT`] property, for a guarantee tool's input schema.
+    #[must_use]
+    pub fn argument_schema() -> Value {
+        serde_json::json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_KEY_LEN,
+            "pattern": "^[ -~]+$",
+            "description": "Idempotency key: the same key with the same arguments replays the \
+                first result and sends nothing again; with other arguments it is refused."
+        })
+    }
+
+    /// Adds the required [`MCP_ARGUMENT`] property to a tool's input schema (an object schema):
+    /// under `properties`, and named in `required`.
+    pub fn add_to_input_schema(schema: &mut crate::JsonObject) {
+        let properties = schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(crate::JsonObject::new()));
+        if let Value::Object(properties) = properties {
+            properties.insert(MCP_ARGUMENT.to_owned(), IdempotencyKey::argument_schema());
+        }
+        let required = schema
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(required) = required
+            && !required.iter().any(|name| name == MCP_ARGUMENT)
+        {
+            required.push(Value::String(MCP_ARGUMENT.to_owned()));
+        }
+    }
+
+    /// The key.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key as an `Idempotency-Key` header value.
+    #[must_use]
+    pub fn to_header(&self) -> String {
+        format!("\"{}\"", self.0.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
