@@ -5,60 +5,13 @@
 
 #[path = "../examples/http_facade.rs"]
 mod facade;
-
-use std::sync::mpsc;
-use std::thread;
+#[path = "support/server.rs"]
+mod server;
 
 use agent_tool_result::Envelope;
 use agent_tool_result::validate::Validator;
 use serde_json::{Value, json};
-
-/// Runs the façade on an ephemeral loopback port until dropped.
-struct Server {
-    base: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start() -> Self {
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, facade::router())
-                    .with_graceful_shutdown(async {
-                        let _ = stop_rx.await;
-                    })
-                    .await
-                    .unwrap();
-            });
-        });
-        let address = ready_rx.recv().unwrap();
-        Server {
-            base: format!("http://{address}"),
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            thread.join().unwrap();
-        }
-    }
-}
+use server::Server;
 
 struct Reply {
     status: u16,
@@ -114,7 +67,7 @@ fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], bod
 
 #[test]
 fn every_well_formed_call_answers_200_with_the_bare_envelope() {
-    let server = Server::start();
+    let server = Server::start(facade::router());
     for (arguments, ok) in [
         (json!({ "name": "OK" }), true),
         (json!({ "name": "Cancel" }), false),
@@ -144,7 +97,7 @@ type Case<'a> = (&'a str, Option<&'a str>, &'a [u8], u16, Option<&'a str>);
 
 #[test]
 fn transport_and_auth_faults_answer_problem_details() {
-    let server = Server::start();
+    let server = Server::start(facade::router());
     let args = br#"{"name":"OK"}"#;
     let too_large = vec![b' '; facade::BODY_LIMIT + 1];
     let cases: [Case<'_>; 6] = [
@@ -254,7 +207,7 @@ type Request<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16);
 /// wrong routes and methods, media types, sizes and every form of credentials.
 #[test]
 fn every_non_200_is_a_problem() {
-    let server = Server::start();
+    let server = Server::start(facade::router());
     let args: &[u8] = br#"{"name":"OK"}"#;
     let auth = format!("Bearer {}", facade::TOKEN);
     let json = ("content-type", "application/json");
@@ -343,7 +296,7 @@ fn every_non_200_is_a_problem() {
 /// refused bearer token gets `invalid_token`. The scheme name is case-insensitive.
 #[test]
 fn challenges_follow_rfc_6750() {
-    let server = Server::start();
+    let server = Server::start(facade::router());
     let args: &[u8] = br#"{"name":"OK"}"#;
     let json = ("content-type", "application/json");
     let scheme_cases = [

@@ -4,9 +4,11 @@
 //! again would show.
 #![cfg(all(feature = "axum", feature = "replay"))]
 
+#[path = "support/server.rs"]
+mod server;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +24,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use serde_json::{Value, json};
+use server::Server;
 
 #[derive(Default)]
 struct App {
@@ -96,45 +99,21 @@ async fn call(
     respond(response)
 }
 
-/// Runs the service on an ephemeral loopback port until dropped.
-struct Server {
-    base: String,
+/// The service on an ephemeral loopback port, with its send counter.
+struct Service {
+    server: Server,
     app: Arc<App>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<thread::JoinHandle<()>>,
 }
 
-impl Server {
+impl Service {
     fn start() -> Self {
         let app = Arc::new(App::default());
-        let state = Arc::clone(&app);
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready_tx.send(listener.local_addr().unwrap()).unwrap();
-                let router = axum::Router::new()
-                    .route("/tools/{name}", axum::routing::post(call))
-                    .with_state(state);
-                axum::serve(listener, router)
-                    .with_graceful_shutdown(async {
-                        let _ = stop_rx.await;
-                    })
-                    .await
-                    .unwrap();
-            });
-        });
-        let address = ready_rx.recv().unwrap();
-        Server {
-            base: format!("http://{address}"),
+        let router = axum::Router::new()
+            .route("/tools/{name}", axum::routing::post(call))
+            .with_state(Arc::clone(&app));
+        Service {
+            server: Server::start(router),
             app,
-            stop: Some(stop_tx),
-            thread: Some(thread),
         }
     }
 
@@ -150,7 +129,7 @@ impl Server {
             .http_status_as_error(false)
             .build()
             .into();
-        let mut request = http::Request::post(format!("{}/tools/{tool}", self.base))
+        let mut request = http::Request::post(format!("{}/tools/{tool}", self.server.base))
             .header("content-type", "application/json");
         if let Some(token) = token {
             request = request.header("authorization", format!("Bearer {token}"));
@@ -166,17 +145,6 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            thread.join().unwrap();
-        }
-    }
-}
-
 /// Tool, token, `Idempotency-Key` header, arguments, expected status.
 type Case = (
     &'static str,
@@ -188,7 +156,7 @@ type Case = (
 
 #[test]
 fn each_outcome_over_the_wire_is_classified_and_keeps_the_profile() {
-    let server = Server::start();
+    let server = Service::start();
     let batch = json!({ "campaignId": "cmp_7f3a", "recipients": 100 });
     let cases: [Case; 8] = [
         (
@@ -274,7 +242,7 @@ fn each_outcome_over_the_wire_is_classified_and_keeps_the_profile() {
 
 #[test]
 fn the_same_key_replays_the_first_bytes_and_sends_nothing_again() {
-    let server = Server::start();
+    let server = Service::start();
     let batch = json!({ "campaignId": "cmp_7f3a", "recipients": 100 });
     let first = server.post("send_campaign_batch", Some("good"), Some("\"b-7\""), &batch);
     assert_eq!(first.status(), 202);
@@ -313,7 +281,7 @@ fn the_same_key_replays_the_first_bytes_and_sends_nothing_again() {
 /// Two clients race with one key: the tool runs once; the other gets the replay or a 409.
 #[test]
 fn concurrent_requests_with_one_key_execute_once() {
-    let server = Arc::new(Server::start());
+    let server = Arc::new(Service::start());
     for round in 0..20 {
         let key = format!("\"race-{round}\"");
         let replies: Vec<http::Response<Vec<u8>>> = thread::scope(|scope| {
