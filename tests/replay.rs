@@ -64,6 +64,18 @@ fn a_key_runs_once_and_replays_its_first_response() {
     );
 }
 
+/// One racer: begins keys 0 to 49, and executes and completes each it begins fresh.
+fn run_fifty_keys<L: Ledger>(ledger: &L, executed: &AtomicUsize) {
+    for k in 0..50 {
+        let key = IdempotencyKey::new(format!("key-{k}")).unwrap();
+        let print = Fingerprint::of("send_sms", "acct", &json!({ "k": k }));
+        if ledger.begin(&key, print, SystemTime::now()).unwrap() == Begin::Fresh {
+            executed.fetch_add(1, Ordering::SeqCst);
+            ledger.complete(&key, response(&k.to_string())).unwrap();
+        }
+    }
+}
+
 #[test]
 fn sixteen_threads_and_fifty_keys_execute_each_key_once() {
     let ledger = Arc::new(MemoryLedger::default());
@@ -71,16 +83,7 @@ fn sixteen_threads_and_fifty_keys_execute_each_key_once() {
     let threads: Vec<_> = (0..16)
         .map(|_| {
             let (ledger, executed) = (Arc::clone(&ledger), Arc::clone(&executed));
-            std::thread::spawn(move || {
-                for k in 0..50 {
-                    let key = IdempotencyKey::new(format!("key-{k}")).unwrap();
-                    let print = Fingerprint::of("send_sms", "acct", &json!({ "k": k }));
-                    if ledger.begin(&key, print, SystemTime::now()).unwrap() == Begin::Fresh {
-                        executed.fetch_add(1, Ordering::SeqCst);
-                        ledger.complete(&key, response(&k.to_string())).unwrap();
-                    }
-                }
-            })
+            std::thread::spawn(move || run_fifty_keys(&*ledger, &executed))
         })
         .collect();
     for thread in threads {
@@ -156,15 +159,7 @@ mod sqlite {
             .map(|_| {
                 let (path, executed) = (path.clone(), Arc::clone(&executed));
                 std::thread::spawn(move || {
-                    let ledger = SqliteLedger::open(&path).unwrap();
-                    for k in 0..50 {
-                        let key = IdempotencyKey::new(format!("key-{k}")).unwrap();
-                        let print = Fingerprint::of("send_sms", "acct", &json!({ "k": k }));
-                        if ledger.begin(&key, print, SystemTime::now()).unwrap() == Begin::Fresh {
-                            executed.fetch_add(1, Ordering::SeqCst);
-                            ledger.complete(&key, response(&k.to_string())).unwrap();
-                        }
-                    }
+                    run_fifty_keys(&SqliteLedger::open(&path).unwrap(), &executed);
                 })
             })
             .collect();
