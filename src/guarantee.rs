@@ -60,6 +60,22 @@ use crate::JsonObject;
 use crate::breach::Breach;
 use crate::code::InvalidCode;
 
+/// Writes `time` as the contract writes instants (`retryAt`): RFC 3339 in UTC, with
+/// milliseconds only when there are some. Use it for a tool's own timestamps (an
+/// `updatedAt`), so that one result carries one form of instant.
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// use agent_tool_result::guarantee::format_instant;
+///
+/// let at = UNIX_EPOCH + Duration::from_millis(1_796_115_600_250);
+/// assert_eq!(format_instant(at), "2026-12-01T09:00:00.25Z");
+/// ```
+#[must_use]
+pub fn format_instant(time: SystemTime) -> String {
+    instant::Rfc3339(time).to_string()
+}
+
 /// The one `schemaVersion` this crate reads and writes.
 pub const SCHEMA_VERSION: u64 = 1;
 

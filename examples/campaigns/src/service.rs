@@ -1,0 +1,518 @@
+//! The tools, whatever the transport: a guarantee call goes through the idempotency ledger and
+//! answers the REST projection of its result, which the ledger keeps and replays; MCP reads
+//! the same response back with the crate's classifier.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, format_instant};
+use agent_tool_result::http::{KeyProblem, RestProfile};
+use agent_tool_result::replay::{
+    self, Begin, Fingerprint, IdempotencyKey, Ledger, Pending, SqliteLedger, StoredResponse,
+};
+use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
+use http::Response;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::store::{CampaignRow, SendWindow, Store};
+
+/// Sends one SMS.
+pub const SEND_SMS: &str = "send_sms";
+/// Sends a campaign to a batch of recipients.
+pub const SEND_CAMPAIGN_BATCH: &str = "send_campaign_batch";
+/// Looks a campaign up by id.
+pub const LOOKUP_CAMPAIGNS: &str = "lookup_marketing_campaigns";
+/// Looks a single message up by id.
+pub const LOOKUP_SMS: &str = "lookup_sms";
+
+/// `send_sms`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SmsArgs {
+    /// The recipient's number.
+    to: String,
+    /// The text.
+    body: String,
+}
+
+/// `send_campaign_batch`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchArgs {
+    /// The recipients' numbers; a number listed twice is sent once.
+    recipients: Vec<String>,
+    /// The text every recipient gets.
+    message: String,
+}
+
+/// `lookup_marketing_campaigns`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CampaignArgs {
+    /// The `campaignId` a batch answered with.
+    pub campaign_id: String,
+}
+
+/// `lookup_sms`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MessageArgs {
+    /// The `messageId` `send_sms` answered with.
+    pub message_id: String,
+}
+
+/// The tool's own field of a batch result.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignRef {
+    /// The campaign, to look up by id.
+    campaign_id: String,
+}
+
+/// The tool's own field of an SMS result.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageRef {
+    /// The message, to look up by id.
+    message_id: String,
+}
+
+/// Recipient counts of a campaign; they add up to `requested`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, PartialEq, Eq)]
+pub struct Counts {
+    /// Distinct recipients asked for.
+    pub requested: u64,
+    /// Accepted by the provider.
+    pub sent: u64,
+    /// Claimed and being sent now.
+    pub sending: u64,
+    /// Held for a later window.
+    pub held: u64,
+    /// Denied by contact policy (opted out).
+    pub denied: u64,
+}
+
+/// What `lookup_marketing_campaigns` answers: the authority on a campaign.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignStatus {
+    /// The campaign.
+    pub campaign_id: String,
+    /// `sending`, `held` (waiting for a window) or `completed`.
+    pub status: String,
+    /// The recipient counts.
+    pub counts: Counts,
+    /// When the campaign last changed (RFC 3339).
+    pub updated_at: String,
+    /// When held recipients are next attempted (RFC 3339), while some are held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_attempt_at: Option<String>,
+}
+
+/// What `lookup_sms` answers.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageStatus {
+    /// The message.
+    pub message_id: String,
+    /// `sending`, `sent` or `not_sent`.
+    pub status: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+}
+
+/// A guarantee command, its arguments read.
+pub enum Command {
+    /// `send_sms`.
+    Sms(SmsArgs),
+    /// `send_campaign_batch`.
+    Batch(BatchArgs),
+}
+
+impl Command {
+    /// Reads the arguments of guarantee tool `tool`; `None` when `tool` is not one.
+    pub fn parse(tool: &str, arguments: &Value) -> Option<Result<Command, serde_json::Error>> {
+        let parsed = match tool {
+            SEND_SMS => SmsArgs::deserialize(arguments).map(Command::Sms),
+            SEND_CAMPAIGN_BATCH => BatchArgs::deserialize(arguments).map(Command::Batch),
+            _ => return None,
+        };
+        Some(parsed)
+    }
+
+    fn tool(&self) -> &'static str {
+        match self {
+            Command::Sms(_) => SEND_SMS,
+            Command::Batch(_) => SEND_CAMPAIGN_BATCH,
+        }
+    }
+}
+
+/// How a guarantee call is answered.
+pub enum Answer {
+    /// The result's REST projection: produced now, or the first one replayed.
+    Response(Response<Vec<u8>>),
+    /// Refused over its key: used with another payload, or still running.
+    Refused(KeyProblem),
+}
+
+/// The service's settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The per-window cap on campaign sends.
+    pub window: SendWindow,
+    /// How long the provider takes to accept one send.
+    pub provider_delay: Duration,
+}
+
+/// A failure of the service's own storage.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The service's tables.
+    #[error("the campaign store failed")]
+    Store(#[from] rusqlite::Error),
+    /// The idempotency ledger.
+    #[error("the idempotency ledger failed")]
+    Ledger(#[from] replay::SqliteError),
+}
+
+/// The campaign service on one SQLite file.
+pub struct Service {
+    store: Store,
+    ledger: SqliteLedger,
+    config: Config,
+    profile: RestProfile,
+}
+
+fn now_ms() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn instant(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+/// The id of the operation a key began: the same for the same key and request, so a
+/// recovery finds it from the ledger alone.
+fn operation_id(prefix: &str, key: &IdempotencyKey, print: Fingerprint) -> String {
+    let digest = Sha256::new()
+        .chain_update(key.as_str())
+        .chain_update([0])
+        .chain_update(print.to_hex())
+        .finalize();
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}_{hex}")
+}
+
+impl Service {
+    /// Opens the service's tables and its ledger in the file at `path`.
+    pub fn open(path: &Path, config: Config) -> Result<Self, ServiceError> {
+        Ok(Service {
+            store: Store::open(path)?,
+            ledger: SqliteLedger::open(path)?,
+            config,
+            profile: RestProfile::default(),
+        })
+    }
+
+    /// Records that `phone` opted out.
+    pub fn opt_out(&self, phone: &str) -> Result<(), ServiceError> {
+        Ok(self.store.opt_out(phone)?)
+    }
+
+    /// Settles what a stopped process left behind, before serving: recipients and messages
+    /// left `sending` against the provider, then every key begun before `started` and never
+    /// completed, answered `unknown` with the id to look up. Returns the keys recovered.
+    pub fn recover(&self, started: SystemTime) -> Result<Vec<Pending>, ServiceError> {
+        self.store.reconcile(now_ms())?;
+        let mut failed = None;
+        let recovered = replay::recover(&self.ledger, started, |pending| {
+            let answer = self.unknown_answer(pending).unwrap_or_else(|err| {
+                failed = Some(err);
+                GuaranteeResult::unknown()
+            });
+            self.stored(&answer)
+        })?;
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(recovered),
+        }
+    }
+
+    /// The `unknown` answer of a key left in flight: the campaign or message it began, when
+    /// the store has one, to look up by id.
+    fn unknown_answer(&self, pending: &Pending) -> Result<GuaranteeResult, ServiceError> {
+        let campaign = operation_id("cmp", &pending.key, pending.fingerprint);
+        let message = operation_id("msg", &pending.key, pending.fingerprint);
+        let unknown = GuaranteeResult::unknown();
+        let (tool, field, id) = if self.store.campaign(&campaign)?.is_some() {
+            (LOOKUP_CAMPAIGNS, "campaignId", campaign)
+        } else if self.store.message(&message)?.is_some() {
+            (LOOKUP_SMS, "messageId", message)
+        } else {
+            // Nothing was recorded, so nothing reached the provider; there is no id to give.
+            return Ok(unknown);
+        };
+        let mut fields = JsonObject::new();
+        fields.insert(field.to_owned(), Value::String(id));
+        Ok(unknown
+            .with_next_tool(tool)
+            .with_fields(fields)
+            .expect("an id is no contract field"))
+    }
+
+    fn stored<T: Serialize>(&self, result: &GuaranteeResult<T>) -> StoredResponse {
+        StoredResponse::from_response(&self.response(result))
+    }
+
+    fn response<T: Serialize>(&self, result: &GuaranteeResult<T>) -> Response<Vec<u8>> {
+        self.profile
+            .response(result)
+            .expect("the tool's fields serialize to an object")
+    }
+
+    /// Runs guarantee `command` for `principal` under `key`: the first time it runs and its
+    /// response is recorded; with the same key and arguments it is replayed and nothing is
+    /// sent again.
+    pub fn call(
+        &self,
+        command: &Command,
+        arguments: &Value,
+        principal: &str,
+        key: &IdempotencyKey,
+    ) -> Result<Answer, ServiceError> {
+        let print = Fingerprint::of(command.tool(), principal, arguments);
+        match self.ledger.begin(key, print, SystemTime::now())? {
+            Begin::Fresh => {}
+            Begin::Replay(stored) => {
+                let replayed = stored
+                    .replayed()
+                    .expect("the ledger holds what it was given");
+                return Ok(Answer::Response(replayed));
+            }
+            refused => {
+                return Ok(Answer::Refused(
+                    refused.refusal().expect("neither fresh nor replay"),
+                ));
+            }
+        }
+        let response = match command {
+            Command::Sms(args) => self.send_sms(args, &operation_id("msg", key, print)),
+            Command::Batch(args) => self.send_batch(args, &operation_id("cmp", key, print)),
+        };
+        self.ledger
+            .complete(key, StoredResponse::from_response(&response))?;
+        Ok(Answer::Response(response))
+    }
+
+    /// `send_sms`: an opted-out number is denied before the provider; any other is sent.
+    fn send_sms(&self, args: &SmsArgs, id: &str) -> Response<Vec<u8>> {
+        let sent = || -> Result<bool, ServiceError> {
+            if self.store.is_opted_out(&args.to)? {
+                return Ok(false);
+            }
+            self.store.begin_message(id, &args.to, now_ms())?;
+            thread::sleep(self.config.provider_delay);
+            self.store
+                .provider_send(None, Some(id), &args.to, &args.body, now_ms())?;
+            self.store.message_sent(id, now_ms())?;
+            Ok(true)
+        };
+        let fields = MessageRef {
+            message_id: id.to_owned(),
+        };
+        match sent() {
+            Ok(false) => self.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)),
+            Ok(true) => self.response(
+                &GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+                    .expect("one of one")
+                    .with_fields(fields)
+                    .expect("an id is no contract field"),
+            ),
+            Err(_) => self.response(
+                &GuaranteeResult::unknown()
+                    .with_next_tool(LOOKUP_SMS)
+                    .with_fields(fields)
+                    .expect("an id is no contract field"),
+            ),
+        }
+    }
+
+    /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window
+    /// has room for are sent now, and the rest are held durably for the next window.
+    fn send_batch(&self, args: &BatchArgs, id: &str) -> Response<Vec<u8>> {
+        let mut recipients = args.recipients.clone();
+        recipients.sort();
+        recipients.dedup();
+        let fields = CampaignRef {
+            campaign_id: id.to_owned(),
+        };
+        let result = self.run_batch(args, &recipients, id).map(|outcome| {
+            outcome.map(|result| {
+                result
+                    .with_next_tool(LOOKUP_CAMPAIGNS)
+                    .with_fields(fields)
+                    .expect("an id is no contract field")
+            })
+        });
+        match result {
+            Ok(Some(result)) => self.response(&result),
+            Ok(None) => self.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)),
+            Err(_) => self.response(
+                &GuaranteeResult::unknown()
+                    .with_next_tool(LOOKUP_CAMPAIGNS)
+                    .with_fields(CampaignRef {
+                        campaign_id: id.to_owned(),
+                    })
+                    .expect("an id is no contract field"),
+            ),
+        }
+    }
+
+    /// The batch's result, or `None` when every recipient is opted out (a deny).
+    fn run_batch(
+        &self,
+        args: &BatchArgs,
+        recipients: &[String],
+        id: &str,
+    ) -> Result<Option<GuaranteeResult>, ServiceError> {
+        let mut opted_out = 0;
+        for phone in recipients {
+            opted_out += usize::from(self.store.is_opted_out(phone)?);
+        }
+        if opted_out == recipients.len() {
+            return Ok(None);
+        }
+        let created = self.store.create_campaign(
+            id,
+            &args.message,
+            recipients,
+            self.config.window,
+            now_ms(),
+        )?;
+        for phone in &created.claimed {
+            self.send_one(id, phone, &args.message)?;
+        }
+        let impact = Impact::new()
+            .requested(recipients.len() as u64)
+            .committed(created.claimed.len() as u64)
+            .deferred(created.held)
+            .denied(created.denied);
+        let result = match created.next_attempt_ms {
+            Some(next) => GuaranteeResult::deferred(
+                PolicyCode::CAMPAIGN_SEND_WINDOW,
+                Some(instant(next)),
+                impact,
+            ),
+            None => GuaranteeResult::committed(impact),
+        };
+        Ok(Some(result.expect("the counts add up to requested")))
+    }
+
+    /// The provider sends to one claimed recipient, and the send is recorded.
+    fn send_one(&self, campaign: &str, phone: &str, message: &str) -> Result<(), ServiceError> {
+        thread::sleep(self.config.provider_delay);
+        self.store
+            .provider_send(Some(campaign), None, phone, message, now_ms())?;
+        Ok(self.store.mark_sent(campaign, phone, now_ms())?)
+    }
+
+    /// Sends the held recipients that are due, within the window's cap; returns how many.
+    pub fn release_due(&self) -> Result<usize, ServiceError> {
+        let claims = self.store.claim_due(self.config.window, now_ms())?;
+        for claim in &claims {
+            self.send_one(&claim.campaign_id, &claim.phone, &claim.message)?;
+        }
+        Ok(claims.len())
+    }
+
+    /// Releases held recipients as their windows open, on a thread of its own, for as long as
+    /// the process lives.
+    pub fn start_releasing(self: &Arc<Self>) {
+        let service = Arc::clone(self);
+        let tick = Duration::from_millis(
+            u64::try_from(service.config.window.length_ms / 20)
+                .unwrap_or(1000)
+                .clamp(50, 1000),
+        );
+        thread::spawn(move || {
+            loop {
+                if let Err(err) = service.release_due() {
+                    eprintln!("campaigns: releasing held recipients failed: {err}");
+                }
+                thread::sleep(tick);
+            }
+        });
+    }
+
+    /// `lookup_marketing_campaigns`: where the campaign stands, from the store.
+    pub fn lookup_campaign(&self, id: &str) -> Result<Envelope<CampaignStatus>, ServiceError> {
+        let Some(row) = self.store.campaign(id)? else {
+            return Ok(Envelope::failure(not_found(
+                "campaign-not-found",
+                format!("No campaign {id}: nothing was recorded or sent under that id."),
+            )));
+        };
+        let CampaignRow {
+            requested,
+            sending,
+            sent,
+            held,
+            denied,
+            updated_ms,
+            next_attempt_ms,
+        } = row;
+        let status = if sending > 0 {
+            "sending"
+        } else if held > 0 {
+            "held"
+        } else {
+            "completed"
+        };
+        Ok(Envelope::success(CampaignStatus {
+            campaign_id: id.to_owned(),
+            status: status.to_owned(),
+            counts: Counts {
+                requested,
+                sent,
+                sending,
+                held,
+                denied,
+            },
+            updated_at: format_instant(instant(updated_ms)),
+            next_attempt_at: next_attempt_ms.map(|ms| format_instant(instant(ms))),
+        }))
+    }
+
+    /// `lookup_sms`: whether the message was sent, from the store.
+    pub fn lookup_message(&self, id: &str) -> Result<Envelope<MessageStatus>, ServiceError> {
+        Ok(match self.store.message(id)? {
+            Some((status, updated_ms)) => Envelope::success(MessageStatus {
+                message_id: id.to_owned(),
+                status,
+                updated_at: format_instant(instant(updated_ms)),
+            }),
+            None => Envelope::failure(not_found(
+                "message-not-found",
+                format!("No message {id}: nothing was recorded or sent under that id."),
+            )),
+        })
+    }
+}
+
+fn not_found(code: &'static str, detail: String) -> ToolError {
+    ToolError::classified(
+        ErrorCode::from_static(code),
+        ErrorCategory::NoTarget,
+        detail,
+    )
+    .expect("the service's own code rides under any category")
+}

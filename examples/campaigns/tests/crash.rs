@@ -1,0 +1,142 @@
+//! The service killed (SIGKILL) in the middle of a batch, then started again on the same
+//! SQLite file: the same key answers `unknown` with the campaign to look up (never a second
+//! send, never `not_started` with sends on record), the lookup's counts add up, and the
+//! provider never sent anyone twice.
+
+mod support;
+
+use std::collections::HashSet;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use agent_tool_result::guarantee::SettlementState;
+use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify};
+use serde_json::{Value, json};
+use support::{Scratch, Service, numbers, provider_sends};
+
+/// 20 may go now, 8 wait for the next hour, 2 opted out; the provider takes 50 ms a send.
+const FLAGS: &[&str] = &[
+    "--cap",
+    "20",
+    "--window-secs",
+    "3600",
+    "--provider-delay-ms",
+    "50",
+    "--opt-out",
+    "+15550100000",
+    "--opt-out",
+    "+15550100001",
+];
+
+/// Each recipient the provider sent to, once; panics on a second send.
+fn sent_once(sends: &[(Option<String>, String)], campaign: &str) -> usize {
+    let mut seen = HashSet::new();
+    for (id, phone) in sends
+        .iter()
+        .filter(|(id, _)| id.as_deref() == Some(campaign))
+    {
+        assert!(seen.insert(phone), "{phone} was sent twice by {id:?}");
+    }
+    seen.len()
+}
+
+fn kill_mid_batch(after_sends: usize) {
+    let scratch = Scratch::new("crash");
+    let db = scratch.db();
+    let service = Service::start(&db, FLAGS);
+    let batch = json!({ "recipients": numbers(30), "message": "Winter sale" });
+    let base = service.base.clone();
+    let request = {
+        let batch = batch.clone();
+        thread::spawn(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            // The connection dies with the service: the caller never learns the outcome.
+            agent
+                .post(format!("{base}/v1/tools/send_campaign_batch"))
+                .header("authorization", format!("Bearer {}", support::TOKEN))
+                .header("idempotency-key", "\"winter-1\"")
+                .send_json(&batch)
+                .is_ok()
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while provider_sends(&db).len() < after_sends {
+        assert!(Instant::now() < deadline, "the batch never started sending");
+        thread::sleep(Duration::from_millis(5));
+    }
+    service.kill();
+    assert!(!request.join().unwrap(), "the killed service answered");
+    let before_restart = provider_sends(&db).len();
+    assert!(
+        (after_sends..20).contains(&before_restart),
+        "killed mid-batch: {before_restart} sends"
+    );
+
+    let service = Service::start(&db, FLAGS);
+    let replay = service.call("send_campaign_batch", "winter-1", &batch);
+    assert_eq!(replay.headers()[IDEMPOTENT_REPLAYED], "true");
+    let result = match classify(&replay) {
+        RestOutcome::Settled(result) => result,
+        other => panic!("a recovered key answers a settled result: {other:?}"),
+    };
+    assert!(
+        matches!(
+            result.settlement(),
+            SettlementState::Committed | SettlementState::Unknown
+        ),
+        "with sends on record the answer is committed or unknown, not {:?}",
+        result.settlement()
+    );
+    assert_eq!(
+        result.recovery().and_then(|r| r.suggested_next_tool()),
+        Some("lookup_marketing_campaigns")
+    );
+    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+
+    // Replaying again changes nothing: the answer is frozen.
+    let again = service.call("send_campaign_batch", "winter-1", &batch);
+    assert_eq!(again.body(), replay.body());
+
+    // The service settles what was in flight and resumes the claimed recipients by itself.
+    let status = service.lookup_until(&campaign, |r| r["counts"]["sent"] == 20);
+    let counts = &status["counts"];
+    let count = |name: &str| counts[name].as_u64().unwrap();
+    assert_eq!(count("requested"), 30);
+    assert_eq!(
+        count("sent") + count("sending") + count("held") + count("denied"),
+        count("requested"),
+        "{status}"
+    );
+    assert_eq!((count("held"), count("denied")), (8, 2), "{status}");
+    let sends = provider_sends(&db);
+    assert_eq!(sent_once(&sends, &campaign) as u64, count("sent"));
+    assert_eq!(sends.len(), 20, "nobody was sent twice");
+    assert_eq!(status["status"], "held");
+    assert!(status["nextAttemptAt"].is_string());
+    assert!(status["updatedAt"].is_string());
+    drop(scratch);
+}
+
+#[test]
+fn a_batch_killed_mid_send_is_settled_not_resent() {
+    kill_mid_batch(5);
+}
+
+#[test]
+fn a_batch_killed_at_its_first_send_is_settled_not_resent() {
+    kill_mid_batch(1);
+}
+
+/// Lookup results carry the envelope's contract: `ok` first, the campaign under `result`.
+#[test]
+fn an_unknown_campaign_is_a_no_target_envelope() {
+    let scratch = Scratch::new("unknown");
+    let service = Service::start(&scratch.db(), FLAGS);
+    let found = service.lookup("cmp_0000000000000000");
+    assert_eq!(found["ok"], Value::Bool(false));
+    assert_eq!(found["error"]["category"], "no-target");
+    assert_eq!(found["error"]["code"], "campaign-not-found");
+}

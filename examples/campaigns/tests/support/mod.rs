@@ -1,0 +1,154 @@
+//! The campaign service as a child process on 127.0.0.1 (a port it picks), a scratch
+//! database, and a REST client that returns responses as they came over the wire.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The token the service is started with.
+pub const TOKEN: &str = "test-token";
+
+/// A scratch directory for one test's database, removed when dropped.
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "campaigns-{name}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch { dir }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.join("campaigns.sqlite")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A running service; dropping it kills the process.
+pub struct Service {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    child: Child,
+    _stdout: BufReader<ChildStdout>,
+}
+
+impl Service {
+    /// Starts the service on `db` with `extra` arguments, and waits until it listens.
+    pub fn start(db: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_campaigns"))
+            .arg("--db")
+            .arg(db)
+            .args(["--addr", "127.0.0.1:0", "--token", TOKEN])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the service starts");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the first line names the address: {line:?}"))
+            .to_owned();
+        Service {
+            base,
+            child,
+            _stdout: stdout,
+        }
+    }
+
+    /// Kills the process at once (SIGKILL on Unix): no chance to finish anything.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// Calls guarantee tool `tool` with `key` as its `Idempotency-Key`.
+    pub fn call(&self, tool: &str, key: &str, arguments: &Value) -> http::Response<Vec<u8>> {
+        let request = http::Request::post(format!("{}/v1/tools/{tool}", self.base))
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("idempotency-key", format!("\"{key}\""))
+            .body(serde_json::to_vec(arguments).unwrap())
+            .unwrap();
+        send(request)
+    }
+
+    /// Looks campaign `id` up over REST and returns its envelope.
+    pub fn lookup(&self, id: &str) -> Value {
+        let request = http::Request::get(format!("{}/v1/campaigns/{id}", self.base))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .body(Vec::new())
+            .unwrap();
+        let response = send(request);
+        assert_eq!(response.status(), 200);
+        serde_json::from_slice(response.body()).unwrap()
+    }
+
+    /// Looks campaign `id` up until `done` holds for its result, for at most 30 seconds.
+    pub fn lookup_until(&self, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found = self.lookup(id);
+            if done(&found["result"]) {
+                return found["result"].clone();
+            }
+            assert!(Instant::now() < deadline, "never reached: {found}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `request`, with any status, and returns the response as it came.
+pub fn send(request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let (parts, mut body) = agent.run(request).unwrap().into_parts();
+    http::Response::from_parts(parts, body.read_to_vec().unwrap())
+}
+
+/// Sends by the provider: (campaign, phone) pairs, one per accepted send, duplicates kept.
+pub fn provider_sends(db: &Path) -> Vec<(Option<String>, String)> {
+    let connection = rusqlite::Connection::open(db).unwrap();
+    connection.busy_timeout(Duration::from_secs(5)).unwrap();
+    let mut rows = connection
+        .prepare("SELECT campaign_id, phone FROM provider_sends ORDER BY seq")
+        .unwrap();
+    rows.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// `n` distinct numbers.
+pub fn numbers(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("+1555010{i:04}")).collect()
+}
