@@ -262,8 +262,11 @@ pub trait Ledger {
 ///
 /// The answer must not claim what is not known: a guarantee result whose settlement is
 /// `unknown` and whose `recovery.suggestedNextTool` looks the operation up by id, never a
-/// `not_started`. Pass the instant the process started as `begun_before`, so keys that other
-/// processes are running now are left alone.
+/// `not_started`. A process that is alone on its ledger passes the instant it started as
+/// `begun_before`, so the keys it begins from then on are left alone. Where several processes
+/// share the ledger, a key another live process began before this one started looks just like
+/// an abandoned one: pass an instant older than the longest a call may run (now minus the
+/// call timeout) instead.
 ///
 /// ```
 /// # #[cfg(feature = "http")] {

@@ -14,7 +14,7 @@ use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolErro
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -38,9 +38,8 @@ pub struct Mcp {
 }
 
 fn input_schema<T: JsonSchema>(keyed: bool) -> JsonObject {
-    let mut schema = match serde_json::to_value(schemars::schema_for!(T)) {
-        Ok(Value::Object(schema)) => schema,
-        _ => unreachable!("a derived schema is an object"),
+    let Ok(Value::Object(mut schema)) = serde_json::to_value(schemars::schema_for!(T)) else {
+        unreachable!("a derived schema is an object")
     };
     if keyed {
         IdempotencyKey::add_to_input_schema(&mut schema);
@@ -165,7 +164,9 @@ impl Mcp {
 
 impl rmcp::ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("campaigns", env!("CARGO_PKG_VERSION")),
+        )
     }
 
     async fn list_tools(

@@ -53,15 +53,15 @@ fn failed(err: &ServiceError) -> Response {
     respond(problem.into_response())
 }
 
-/// The caller's principal, or the 401 that says why there is none.
-fn authorize(rest: &Rest, headers: &HeaderMap) -> Result<(), Response> {
+/// Whether the call carries the service's token, or the 401 that says why not.
+fn authorize(rest: &Rest, headers: &HeaderMap) -> Result<(), Box<Fault>> {
     match credentials(headers) {
         Credentials::Bearer(token) if token == rest.token => Ok(()),
-        Credentials::Bearer(_) => Err(fault(Fault::invalid_token(
+        Credentials::Bearer(_) => Err(Box::new(Fault::invalid_token(
             "campaigns",
             "the token is not one this service issued",
         ))),
-        _ => Err(fault(Fault::unauthenticated("campaigns"))),
+        _ => Err(Box::new(Fault::unauthenticated("campaigns"))),
     }
 }
 
@@ -72,7 +72,7 @@ async fn call(
     body: Bytes,
 ) -> Response {
     if let Err(denied) = authorize(&rest, &headers) {
-        return denied;
+        return fault(*denied);
     }
     if let Err(unsupported) = require_json(&headers) {
         return fault(unsupported);
@@ -121,7 +121,7 @@ async fn campaign(
     headers: HeaderMap,
 ) -> Response {
     if let Err(denied) = authorize(&rest, &headers) {
-        return denied;
+        return fault(*denied);
     }
     match rest.service.lookup_campaign(&id) {
         Ok(found) => envelope(&found),
@@ -135,7 +135,7 @@ async fn message(
     headers: HeaderMap,
 ) -> Response {
     if let Err(denied) = authorize(&rest, &headers) {
-        return denied;
+        return fault(*denied);
     }
     match rest.service.lookup_message(&id) {
         Ok(found) => envelope(&found),

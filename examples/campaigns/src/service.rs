@@ -208,8 +208,8 @@ fn operation_id(prefix: &str, key: &IdempotencyKey, print: Fingerprint) -> Strin
         .chain_update([0])
         .chain_update(print.to_hex())
         .finalize();
-    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}_{hex}")
+    let head: [u8; 8] = digest[..8].try_into().expect("a digest has 32 bytes");
+    format!("{prefix}_{:016x}", u64::from_be_bytes(head))
 }
 
 impl Service {

@@ -1,0 +1,209 @@
+//! The service's REST side with a real HTTP client: each outcome keeps the REST profile and
+//! is classified back to what it is; replays are the first bytes with nothing sent again;
+//! held recipients are sent by the service as windows open, never by a replay.
+
+mod support;
+
+use std::thread;
+
+use agent_tool_result::guarantee::SettlementState;
+use agent_tool_result::http::{
+    IDEMPOTENT_REPLAYED, KeyProblem, RestOutcome, classify, profile_breaches,
+};
+use serde_json::{Value, json};
+use support::{Scratch, Service, TOKEN, numbers, provider_sends, send};
+
+const OPTED_OUT: &str = "+15559990000";
+
+fn assert_keeps_profile(response: &http::Response<Vec<u8>>) {
+    let breaches = profile_breaches(response.status(), response.headers(), response.body());
+    assert!(breaches.is_empty(), "{breaches:?}");
+}
+
+#[test]
+fn sms_is_sent_once_and_an_opted_out_number_is_denied_before_the_provider() {
+    let scratch = Scratch::new("sms");
+    let service = Service::start(&scratch.db(), &["--opt-out", OPTED_OUT]);
+    let sms = json!({ "to": "+15550100001", "body": "Your code is 4411" });
+
+    let sent = service.call("send_sms", "sms-1", &sms);
+    assert_eq!(sent.status(), 200);
+    assert_keeps_profile(&sent);
+    let RestOutcome::Settled(result) = classify(&sent) else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(result.settlement(), SettlementState::Committed);
+    let message = result.fields()["messageId"].as_str().unwrap().to_owned();
+
+    let replay = service.call("send_sms", "sms-1", &sms);
+    assert_eq!(replay.headers()[IDEMPOTENT_REPLAYED], "true");
+    assert_eq!(replay.body(), sent.body());
+    assert_eq!(provider_sends(&scratch.db()).len(), 1);
+
+    let lookup = send(
+        http::Request::get(format!("{}/v1/messages/{message}", service.base))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .body(Vec::new())
+            .unwrap(),
+    );
+    let lookup: Value = serde_json::from_slice(lookup.body()).unwrap();
+    assert_eq!(lookup["result"]["status"], "sent");
+
+    let denied = service.call(
+        "send_sms",
+        "sms-2",
+        &json!({ "to": OPTED_OUT, "body": "hi" }),
+    );
+    assert_eq!(denied.status(), 422);
+    assert_keeps_profile(&denied);
+    assert!(matches!(
+        classify(&denied),
+        RestOutcome::PolicyDenied { .. }
+    ));
+    assert_eq!(provider_sends(&scratch.db()).len(), 1);
+
+    let mismatch = service.call(
+        "send_sms",
+        "sms-1",
+        &json!({ "to": "+15550100002", "body": "x" }),
+    );
+    assert_eq!(
+        classify(&mismatch),
+        RestOutcome::KeyRefused(KeyProblem::Mismatch)
+    );
+}
+
+#[test]
+fn calls_without_a_token_or_a_key_are_refused_before_anything_runs() {
+    let scratch = Scratch::new("refused");
+    let service = Service::start(&scratch.db(), &[]);
+    let post = |token: Option<&str>, key: Option<&str>| {
+        let mut request = http::Request::post(format!("{}/v1/tools/send_sms", service.base))
+            .header("content-type", "application/json");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        send(
+            request
+                .body(br#"{"to":"+15550100001","body":"hi"}"#.to_vec())
+                .unwrap(),
+        )
+    };
+    let anonymous = post(None, Some("\"k\""));
+    assert_eq!(anonymous.status(), 401);
+    assert!(matches!(
+        classify(&anonymous),
+        RestOutcome::Unauthorized { error: None, .. }
+    ));
+    let forged = post(Some("forged"), Some("\"k\""));
+    assert!(matches!(
+        classify(&forged),
+        RestOutcome::Unauthorized { error: Some(e), .. } if e == "invalid_token"
+    ));
+    assert_eq!(
+        classify(&post(Some(TOKEN), None)),
+        RestOutcome::KeyRefused(KeyProblem::Missing)
+    );
+    let unquoted = post(Some(TOKEN), Some("k"));
+    assert_eq!(
+        classify(&unquoted),
+        RestOutcome::KeyRefused(KeyProblem::Invalid)
+    );
+    for response in [anonymous, forged, unquoted] {
+        assert_keeps_profile(&response);
+    }
+    assert!(provider_sends(&scratch.db()).is_empty());
+}
+
+#[test]
+fn a_held_batch_answers_202_and_the_service_sends_the_rest_as_windows_open() {
+    let scratch = Scratch::new("held");
+    let flags = ["--cap", "2", "--window-secs", "1", "--opt-out", OPTED_OUT];
+    let service = Service::start(&scratch.db(), &flags);
+    let mut recipients = numbers(5);
+    recipients.push(OPTED_OUT.to_owned());
+    recipients.push(recipients[0].clone());
+    let batch = json!({ "recipients": recipients, "message": "Flash sale" });
+
+    let held = service.call("send_campaign_batch", "flash-1", &batch);
+    assert_eq!(held.status(), 202);
+    assert_keeps_profile(&held);
+    assert!(held.headers().get("location").is_none());
+    let RestOutcome::Deferred { result, retry_at } = classify(&held) else {
+        panic!("{held:?}")
+    };
+    assert_eq!(retry_at, result.policy().retry_at());
+    let impact = result.impact().unwrap();
+    assert_eq!(
+        impact.get_requested(),
+        Some(6),
+        "a number listed twice is one recipient"
+    );
+    assert_eq!(
+        (
+            impact.get_committed(),
+            impact.get_deferred(),
+            impact.get_denied()
+        ),
+        (Some(2), Some(3), Some(1))
+    );
+    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+
+    // Replays while the service works through the hold: the first bytes, never a send.
+    for _ in 0..3 {
+        let replay = service.call("send_campaign_batch", "flash-1", &batch);
+        assert_eq!(replay.status(), 202);
+        assert_eq!(replay.body(), held.body());
+        assert_eq!(
+            replay.headers()["retry-after"],
+            held.headers()["retry-after"]
+        );
+    }
+    let done = service.lookup_until(&campaign, |r| r["status"] == "completed");
+    assert_eq!(
+        done["counts"],
+        json!({ "requested": 6, "sent": 5, "sending": 0, "held": 0, "denied": 1 })
+    );
+    assert!(done.get("nextAttemptAt").is_none());
+    let sends = provider_sends(&scratch.db());
+    let mut phones: Vec<_> = sends.iter().map(|(_, phone)| phone.clone()).collect();
+    phones.sort();
+    phones.dedup();
+    assert_eq!(
+        (sends.len(), phones.len()),
+        (5, 5),
+        "each recipient once: {sends:?}"
+    );
+}
+
+#[test]
+fn racing_clients_with_one_key_run_the_batch_once() {
+    let scratch = Scratch::new("race");
+    let service = Service::start(&scratch.db(), &["--cap", "50", "--provider-delay-ms", "20"]);
+    let batch = json!({ "recipients": numbers(10), "message": "Race" });
+    let answers: Vec<http::Response<Vec<u8>>> = thread::scope(|scope| {
+        let racers: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| service.call("send_campaign_batch", "race-1", &batch)))
+            .collect();
+        racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap())
+            .collect()
+    });
+    let executed = answers
+        .iter()
+        .filter(|a| a.headers().get(IDEMPOTENT_REPLAYED).is_none());
+    let executed: Vec<_> = executed.filter(|a| a.status() == 200).collect();
+    assert_eq!(executed.len(), 1, "exactly one execution");
+    for answer in &answers {
+        match classify(answer) {
+            RestOutcome::KeyRefused(KeyProblem::InFlight) => {}
+            RestOutcome::Settled(_) => assert_eq!(answer.body(), executed[0].body()),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(provider_sends(&scratch.db()).len(), 10);
+}
