@@ -4,6 +4,7 @@ mod check;
 mod classify;
 mod commands;
 mod output;
+mod sarif;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

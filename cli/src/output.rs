@@ -1,4 +1,4 @@
-//! How `atr validate` reports: human, JSON lines, or GitHub workflow annotations.
+//! How `atr validate` reports: human, JSON lines, GitHub workflow annotations, or SARIF.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use agent_tool_result::rule::{Finding, Severity};
 
 use crate::check::Outcome;
+use crate::sarif;
 
 /// The report formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -16,6 +17,8 @@ pub enum Format {
     Json,
     /// GitHub Actions workflow annotations (`::error file=...`), then a summary line.
     Github,
+    /// One SARIF 2.1.0 log (for code scanning), the counts as the run's properties.
+    Sarif,
 }
 
 /// Counts for the summary.
@@ -47,6 +50,10 @@ pub struct Reporter<W: Write> {
     closed: bool,
     /// The first write error other than a closed pipe.
     error: Option<io::Error>,
+    /// Whether a SARIF log's opening is written.
+    opened: bool,
+    /// Whether a SARIF result is written (the next needs a comma).
+    any_result: bool,
 }
 
 impl<W: Write> Reporter<W> {
@@ -59,6 +66,8 @@ impl<W: Write> Reporter<W> {
             summary: Summary::default(),
             closed: false,
             error: None,
+            opened: false,
+            any_result: false,
         }
     }
 
@@ -98,6 +107,7 @@ impl<W: Write> Reporter<W> {
                 if self.closed {
                     return Ok(());
                 }
+                self.open()?;
                 let mut violations: Vec<&Finding> = report.violations().iter().collect();
                 violations.sort_by_key(|f| (f.line(), f.column()));
                 for finding in violations.into_iter().chain(report.lints()) {
@@ -112,6 +122,15 @@ impl<W: Write> Reporter<W> {
                 Ok(())
             }
         }
+    }
+
+    /// Writes a SARIF log's opening, once.
+    fn open(&mut self) -> io::Result<()> {
+        if self.format == Format::Sarif && !self.opened {
+            self.opened = true;
+            sarif::header(&mut self.out)?;
+        }
+        Ok(())
     }
 
     fn finding(
@@ -156,6 +175,10 @@ impl<W: Write> Reporter<W> {
                 serde_json::to_writer(&mut self.out, &record)?;
                 writeln!(self.out)
             }
+            Format::Sarif => {
+                let first = !std::mem::replace(&mut self.any_result, true);
+                sarif::result(&mut self.out, first, file, line, column, finding)
+            }
             Format::Github => writeln!(
                 self.out,
                 "::{severity} file={},line={line},col={column},title={}::{}{}",
@@ -182,8 +205,10 @@ impl<W: Write> Reporter<W> {
     }
 
     fn write_summary(&mut self) -> io::Result<()> {
+        self.open()?;
         let s = &self.summary;
         match self.format {
+            Format::Sarif => sarif::footer(&mut self.out, s)?,
             Format::Json => {
                 serde_json::to_writer(&mut self.out, &JsonSummary { summary: s })?;
                 writeln!(self.out)?;
