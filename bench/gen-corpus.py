@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes a deterministic NDJSON corpus of result envelopes for bench/compare-peers.sh.
 
-Usage: gen-corpus.py OUT.ndjson [COUNT]
+Usage: gen-corpus.py OUT.ndjson [COUNT] [--all-valid]
 
 About 1 KB per envelope; one in ten breaks the contract in a way every JSON Schema validator
 can see (no duplicate keys, which only atr reports). The numbers of the broken lines are
-written to OUT.invalid, one per line.
+written to OUT.invalid, one per line. With --all-valid, every envelope is valid.
 """
 import json
 import random
@@ -74,13 +74,15 @@ def broken(rng, n):
 
 
 def main():
-    out = sys.argv[1]
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+    args = [a for a in sys.argv[1:] if a != "--all-valid"]
+    all_valid = len(args) < len(sys.argv) - 1
+    out = args[0]
+    count = int(args[1]) if len(args) > 1 else 100_000
     rng = random.Random(20261130)
     invalid = []
     with open(out, "w") as f:
         for n in range(1, count + 1):
-            if n % 10 == 0:
+            if n % 10 == 0 and not all_valid:
                 doc = broken(rng, n // 10)
                 invalid.append(n)
             else:

@@ -26,6 +26,7 @@ use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unacco
 mod annotations;
 mod call_tool_result;
 mod lints;
+mod scan;
 mod skeleton;
 
 /// The outcome of validating one document.
@@ -343,12 +344,20 @@ impl Validator {
     /// ```
     #[must_use]
     pub fn validate_text(&self, text: &str) -> Report {
-        if let Some(lints) = self.fast(text) {
-            return Report {
-                violations: Vec::new(),
-                lints: locate_all(text, lints),
-            };
-        }
+        self.fast_report(text)
+            .unwrap_or_else(|| self.full_report(text))
+    }
+
+    /// The fast path's report: `Some` when the typed reader accepts `text`.
+    pub(crate) fn fast_report(&self, text: &str) -> Option<Report> {
+        self.fast(text).map(|lints| Report {
+            violations: Vec::new(),
+            lints: locate_all(text, lints),
+        })
+    }
+
+    /// The full report of a document the fast path rejected: every violation, located.
+    pub(crate) fn full_report(&self, text: &str) -> Report {
         // The typed reader's own account, with where it stopped; read again only when needed.
         let typed_error = || {
             let read = match self.kind {
@@ -407,11 +416,13 @@ impl Validator {
     /// The fast path: the typed reader alone. `Some(lints)` when the document is valid.
     fn fast(&self, text: &str) -> Option<Vec<Finding>> {
         match self.kind {
-            Kind::Envelope => skim(text).ok().map(|envelope| {
-                envelope
-                    .error()
-                    .map(|error| lints_for(error.code(), Some(error.category())))
-                    .unwrap_or_default()
+            Kind::Envelope => scan::envelope(text).or_else(|| {
+                skim(text).ok().map(|envelope| {
+                    envelope
+                        .error()
+                        .map(|error| lints_for(error.code(), Some(error.category())))
+                        .unwrap_or_default()
+                })
             }),
             Kind::Guarantee => serde_json::from_str::<GuaranteeResult<JsonObject>>(text)
                 .ok()
@@ -429,7 +440,7 @@ impl Validator {
     #[must_use]
     pub fn is_valid_text(&self, text: &str) -> bool {
         match self.kind {
-            Kind::Envelope => skim(text).is_ok(),
+            Kind::Envelope => scan::envelope(text).is_some() || skim(text).is_ok(),
             Kind::Guarantee => serde_json::from_str::<GuaranteeResult<JsonObject>>(text).is_ok(),
         }
     }

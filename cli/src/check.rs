@@ -1,10 +1,8 @@
-//! `atr validate`: inputs, documents, and checking them on every core in input order.
+//! `atr validate`: the inputs the paths name, and checking one document.
 
-use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Read};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
@@ -35,6 +33,18 @@ pub struct Input {
     lines: bool,
     /// The size in bytes, when known, for the progress bar.
     pub size: u64,
+}
+
+impl Input {
+    /// The file to read; `None` for standard input.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the input holds one document per line.
+    pub fn lines(&self) -> bool {
+        self.lines
+    }
 }
 
 /// What the walk over the named paths produced, in order.
@@ -185,15 +195,6 @@ fn entries(dir: &Path, out: &mut Vec<Source>) -> Vec<PathBuf> {
     paths
 }
 
-/// One document: where it is and its bytes.
-pub struct Document {
-    /// The input's label.
-    pub file: Arc<str>,
-    /// The line it starts on (1 for a whole-file document).
-    pub line: usize,
-    bytes: Vec<u8>,
-}
-
 /// The checked document, or an I/O error met while reading, in input order.
 pub enum Outcome {
     /// A checked document and its findings.
@@ -209,77 +210,15 @@ pub enum Outcome {
     IoError(String),
 }
 
-/// Documents handed to a worker at a time.
-const BATCH: usize = 256;
-
-enum Item {
-    Document(Document),
-    IoError(String),
-}
-
-/// Reads the sources and checks every document on `workers` threads, calling `emit` with each
-/// outcome in input order and `progress` with bytes read. Memory stays bounded: a few batches
-/// are in flight at a time.
-pub fn run(
-    sources: Vec<Source>,
+/// Checks one document, which starts on `line` of `file`.
+pub fn check(
+    validator: &Validator,
+    file: Arc<str>,
+    line: usize,
+    bytes: &[u8],
     contract: Contract,
-    workers: usize,
-    progress: &(dyn Fn(u64) + Sync),
-    emit: &mut dyn FnMut(Outcome),
-) {
-    let (work_tx, work_rx) = sync_channel::<(usize, Vec<Item>)>(workers * 2);
-    let (done_tx, done_rx) = sync_channel::<(usize, Vec<Outcome>)>(workers * 2);
-    let work_rx = Arc::new(Mutex::new(work_rx));
-    std::thread::scope(|scope| {
-        scope.spawn(move || read_all(sources, &work_tx, progress));
-        for _ in 0..workers {
-            let work_rx = Arc::clone(&work_rx);
-            let done_tx = done_tx.clone();
-            scope.spawn(move || check_batches(&work_rx, &done_tx, contract));
-        }
-        drop(done_tx);
-        let mut pending = std::collections::BTreeMap::new();
-        let mut next = 0;
-        for (sequence, outcomes) in done_rx {
-            pending.insert(sequence, outcomes);
-            while let Some(outcomes) = pending.remove(&next) {
-                outcomes.into_iter().for_each(&mut *emit);
-                next += 1;
-            }
-        }
-    });
-}
-
-fn check_batches(
-    work: &Mutex<Receiver<(usize, Vec<Item>)>>,
-    done: &SyncSender<(usize, Vec<Outcome>)>,
-    contract: Contract,
-) {
-    let validator = Validator::shared();
-    loop {
-        let Ok((sequence, items)) = work
-            .lock()
-            .expect("no worker panics holding the lock")
-            .recv()
-        else {
-            return;
-        };
-        let outcomes = items
-            .into_iter()
-            .map(|item| match item {
-                Item::IoError(message) => Outcome::IoError(message),
-                Item::Document(document) => check(validator, document, contract),
-            })
-            .collect();
-        if done.send((sequence, outcomes)).is_err() {
-            return;
-        }
-    }
-}
-
-/// Checks one document.
-fn check(validator: &Validator, document: Document, contract: Contract) -> Outcome {
-    let report = match std::str::from_utf8(&document.bytes) {
+) -> Outcome {
+    let report = match std::str::from_utf8(bytes) {
         Err(err) => single(Rule::WellFormedJson, not_utf8(&err)),
         Ok(text) if text.trim().is_empty() => {
             single(Rule::WellFormedJson, "the document is empty".to_owned())
@@ -291,11 +230,7 @@ fn check(validator: &Validator, document: Document, contract: Contract) -> Outco
             Contract::Auto => validator.validate_any_text(text),
         },
     };
-    Outcome::Checked {
-        file: document.file,
-        line: document.line,
-        report,
-    }
+    Outcome::Checked { file, line, report }
 }
 
 /// The message for a document that is not UTF-8, shared by every subcommand.
@@ -308,95 +243,4 @@ pub fn not_utf8(err: &std::str::Utf8Error) -> String {
 
 fn single(rule: Rule, message: String) -> Report {
     Report::new(vec![Finding::new(rule, "", message).at(1, 1)], Vec::new())
-}
-
-/// Reads every source into batches of documents, in order.
-fn read_all(
-    sources: Vec<Source>,
-    work: &SyncSender<(usize, Vec<Item>)>,
-    progress: &(dyn Fn(u64) + Sync),
-) {
-    let mut batcher = Batcher {
-        work,
-        sequence: 0,
-        items: Vec::new(),
-    };
-    for source in sources {
-        match source {
-            Source::Error(message) => batcher.push(Item::IoError(message)),
-            Source::Input(input) => {
-                if let Err(err) = read_input(&input, &mut batcher, progress) {
-                    let label = printable(&input.label);
-                    batcher.push(Item::IoError(format!("cannot read {label}: {err}")));
-                }
-            }
-        }
-    }
-    batcher.flush();
-}
-
-struct Batcher<'a> {
-    work: &'a SyncSender<(usize, Vec<Item>)>,
-    sequence: usize,
-    items: Vec<Item>,
-}
-
-impl Batcher<'_> {
-    fn push(&mut self, item: Item) {
-        self.items.push(item);
-        if self.items.len() == BATCH {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if !self.items.is_empty() {
-            let items = std::mem::take(&mut self.items);
-            // The receiving side only stops early if the process is going down.
-            let _ = self.work.send((self.sequence, items));
-            self.sequence += 1;
-        }
-    }
-}
-
-fn read_input(
-    input: &Input,
-    batcher: &mut Batcher<'_>,
-    progress: &(dyn Fn(u64) + Sync),
-) -> io::Result<()> {
-    let reader: Box<dyn Read> = match &input.path {
-        Some(path) => Box::new(File::open(path)?),
-        None => Box::new(io::stdin().lock()),
-    };
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let file: Arc<str> = Arc::from(input.label.as_str());
-    if !input.lines {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        progress(bytes.len() as u64);
-        batcher.push(Item::Document(Document {
-            file,
-            line: 1,
-            bytes,
-        }));
-        return Ok(());
-    }
-    let mut line = 0;
-    loop {
-        let mut bytes = Vec::new();
-        let read = reader.read_until(b'\n', &mut bytes)?;
-        if read == 0 {
-            return Ok(());
-        }
-        line += 1;
-        progress(read as u64);
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        batcher.push(Item::Document(Document {
-            file: Arc::clone(&file),
-            line,
-            bytes,
-        }));
-    }
 }

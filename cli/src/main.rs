@@ -4,6 +4,7 @@ mod check;
 mod classify;
 mod commands;
 mod output;
+mod pipeline;
 mod sarif;
 
 use std::io::IsTerminal;
@@ -193,7 +194,7 @@ fn validate(
     let colour = colour_wanted(format, stdout.is_terminal(), std::env::var_os("NO_COLOR"));
     let mut reporter =
         output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
-    check::run(sources, contract, workers, &progress, &mut |outcome| {
+    pipeline::run(sources, contract, workers, &progress, &mut |outcome| {
         reporter.outcome(outcome);
     });
     if let Some(bar) = bar {

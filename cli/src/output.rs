@@ -50,10 +50,17 @@ pub struct Reporter<W: Write> {
     closed: bool,
     /// The first write error other than a closed pipe.
     error: Option<io::Error>,
-    /// Whether a SARIF log's opening is written.
-    opened: bool,
-    /// Whether a SARIF result is written (the next needs a comma).
-    any_result: bool,
+    /// How far a SARIF log is written.
+    sarif: SarifLog,
+}
+
+/// How far a SARIF log is written: its opening, then results (each after the first needs a
+/// comma before it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SarifLog {
+    Unopened,
+    Opened,
+    WithResults,
 }
 
 impl<W: Write> Reporter<W> {
@@ -66,8 +73,7 @@ impl<W: Write> Reporter<W> {
             summary: Summary::default(),
             closed: false,
             error: None,
-            opened: false,
-            any_result: false,
+            sarif: SarifLog::Unopened,
         }
     }
 
@@ -126,8 +132,8 @@ impl<W: Write> Reporter<W> {
 
     /// Writes a SARIF log's opening, once.
     fn open(&mut self) -> io::Result<()> {
-        if self.format == Format::Sarif && !self.opened {
-            self.opened = true;
+        if self.format == Format::Sarif && self.sarif == SarifLog::Unopened {
+            self.sarif = SarifLog::Opened;
             sarif::header(&mut self.out)?;
         }
         Ok(())
@@ -176,7 +182,8 @@ impl<W: Write> Reporter<W> {
                 writeln!(self.out)
             }
             Format::Sarif => {
-                let first = !std::mem::replace(&mut self.any_result, true);
+                let first = self.sarif != SarifLog::WithResults;
+                self.sarif = SarifLog::WithResults;
                 sarif::result(&mut self.out, first, file, line, column, finding)
             }
             Format::Github => writeln!(

@@ -3,6 +3,7 @@
 //! with its rule, level, message, the file's line and column, and the JSON Pointer as a
 //! logical location. A severity's name is its SARIF level (`error`, `warning`).
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use agent_tool_result::rule::{Finding, Rule};
@@ -99,7 +100,7 @@ fn uri(file: &str) -> String {
         if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
             out.push(char::from(byte));
         } else {
-            out.push_str(&format!("%{byte:02X}"));
+            let _ = write!(out, "%{byte:02X}");
         }
     }
     out

@@ -65,7 +65,7 @@ impl Validator {
             return Report::new(locate_all(text, violations), Vec::new());
         };
         // The carried JSON is an envelope, or (with a schemaVersion) a guarantee result.
-        let inner = if has_member(carrier.text, "schemaVersion") {
+        let inner = if TopMembers::of(carrier.text).schema_version {
             Validator::shared_guarantee().validate_text(carrier.text)
         } else {
             self.validate_text(carrier.text)
@@ -81,11 +81,17 @@ impl Validator {
     /// not a valid envelope is checked as a `tools/call` result.
     #[must_use]
     pub fn validate_any_text(&self, text: &str) -> Report {
-        if has_member(text, "schemaVersion") && !has_member(text, "content") {
+        // A valid envelope has neither `schemaVersion` nor `content`: most documents are
+        // answered by the envelope's fast path alone, in one read.
+        if let Some(report) = self.fast_report(text) {
+            return report;
+        }
+        let members = TopMembers::of(text);
+        if members.schema_version && !members.content {
             return Validator::shared_guarantee().validate_text(text);
         }
-        let report = self.validate_text(text);
-        if report.is_valid() || !has_member(text, "content") {
+        let report = self.full_report(text);
+        if report.is_valid() || !members.content {
             report
         } else {
             self.validate_call_tool_result_text(text)
@@ -147,7 +153,7 @@ fn mirror_and_copy(
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     let envelope: Option<Value> = serde_json::from_str(carrier.text).ok();
-    let is_error_at = if has_member(text, "isError") {
+    let is_error_at = if TopMembers::of(text).is_error {
         "/isError"
     } else {
         ""
@@ -177,7 +183,7 @@ fn mirror_and_copy(
     {
         findings.push(Finding::new(
             Rule::McpIsErrorMirror,
-            if has_member(text, "isError") {
+            if TopMembers::of(text).is_error {
                 "/isError"
             } else {
                 ""
@@ -201,10 +207,55 @@ fn mirror_and_copy(
     findings
 }
 
-/// Whether the top-level object in `text` has the member `name`.
-fn has_member(text: &str, name: &str) -> bool {
-    #[allow(clippy::zero_sized_map_values)] // only the keys matter
-    let members =
-        serde_json::from_str::<std::collections::HashMap<String, serde::de::IgnoredAny>>(text);
-    members.is_ok_and(|members| members.contains_key(name))
+/// Which of the members that route a document the top-level object in `text` has: read in
+/// one pass, keys borrowed, values skipped. A text that is not a JSON object has neither.
+#[derive(Clone, Copy, Debug, Default)]
+struct TopMembers {
+    schema_version: bool,
+    content: bool,
+    is_error: bool,
+}
+
+impl TopMembers {
+    fn of(text: &str) -> Self {
+        // Without the names in the text, spelt out or escaped, there is nothing to look for.
+        let may_have = ["schemaVersion", "content", "isError", "\\u"]
+            .iter()
+            .any(|needle| text.contains(needle));
+        if !may_have {
+            return TopMembers::default();
+        }
+        serde_json::from_str::<TopMembers>(text).unwrap_or_default()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TopMembers {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = TopMembers;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<TopMembers, A::Error> {
+                let mut members = TopMembers::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "schemaVersion" => members.schema_version = true,
+                        "content" => members.content = true,
+                        "isError" => members.is_error = true,
+                        _ => {}
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Ok(members)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
 }

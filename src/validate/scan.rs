@@ -1,0 +1,493 @@
+//! The fastest path: one pass over the bytes of a common, valid envelope, by hand.
+//!
+//! [`envelope`] answers `Some(lints)` only when it is certain the text is a valid envelope,
+//! and `None` whenever it is not sure: any syntax it does not expect, any escape in a key or
+//! a code, a surrogate escape, a number with an exponent or hundreds of digits, deep nesting,
+//! a `null` where a contract field may be null, a capture summary, a `base64` key or a long
+//! string in an observation, a repeated contract key. Those documents go to the typed reader,
+//! which decides; so this path never changes a verdict, it only reaches the common one sooner.
+
+use crate::rule::Finding;
+use crate::{ErrorCategory, ErrorCode};
+
+/// Containers this path follows before it leaves the document to the typed reader.
+const DEPTH: usize = 64;
+
+/// The longest string an observation may hold here; a longer one may be image data.
+const LONG_STRING: usize = 4096;
+
+/// `Some(lints)` when `text` is certainly a valid envelope; `None` when unsure.
+pub(super) fn envelope(text: &str) -> Option<Vec<Finding>> {
+    let mut scan = Scan {
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    scan.ws();
+    scan.byte(b'{')?;
+    let (mut seen, mut ok, mut failure) = (0u8, None, None);
+    let mut result = false;
+    scan.members(|scan, key| {
+        let bit = match key {
+            b"ok" => {
+                ok = Some(scan.boolean()?);
+                1
+            }
+            b"sessionId" => {
+                scan.string()?;
+                2
+            }
+            b"result" => {
+                scan.object(&mut |_| Some(()))?;
+                result = true;
+                4
+            }
+            b"warnings" => {
+                scan.warnings()?;
+                8
+            }
+            b"error" => {
+                failure = Some(scan.error()?);
+                16
+            }
+            _ => return None,
+        };
+        (seen & bit == 0).then(|| seen |= bit)
+    })?;
+    scan.ws();
+    if scan.at != scan.bytes.len() {
+        return None;
+    }
+    match (ok?, failure) {
+        (true, None) => Some(Vec::new()),
+        (false, Some((code, category))) if !result => Some(super::lints_for(&code, Some(category))),
+        _ => None,
+    }
+}
+
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn byte(&mut self, expected: u8) -> Option<()> {
+        (self.peek()? == expected).then(|| self.at += 1)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.at + word.len();
+        (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
+    }
+
+    fn boolean(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.literal(b"true").map(|()| true),
+            b'f' => self.literal(b"false").map(|()| false),
+            _ => None,
+        }
+    }
+
+    /// A string with no surrogate escape; returns its raw content and whether it has escapes.
+    fn string(&mut self) -> Option<(&'a [u8], bool)> {
+        self.byte(b'"')?;
+        let start = self.at;
+        let mut escaped = false;
+        loop {
+            self.skip_plain();
+            match self.peek()? {
+                b'"' => {
+                    let content = &self.bytes[start..self.at];
+                    self.at += 1;
+                    return Some((content, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    self.escape()?;
+                }
+                _ => return None, // a control character
+            }
+        }
+    }
+
+    /// Skips the bytes of a string that need no attention, eight at a time where it can.
+    fn skip_plain(&mut self) {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGHS: u64 = 0x8080_8080_8080_8080;
+        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+        while let Some(chunk) = self.bytes.get(self.at..self.at + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            let special = has_zero(word ^ (ONES * u64::from(b'"')))
+                | has_zero(word ^ (ONES * u64::from(b'\\')))
+                | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
+            if special != 0 {
+                self.at += (special.trailing_zeros() / 8) as usize;
+                return;
+            }
+            self.at += 8;
+        }
+        while let Some(b) = self.peek() {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                return;
+            }
+            self.at += 1;
+        }
+    }
+
+    fn escape(&mut self) -> Option<()> {
+        self.at += 1;
+        let kind = self.peek()?;
+        self.at += 1;
+        match kind {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(()),
+            b'u' => {
+                let hex = std::str::from_utf8(self.bytes.get(self.at..self.at + 4)?).ok()?;
+                let unit = u16::from_str_radix(hex, 16).ok()?;
+                self.at += 4;
+                // A surrogate, paired or not, is left to the typed reader.
+                (!(0xD800..=0xDFFF).contains(&unit) && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .then_some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// A key with no escapes.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        match self.string()? {
+            (key, false) => Some(key),
+            (_, true) => None,
+        }
+    }
+
+    /// The members of an object whose `{` is read, each handed to `member` after its colon.
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.ws();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            let key = self.key()?;
+            self.ws();
+            self.byte(b':')?;
+            self.ws();
+            member(self, key)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object of any members; `key` sees each key first (and may refuse it).
+    fn object(&mut self, key: &mut dyn FnMut(&[u8]) -> Option<()>) -> Option<()> {
+        self.byte(b'{')?;
+        self.members(|scan, name| {
+            key(name)?;
+            scan.value(1, None)
+        })
+    }
+
+    /// Any value, `depth` containers in; inside an observation (`Some`), no `base64` key and no
+    /// long string.
+    fn value(&mut self, depth: usize, observation: Option<()>) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                let (content, _) = self.string()?;
+                (observation.is_none() || content.len() <= LONG_STRING).then_some(())
+            }
+            b'{' if depth < DEPTH => {
+                self.at += 1;
+                self.members(|scan, key| {
+                    if observation.is_some() && key == b"base64" {
+                        return None;
+                    }
+                    scan.value(depth + 1, observation)
+                })
+            }
+            b'[' if depth < DEPTH => {
+                self.at += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.at += 1;
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    self.value(depth + 1, observation)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.at += 1,
+                        b']' => {
+                            self.at += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// A number in JSON's grammar, short and without an exponent, so that a double holds it.
+    fn number(&mut self) -> Option<()> {
+        let start = self.at;
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            let fraction = self.at;
+            self.digits();
+            if self.at == fraction {
+                return None;
+            }
+        }
+        let exponent = matches!(self.peek(), Some(b'e' | b'E'));
+        (!exponent && self.at - start <= 300).then_some(())
+    }
+
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    /// A code: non-empty kebab-case, no escapes.
+    fn code(&mut self) -> Option<ErrorCode> {
+        match self.string()? {
+            (code, false) => ErrorCode::new(std::str::from_utf8(code).ok()?.to_owned()).ok(),
+            (_, true) => None,
+        }
+    }
+
+    fn warnings(&mut self) -> Option<()> {
+        self.byte(b'[')?;
+        self.ws();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            self.byte(b'{')?;
+            let mut seen = 0u8;
+            self.members(|scan, key| {
+                let bit = match key {
+                    b"code" => scan.code().map(|_| 1)?,
+                    b"detail" => scan.string().map(|_| 2)?,
+                    _ => return None,
+                };
+                (seen & bit == 0).then(|| seen |= bit)
+            })?;
+            if seen != 3 {
+                return None;
+            }
+            self.ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An error object: its code and category.
+    fn error(&mut self) -> Option<(ErrorCode, ErrorCategory)> {
+        self.byte(b'{')?;
+        let (mut seen, mut code, mut category) = (0u8, None, None);
+        self.members(|scan, key| {
+            let bit = match key {
+                b"code" => {
+                    code = Some(scan.code()?);
+                    1
+                }
+                b"category" => {
+                    let (name, _) = scan.string()?;
+                    category = Some(ErrorCategory::from_wire(std::str::from_utf8(name).ok()?)?);
+                    2
+                }
+                b"detail" => {
+                    scan.string()?;
+                    4
+                }
+                b"lastObservation" => {
+                    scan.observation()?;
+                    8
+                }
+                b"partialResult" => {
+                    scan.object(&mut |_| Some(()))?;
+                    16
+                }
+                _ => return None,
+            };
+            (seen & bit == 0).then(|| seen |= bit)
+        })?;
+        // code, category and detail are required.
+        (seen & 7 == 7).then_some(())?;
+        Some((code?, category?))
+    }
+
+    /// An observation that is not a capture summary and holds no sign of image data.
+    fn observation(&mut self) -> Option<()> {
+        self.byte(b'{')?;
+        self.members(|scan, key| match key {
+            b"base64" => None,
+            b"kind" if scan.peek()? == b'"' => {
+                let (kind, escaped) = scan.string()?;
+                (!escaped && kind != b"capture-summary" && kind.len() <= LONG_STRING).then_some(())
+            }
+            _ => scan.value(3, Some(())),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The typed reader's verdict and lints, which this path must never contradict.
+    fn skimmed(text: &str) -> Option<Vec<String>> {
+        let envelope = super::super::skim(text).ok()?;
+        let lints = envelope
+            .error()
+            .map(|error| super::super::lints_for(error.code(), Some(error.category())))
+            .unwrap_or_default();
+        Some(
+            lints
+                .iter()
+                .map(|f| format!("{}{}", f.pointer(), f.message()))
+                .collect(),
+        )
+    }
+
+    fn scanned(text: &str) -> Option<Vec<String>> {
+        let lints = super::envelope(text)?;
+        Some(
+            lints
+                .iter()
+                .map(|f| format!("{}{}", f.pointer(), f.message()))
+                .collect(),
+        )
+    }
+
+    /// Every document of the corpus and the examples, one per line for NDJSON.
+    fn corpus() -> Vec<String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut documents = Vec::new();
+        let mut dirs = vec![
+            root.join("tests/fixtures/valid"),
+            root.join("tests/fixtures/invalid"),
+            root.join("examples/results"),
+            root.join("examples/results/broken"),
+        ];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                match path.extension().and_then(|e| e.to_str()) {
+                    Some("json") => documents.push(text),
+                    Some("ndjson") => documents.extend(text.lines().map(str::to_owned)),
+                    _ => {}
+                }
+            }
+        }
+        documents
+    }
+
+    fn agrees(text: &str) -> bool {
+        match scanned(text) {
+            None => true,
+            Some(lints) => skimmed(text) == Some(lints),
+        }
+    }
+
+    #[test]
+    fn never_accepts_what_the_typed_reader_refuses() {
+        let corpus = corpus();
+        let accepted = corpus.iter().filter(|t| scanned(t).is_some()).count();
+        for text in &corpus {
+            assert!(agrees(text), "{text}");
+        }
+        // It takes the common shapes: most of the valid documents.
+        assert!(accepted >= 40, "{accepted} of {}", corpus.len());
+    }
+
+    /// Mutations of every document at every position: a byte dropped, or one of the bytes
+    /// and snippets that change a verdict put in. Whatever this path accepts, the typed reader
+    /// accepts with the same lints.
+    #[test]
+    fn mutations_never_split_the_verdicts() {
+        const SNIPPETS: [&str; 24] = [
+            "\"",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "0",
+            "-",
+            "e",
+            "E",
+            ".",
+            " ",
+            "\u{1}",
+            "\\ud800",
+            "\\u0041",
+            "null",
+            "true",
+            "\"base64\":1,",
+            "1e400",
+            "\"ok\":true,",
+            "\"kind\":\"capture-summary\",",
+            "\u{feff}",
+        ];
+        let mut checked = 0;
+        for text in corpus().iter().filter(|t| t.len() < 4000) {
+            for at in (0..text.len()).filter(|i| text.is_char_boundary(*i)) {
+                let next = text[at..].chars().next().map_or(0, char::len_utf8);
+                let dropped = format!("{}{}", &text[..at], &text[at + next..]);
+                assert!(agrees(&dropped), "{dropped}");
+                for snippet in SNIPPETS {
+                    let mutated = format!("{}{snippet}{}", &text[..at], &text[at..]);
+                    assert!(agrees(&mutated), "{mutated}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100_000, "{checked}");
+    }
+}
