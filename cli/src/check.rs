@@ -210,15 +210,9 @@ pub enum Outcome {
     IoError(String),
 }
 
-/// Checks one document, which starts on `line` of `file`.
-pub fn check(
-    validator: &Validator,
-    file: Arc<str>,
-    line: usize,
-    bytes: &[u8],
-    contract: Contract,
-) -> Outcome {
-    let report = match std::str::from_utf8(bytes) {
+/// Checks one document.
+pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Report {
+    match std::str::from_utf8(bytes) {
         Err(err) => single(Rule::WellFormedJson, not_utf8(&err)),
         Ok(text) if text.trim().is_empty() => {
             single(Rule::WellFormedJson, "the document is empty".to_owned())
@@ -229,8 +223,7 @@ pub fn check(
             Contract::CallToolResult => validator.validate_call_tool_result_text(text),
             Contract::Auto => validator.validate_any_text(text),
         },
-    };
-    Outcome::Checked { file, line, report }
+    }
 }
 
 /// The message for a document that is not UTF-8, shared by every subcommand.

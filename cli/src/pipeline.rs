@@ -11,7 +11,7 @@ use std::io::{self, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
-use agent_tool_result::validate::Validator;
+use agent_tool_result::validate::{Report, Validator};
 
 use crate::check::{Contract, Input, Outcome, Source, check};
 use crate::output::printable;
@@ -41,11 +41,18 @@ enum Item {
 }
 
 /// What a unit of work gave.
-struct Done {
-    outcomes: Vec<Outcome>,
-    /// For a chunk of lines: whether it starts its input, and how many lines it holds (its
-    /// outcomes' lines count from the chunk's start).
-    lines: Option<(bool, usize)>,
+enum Done {
+    /// The outcomes of whole documents, in order.
+    Items(Vec<Outcome>),
+    /// The reports of a chunk's documents, each with its line counted from the chunk's start;
+    /// whether the chunk starts its input, and how many lines it holds. The file is named
+    /// once a chunk, so that workers do not share a count per document with the emitter.
+    Lines {
+        file: Arc<str>,
+        reports: Vec<(usize, Report)>,
+        first: bool,
+        lines: usize,
+    },
 }
 
 /// Reads the sources and checks every document on `workers` threads, calling `emit` with each
@@ -75,20 +82,27 @@ pub fn run(
             pending.insert(sequence, done);
             while let Some(done) = pending.remove(&next) {
                 next += 1;
-                let Some((first, lines)) = done.lines else {
-                    done.outcomes.into_iter().for_each(&mut *emit);
-                    continue;
-                };
-                if first {
-                    base = 0;
-                }
-                for mut outcome in done.outcomes {
-                    if let Outcome::Checked { line, .. } = &mut outcome {
-                        *line += base;
+                match done {
+                    Done::Items(outcomes) => outcomes.into_iter().for_each(&mut *emit),
+                    Done::Lines {
+                        file,
+                        reports,
+                        first,
+                        lines,
+                    } => {
+                        if first {
+                            base = 0;
+                        }
+                        for (line, report) in reports {
+                            emit(Outcome::Checked {
+                                file: Arc::clone(&file),
+                                line: base + line,
+                                report,
+                            });
+                        }
+                        base += lines;
                     }
-                    emit(outcome);
                 }
-                base += lines;
             }
         }
     });
@@ -109,23 +123,26 @@ fn work(
             return;
         };
         let result = match unit {
-            Work::Items(items) => Done {
-                outcomes: items
+            Work::Items(items) => Done::Items(
+                items
                     .into_iter()
                     .map(|item| match item {
                         Item::IoError(message) => Outcome::IoError(message),
-                        Item::Document { file, bytes } => {
-                            check(validator, file, 1, &bytes, contract)
-                        }
+                        Item::Document { file, bytes } => Outcome::Checked {
+                            file,
+                            line: 1,
+                            report: check(validator, &bytes, contract),
+                        },
                     })
                     .collect(),
-                lines: None,
-            },
+            ),
             Work::Lines { file, first, bytes } => {
-                let (outcomes, lines) = check_lines(validator, &file, &bytes, contract);
-                Done {
-                    outcomes,
-                    lines: Some((first, lines)),
+                let (reports, lines) = check_lines(validator, &bytes, contract);
+                Done::Lines {
+                    file,
+                    reports,
+                    first,
+                    lines,
                 }
             }
         };
@@ -135,15 +152,14 @@ fn work(
     }
 }
 
-/// Checks every line of a chunk that is not blank; returns the outcomes, lines numbered from
+/// Checks every line of a chunk that is not blank; returns the reports, lines numbered from
 /// 1 at the chunk's start, and how many lines the chunk holds.
 fn check_lines(
     validator: &Validator,
-    file: &Arc<str>,
     bytes: &[u8],
     contract: Contract,
-) -> (Vec<Outcome>, usize) {
-    let mut outcomes = Vec::new();
+) -> (Vec<(usize, Report)>, usize) {
+    let mut reports = Vec::new();
     let (mut start, mut line) = (0, 0);
     let ends = memchr::memchr_iter(b'\n', bytes).map(|i| i + 1);
     let last = (bytes.last() != Some(&b'\n')).then_some(bytes.len());
@@ -152,10 +168,10 @@ fn check_lines(
         let text = &bytes[start..end];
         start = end;
         if !text.iter().all(u8::is_ascii_whitespace) {
-            outcomes.push(check(validator, Arc::clone(file), line, text, contract));
+            reports.push((line, check(validator, text, contract)));
         }
     }
-    (outcomes, line)
+    (reports, line)
 }
 
 /// Numbers units of work and hands them on, gathering whole documents into batches.
