@@ -195,6 +195,29 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// The elements of an array whose `[` is next, each read by `element`.
+    fn elements(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.byte(b'[')?;
+        self.ws();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            element(self)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
     /// An object of any members; `key` sees each key first (and may refuse it).
     fn object(&mut self, key: &mut dyn FnMut(&[u8]) -> Option<()>) -> Option<()> {
         self.byte(b'{')?;
@@ -221,27 +244,7 @@ impl<'a> Scan<'a> {
                     scan.value(depth + 1, observation)
                 })
             }
-            b'[' if depth < DEPTH => {
-                self.at += 1;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.at += 1;
-                    return Some(());
-                }
-                loop {
-                    self.ws();
-                    self.value(depth + 1, observation)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => self.at += 1,
-                        b']' => {
-                            self.at += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
+            b'[' if depth < DEPTH => self.elements(|scan| scan.value(depth + 1, observation)),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -287,18 +290,12 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// An array of warnings: each a code and a detail, and nothing else.
     fn warnings(&mut self) -> Option<()> {
-        self.byte(b'[')?;
-        self.ws();
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            self.ws();
-            self.byte(b'{')?;
+        self.elements(|scan| {
+            scan.byte(b'{')?;
             let mut seen = 0u8;
-            self.members(|scan, key| {
+            scan.members(|scan, key| {
                 let bit = match key {
                     b"code" => scan.code().map(|_| 1)?,
                     b"detail" => scan.string().map(|_| 2)?,
@@ -306,19 +303,8 @@ impl<'a> Scan<'a> {
                 };
                 (seen & bit == 0).then(|| seen |= bit)
             })?;
-            if seen != 3 {
-                return None;
-            }
-            self.ws();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+            (seen == 3).then_some(())
+        })
     }
 
     /// An error object: its code and category.

@@ -107,12 +107,22 @@ async fn call(
     }
 }
 
-fn envelope<T: Serialize>(envelope: &Envelope<T>) -> Response {
-    let body = envelope.to_json().expect("a lookup serializes");
-    Response::builder()
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body))
-        .expect("a JSON response")
+/// A lookup: the token checked, then the tool's envelope, 200 whatever `ok`.
+fn lookup<T: Serialize>(
+    rest: &Rest,
+    headers: &HeaderMap,
+    look: impl FnOnce(&Service) -> Result<Envelope<T>, ServiceError>,
+) -> Response {
+    if let Err(denied) = authorize(rest, headers) {
+        return fault(*denied);
+    }
+    match look(&rest.service) {
+        Ok(found) => Response::builder()
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Body::from(found.to_json().expect("a lookup serializes")))
+            .expect("a JSON response"),
+        Err(err) => failed(&err),
+    }
 }
 
 async fn campaign(
@@ -120,13 +130,7 @@ async fn campaign(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(denied) = authorize(&rest, &headers) {
-        return fault(*denied);
-    }
-    match rest.service.lookup_campaign(&id) {
-        Ok(found) => envelope(&found),
-        Err(err) => failed(&err),
-    }
+    lookup(&rest, &headers, |service| service.lookup_campaign(&id))
 }
 
 async fn message(
@@ -134,11 +138,5 @@ async fn message(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(denied) = authorize(&rest, &headers) {
-        return fault(*denied);
-    }
-    match rest.service.lookup_message(&id) {
-        Ok(found) => envelope(&found),
-        Err(err) => failed(&err),
-    }
+    lookup(&rest, &headers, |service| service.lookup_message(&id))
 }
