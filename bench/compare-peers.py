@@ -146,10 +146,11 @@ for label, suffix in [("one in ten invalid", ""), ("all valid", " valid")]:
           f"{one / fl:.2f}x | {one / two:.2f}x |")
 print(f"\natr's peak memory: {max(best[k][1] for k in best if k.startswith('atr')):.0f} MB")
 
-print("\nThe commands, from the repository root:\n")
+print("\nThe commands, from the repository root:\n\n```text")
 for key, command in timed.items():
-    print(f"    {shlex.join(command)}")
+    print(shlex.join(command))
 for _, command, _ in peer_tools:
-    print(f"    {shlex.join(command)}")
+    print(shlex.join(command))
+print("```")
 valid_agrees = not best["atr 1 valid"][2] and not best["atr 2 valid"][2]
 sys.exit(0 if all(row[4] for row in rows) and valid_agrees else 1)
