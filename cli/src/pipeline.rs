@@ -1,14 +1,15 @@
 //! Checking the inputs on every core, in input order, in bounded memory.
 //!
-//! One thread reads. A `.json` input is one document; an NDJSON input is read in chunks of
-//! whole lines, and the workers split the lines themselves, so the reading thread does little
-//! more than `read`. Outcomes come back numbered by chunk and are emitted in input order; a
-//! chunk's lines are numbered from the chunk's start and placed in the file as they are
-//! emitted.
+//! The inputs become numbered units of work: a `.json` input is one document (gathered into
+//! batches), an NDJSON input is read in chunks of whole lines that the checking threads split
+//! themselves. With one checking thread, a second thread reads ahead of it; with more, each
+//! checking thread reads its next unit itself, under a lock, so that no extra thread competes
+//! for the cores. Outcomes are emitted in input order; a chunk's lines are numbered from the
+//! chunk's start and placed in the file as they are emitted.
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 
 use agent_tool_result::validate::{Report, Validator};
@@ -65,15 +66,38 @@ pub fn run(
     progress: &(dyn Fn(u64) + Sync),
     emit: &mut dyn FnMut(Outcome),
 ) {
-    let (work_tx, work_rx) = sync_channel::<(usize, Work)>(workers * 2);
+    let units = Mutex::new(Units::new(sources));
     let (done_tx, done_rx) = sync_channel::<(usize, Done)>(workers * 2);
-    let work_rx = Arc::new(Mutex::new(work_rx));
     std::thread::scope(|scope| {
-        scope.spawn(move || read_all(sources, &work_tx, progress));
-        for _ in 0..workers {
-            let work_rx = Arc::clone(&work_rx);
+        if workers == 1 {
+            let (work_tx, work_rx) = sync_channel::<(usize, Work)>(2);
+            let units = &units;
+            scope.spawn(move || {
+                while let Some(unit) = next_unit(units, progress) {
+                    if work_tx.send(unit).is_err() {
+                        return;
+                    }
+                }
+            });
             let done_tx = done_tx.clone();
-            scope.spawn(move || work(&work_rx, &done_tx, contract));
+            scope.spawn(move || {
+                for (sequence, unit) in work_rx {
+                    if done_tx.send((sequence, work(unit, contract))).is_err() {
+                        return;
+                    }
+                }
+            });
+        } else {
+            for _ in 0..workers {
+                let (units, done_tx) = (&units, done_tx.clone());
+                scope.spawn(move || {
+                    while let Some((sequence, unit)) = next_unit(units, progress) {
+                        if done_tx.send((sequence, work(unit, contract))).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
         }
         drop(done_tx);
         let mut pending = std::collections::BTreeMap::new();
@@ -108,46 +132,39 @@ pub fn run(
     });
 }
 
-fn work(
-    work: &Mutex<Receiver<(usize, Work)>>,
-    done: &SyncSender<(usize, Done)>,
-    contract: Contract,
-) {
+/// The next unit of work, read under the lock.
+fn next_unit(units: &Mutex<Units>, progress: &(dyn Fn(u64) + Sync)) -> Option<(usize, Work)> {
+    units
+        .lock()
+        .expect("no thread panics holding the inputs")
+        .next(progress)
+}
+
+/// Checks one unit of work.
+fn work(unit: Work, contract: Contract) -> Done {
     let validator = Validator::shared();
-    loop {
-        let Ok((sequence, unit)) = work
-            .lock()
-            .expect("no worker panics holding the lock")
-            .recv()
-        else {
-            return;
-        };
-        let result = match unit {
-            Work::Items(items) => Done::Items(
-                items
-                    .into_iter()
-                    .map(|item| match item {
-                        Item::IoError(message) => Outcome::IoError(message),
-                        Item::Document { file, bytes } => Outcome::Checked {
-                            file,
-                            line: 1,
-                            report: check(validator, &bytes, contract),
-                        },
-                    })
-                    .collect(),
-            ),
-            Work::Lines { file, first, bytes } => {
-                let (reports, lines) = check_lines(validator, &bytes, contract);
-                Done::Lines {
-                    file,
-                    reports,
-                    first,
-                    lines,
-                }
+    match unit {
+        Work::Items(items) => Done::Items(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Item::IoError(message) => Outcome::IoError(message),
+                    Item::Document { file, bytes } => Outcome::Checked {
+                        file,
+                        line: 1,
+                        report: check(validator, &bytes, contract),
+                    },
+                })
+                .collect(),
+        ),
+        Work::Lines { file, first, bytes } => {
+            let (reports, lines) = check_lines(validator, &bytes, contract);
+            Done::Lines {
+                file,
+                reports,
+                first,
+                lines,
             }
-        };
-        if done.send((sequence, result)).is_err() {
-            return;
         }
     }
 }
@@ -174,106 +191,139 @@ fn check_lines(
     (reports, line)
 }
 
-/// Numbers units of work and hands them on, gathering whole documents into batches.
-struct Sender<'a> {
-    work: &'a SyncSender<(usize, Work)>,
-    sequence: usize,
+/// The inputs, read on demand into numbered units of work, in input order.
+struct Units {
+    sources: std::iter::Peekable<std::vec::IntoIter<Source>>,
+    /// The NDJSON input being read.
+    open: Option<Lines>,
+    /// Whole documents and read errors not yet handed out.
     items: Vec<Item>,
+    sequence: usize,
 }
 
-impl Sender<'_> {
-    fn item(&mut self, item: Item) {
-        self.items.push(item);
-        if self.items.len() == BATCH {
-            self.flush();
+/// An NDJSON input being read in chunks of whole lines.
+struct Lines {
+    reader: Box<dyn Read + Send>,
+    file: Arc<str>,
+    /// Whether no chunk of it has been handed out yet.
+    first: bool,
+    /// The start of a line not yet ended, carried over to the next chunk.
+    buffer: Vec<u8>,
+}
+
+impl Units {
+    fn new(sources: Vec<Source>) -> Self {
+        Units {
+            sources: sources.into_iter().peekable(),
+            open: None,
+            items: Vec::new(),
+            sequence: 0,
         }
     }
 
-    fn lines(&mut self, file: &Arc<str>, first: bool, bytes: Vec<u8>) {
-        self.flush();
-        self.send(Work::Lines {
-            file: Arc::clone(file),
-            first,
-            bytes,
-        });
-    }
-
-    fn flush(&mut self) {
-        if !self.items.is_empty() {
-            let items = std::mem::take(&mut self.items);
-            self.send(Work::Items(items));
-        }
-    }
-
-    fn send(&mut self, unit: Work) {
-        // The receiving side only stops early if the process is going down.
-        let _ = self.work.send((self.sequence, unit));
+    fn number(&mut self, unit: Work) -> (usize, Work) {
         self.sequence += 1;
+        (self.sequence - 1, unit)
     }
-}
 
-/// Reads every source, in order.
-fn read_all(
-    sources: Vec<Source>,
-    work: &SyncSender<(usize, Work)>,
-    progress: &(dyn Fn(u64) + Sync),
-) {
-    let mut sender = Sender {
-        work,
-        sequence: 0,
-        items: Vec::new(),
-    };
-    for source in sources {
-        match source {
-            Source::Error(message) => sender.item(Item::IoError(message)),
-            Source::Input(input) => {
-                if let Err(err) = read_input(&input, &mut sender, progress) {
-                    let label = printable(&input.label);
-                    sender.item(Item::IoError(format!("cannot read {label}: {err}")));
+    fn batch(&mut self) -> (usize, Work) {
+        let items = std::mem::take(&mut self.items);
+        self.number(Work::Items(items))
+    }
+
+    /// The next unit; `None` when every input is read.
+    fn next(&mut self, progress: &(dyn Fn(u64) + Sync)) -> Option<(usize, Work)> {
+        loop {
+            if let Some(lines) = &mut self.open {
+                match lines.chunk(progress) {
+                    Ok(Some(bytes)) => {
+                        let unit = Work::Lines {
+                            file: Arc::clone(&lines.file),
+                            first: std::mem::replace(&mut lines.first, false),
+                            bytes,
+                        };
+                        return Some(self.number(unit));
+                    }
+                    Ok(None) => self.open = None,
+                    Err(err) => {
+                        let label = printable(&lines.file).into_owned();
+                        self.open = None;
+                        self.items
+                            .push(Item::IoError(format!("cannot read {label}: {err}")));
+                    }
                 }
             }
+            // Documents gathered so far go before the next NDJSON input's lines.
+            let lines_next = matches!(self.sources.peek(), Some(Source::Input(i)) if i.lines());
+            if !self.items.is_empty() && (self.items.len() >= BATCH || lines_next) {
+                return Some(self.batch());
+            }
+            match self.sources.next() {
+                None => return (!self.items.is_empty()).then(|| self.batch()),
+                Some(Source::Error(message)) => self.items.push(Item::IoError(message)),
+                Some(Source::Input(input)) => self.open_input(&input, progress),
+            }
         }
     }
-    sender.flush();
+
+    /// Opens an input: an NDJSON one to read in chunks, a `.json` one read whole.
+    fn open_input(&mut self, input: &Input, progress: &(dyn Fn(u64) + Sync)) {
+        let file: Arc<str> = Arc::from(input.label.as_str());
+        let mut reader: Box<dyn Read + Send> = match input.path() {
+            Some(path) => match File::open(path) {
+                Ok(reader) => Box::new(reader),
+                Err(err) => return self.unreadable(&file, &err),
+            },
+            None => Box::new(io::stdin()),
+        };
+        if input.lines() {
+            self.open = Some(Lines {
+                reader,
+                file,
+                first: true,
+                buffer: Vec::with_capacity(2 * CHUNK),
+            });
+            return;
+        }
+        let mut bytes = Vec::new();
+        match reader.read_to_end(&mut bytes) {
+            Ok(read) => {
+                progress(read as u64);
+                self.items.push(Item::Document { file, bytes });
+            }
+            Err(err) => self.unreadable(&file, &err),
+        }
+    }
+
+    fn unreadable(&mut self, file: &str, err: &io::Error) {
+        let label = printable(file);
+        self.items
+            .push(Item::IoError(format!("cannot read {label}: {err}")));
+    }
 }
 
-fn read_input(
-    input: &Input,
-    sender: &mut Sender<'_>,
-    progress: &(dyn Fn(u64) + Sync),
-) -> io::Result<()> {
-    let mut reader: Box<dyn Read> = match input.path() {
-        Some(path) => Box::new(File::open(path)?),
-        None => Box::new(io::stdin().lock()),
-    };
-    let file: Arc<str> = Arc::from(input.label.as_str());
-    if !input.lines() {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        progress(bytes.len() as u64);
-        sender.item(Item::Document { file, bytes });
-        return Ok(());
-    }
-    // Chunks of whole lines: read about CHUNK bytes, send up to the last newline, carry the
-    // rest over. A line longer than a chunk grows the buffer until it ends.
-    let (mut buffer, mut first) = (Vec::with_capacity(2 * CHUNK), true);
-    loop {
-        let scanned = buffer.len();
-        let read = (&mut reader).take(CHUNK as u64).read_to_end(&mut buffer)?;
-        progress(read as u64);
-        if read == 0 {
-            if !buffer.is_empty() {
-                sender.lines(&file, first, buffer);
+impl Lines {
+    /// The next chunk of whole lines (the last may lack its newline); `None` at the end.
+    /// About CHUNK bytes are read, the chunk ends at the last newline, and the rest is carried
+    /// over; a line longer than a chunk grows the buffer until it ends.
+    fn chunk(&mut self, progress: &(dyn Fn(u64) + Sync)) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            let scanned = self.buffer.len();
+            let read = (&mut self.reader)
+                .take(CHUNK as u64)
+                .read_to_end(&mut self.buffer)?;
+            progress(read as u64);
+            if read == 0 {
+                let rest = std::mem::take(&mut self.buffer);
+                return Ok((!rest.is_empty()).then_some(rest));
             }
-            return Ok(());
-        }
-        if let Some(newline) = memchr::memrchr(b'\n', &buffer[scanned..]) {
-            let end = scanned + newline + 1;
-            let mut rest = Vec::with_capacity(2 * CHUNK);
-            rest.extend_from_slice(&buffer[end..]);
-            buffer.truncate(end);
-            sender.lines(&file, first, std::mem::replace(&mut buffer, rest));
-            first = false;
+            if let Some(newline) = memchr::memrchr(b'\n', &self.buffer[scanned..]) {
+                let end = scanned + newline + 1;
+                let mut rest = Vec::with_capacity(2 * CHUNK);
+                rest.extend_from_slice(&self.buffer[end..]);
+                self.buffer.truncate(end);
+                return Ok(Some(std::mem::replace(&mut self.buffer, rest)));
+            }
         }
     }
 }
