@@ -92,19 +92,35 @@ fn text_of(block: &ContentBlock) -> Option<&str> {
     }
 }
 
-#[tokio::test]
-async fn an_rmcp_client_calls_envelope_tools() {
+/// Serves `handler` to a new client over an in-process duplex stream, through the full
+/// initialize handshake; the client has listed the tools.
+async fn connect<S: ServerHandler>(
+    handler: S,
+) -> (
+    rmcp::service::RunningService<rmcp::RoleServer, S>,
+    rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    Vec<rmcp::model::Tool>,
+) {
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let (server, client) = tokio::join!(Tools::new().serve(server_io), ().serve(client_io));
+    let (server, client) = tokio::join!(handler.serve(server_io), ().serve(client_io));
     let server = server.expect("the server initializes");
     let client = client.expect("the client initializes");
+    let tools = client.list_all_tools().await.unwrap();
+    (server, client, tools)
+}
+
+/// The output schema `tools` advertise for tool `name`.
+fn output_schema_of(tools: &[rmcp::model::Tool], name: &str) -> Value {
+    let tool = tools.iter().find(|t| t.name == name).unwrap();
+    Value::Object((*tool.output_schema.clone().unwrap()).clone())
+}
+
+#[tokio::test]
+async fn an_rmcp_client_calls_envelope_tools() {
+    let (server, client, tools) = connect(Tools::new()).await;
 
     // The advertised output schemas are the envelopes' schemas.
-    let tools = client.list_all_tools().await.unwrap();
-    let schema_of = |name: &str| {
-        let tool = tools.iter().find(|t| t.name == name).unwrap();
-        Value::Object((*tool.output_schema.clone().unwrap()).clone())
-    };
+    let schema_of = |name: &str| output_schema_of(&tools, name);
     assert_eq!(
         schema_of("capture"),
         Value::Object(Envelope::<Capture>::output_schema())
@@ -228,7 +244,7 @@ mod guarantee_tools {
     use agent_tool_result::mcp::Parameters;
     use rmcp::handler::server::router::tool::ToolRouter;
     use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
-    use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+    use rmcp::{ServerHandler, tool, tool_handler, tool_router};
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
     use serde_json::{Value, json};
@@ -297,15 +313,8 @@ mod guarantee_tools {
     /// JSON-RPC error); a hold is an ordinary result, never a task.
     #[tokio::test]
     async fn an_rmcp_client_calls_guarantee_tools() {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let (server, client) = tokio::join!(Campaigns::new().serve(server_io), ().serve(client_io));
-        let server = server.expect("the server initializes");
-        let client = client.expect("the client initializes");
-        let tools = client.list_all_tools().await.unwrap();
-        let schema_of = |name: &str| {
-            let tool = tools.iter().find(|t| t.name == name).unwrap();
-            Value::Object((*tool.output_schema.clone().unwrap()).clone())
-        };
+        let (server, client, tools) = super::connect(Campaigns::new()).await;
+        let schema_of = |name: &str| super::output_schema_of(&tools, name);
         assert_eq!(
             schema_of("send_campaign_batch"),
             Value::Object(GuaranteeResult::<Campaign>::output_schema())

@@ -282,10 +282,12 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A code: non-empty kebab-case, no escapes.
-    fn code(&mut self) -> Option<ErrorCode> {
+    /// A code: non-empty kebab-case, no escapes; checked without building it.
+    fn code(&mut self) -> Option<&'a str> {
         match self.string()? {
-            (code, false) => ErrorCode::new(std::str::from_utf8(code).ok()?.to_owned()).ok(),
+            (code, false) => std::str::from_utf8(code)
+                .ok()
+                .filter(|code| crate::code::is_kebab_case(code)),
             (_, true) => None,
         }
     }
@@ -314,7 +316,7 @@ impl<'a> Scan<'a> {
         self.members(|scan, key| {
             let bit = match key {
                 b"code" => {
-                    code = Some(scan.code()?);
+                    code = Some(ErrorCode::new(scan.code()?.to_owned()).ok()?);
                     1
                 }
                 b"category" => {

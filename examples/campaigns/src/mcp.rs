@@ -49,38 +49,41 @@ fn input_schema<T: JsonSchema>(keyed: bool) -> JsonObject {
     schema
 }
 
-/// The tools, with their input and output schemas.
-fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new(
-            SEND_SMS,
-            "Sends one SMS. An opted-out number is denied by contact policy before the \
+/// The tools, with their input and output schemas, built once.
+fn tools() -> &'static [Tool] {
+    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| {
+        vec![
+            Tool::new(
+                SEND_SMS,
+                "Sends one SMS. An opted-out number is denied by contact policy before the \
              provider (isError, policy.decision deny).",
-            input_schema::<SmsArgs>(true),
-        )
-        .with_raw_output_schema(GuaranteeResult::<MessageRef>::rmcp_output_schema()),
-        Tool::new(
-            SEND_CAMPAIGN_BATCH,
-            "Sends a campaign: up to the window's cap now, the rest held durably for later \
+                input_schema::<SmsArgs>(true),
+            )
+            .with_raw_output_schema(GuaranteeResult::<MessageRef>::rmcp_output_schema()),
+            Tool::new(
+                SEND_CAMPAIGN_BATCH,
+                "Sends a campaign: up to the window's cap now, the rest held durably for later \
              windows (committed + defer). Read campaignId and look it up with \
              lookup_marketing_campaigns; never send the batch again to resume it.",
-            input_schema::<BatchArgs>(true),
-        )
-        .with_raw_output_schema(GuaranteeResult::<CampaignRef>::rmcp_output_schema()),
-        Tool::new(
-            LOOKUP_CAMPAIGNS,
-            "Where a campaign stands, by campaignId: status, counts, updatedAt, next attempt. \
+                input_schema::<BatchArgs>(true),
+            )
+            .with_raw_output_schema(GuaranteeResult::<CampaignRef>::rmcp_output_schema()),
+            Tool::new(
+                LOOKUP_CAMPAIGNS,
+                "Where a campaign stands, by campaignId: status, counts, updatedAt, next attempt. \
              The authority: re-query it rather than trusting notes.",
-            input_schema::<CampaignArgs>(false),
-        )
-        .with_raw_output_schema(Envelope::<CampaignStatus>::rmcp_output_schema()),
-        Tool::new(
-            LOOKUP_SMS,
-            "Whether a message was sent, by messageId.",
-            input_schema::<MessageArgs>(false),
-        )
-        .with_raw_output_schema(Envelope::<MessageStatus>::rmcp_output_schema()),
-    ]
+                input_schema::<CampaignArgs>(false),
+            )
+            .with_raw_output_schema(Envelope::<CampaignStatus>::rmcp_output_schema()),
+            Tool::new(
+                LOOKUP_SMS,
+                "Whether a message was sent, by messageId.",
+                input_schema::<MessageArgs>(false),
+            )
+            .with_raw_output_schema(Envelope::<MessageStatus>::rmcp_output_schema()),
+        ]
+    })
 }
 
 /// A failure envelope for arguments that do not fit, or a key the call cannot run under.
@@ -173,11 +176,11 @@ impl rmcp::ServerHandler for Mcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().into_iter().find(|tool| tool.name == name)
+        tools().iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn call_tool(
