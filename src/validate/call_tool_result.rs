@@ -183,11 +183,7 @@ fn mirror_and_copy(
     {
         findings.push(Finding::new(
             Rule::McpIsErrorMirror,
-            if TopMembers::of(text).is_error {
-                "/isError"
-            } else {
-                ""
-            },
+            is_error_at,
             format!(
                 "isError is {} but the envelope's ok is {ok}: isError must be !ok",
                 result.is_error()
