@@ -12,12 +12,17 @@ use divan::Bencher;
 
 fn main() {
     divan::main();
+    let _ = std::fs::remove_dir_all(dir());
+}
+
+fn dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("atr-bench-replay-{}", std::process::id()))
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 fn path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("atr-bench-replay-{}", std::process::id()));
+    let dir = dir();
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

@@ -109,16 +109,32 @@ mod sqlite {
     use super::*;
     use agent_tool_result::replay::SqliteLedger;
 
-    fn file(name: &str) -> std::path::PathBuf {
+    /// A ledger file in a scratch directory, removed with the directory when dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn path(&self) -> std::path::PathBuf {
+            self.0.join("ledger.sqlite")
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn file(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("atr-replay-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join("ledger.sqlite")
+        Scratch(dir)
     }
 
     #[test]
     fn the_sqlite_ledger_keeps_the_same_semantics_across_reopening() {
-        let path = file("semantics");
+        let scratch = file("semantics");
+        let path = scratch.path();
         let key = IdempotencyKey::new("batch-1").unwrap();
         let print = Fingerprint::of("send_campaign_batch", "acct", &json!({ "n": 1 }));
         let now = SystemTime::now();
@@ -152,7 +168,8 @@ mod sqlite {
     /// 16 threads, each with its own connection to one file, race over 50 keys.
     #[test]
     fn sixteen_connections_and_fifty_keys_execute_each_key_once() {
-        let path = file("race");
+        let scratch = file("race");
+        let path = scratch.path();
         SqliteLedger::open(&path).unwrap();
         let executed = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..16)

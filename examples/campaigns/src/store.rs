@@ -389,14 +389,9 @@ mod tests {
         length_ms: 3_600_000,
     };
 
-    fn store() -> (Store, std::path::PathBuf) {
-        let path = std::env::temp_dir().join(format!(
-            "campaigns-store-{}-{:?}.sqlite",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_file(&path);
-        (Store::open(&path).unwrap(), path)
+    /// A store in memory: one connection, no files left behind.
+    fn store() -> Store {
+        Store::open(std::path::Path::new(":memory:")).unwrap()
     }
 
     fn phones(n: usize) -> Vec<String> {
@@ -408,7 +403,7 @@ mod tests {
     /// what the provider already accepted.
     #[test]
     fn reconcile_settles_each_place_a_stop_can_fall() {
-        let (store, path) = store();
+        let store = store();
         let now = 7_200_000;
         let created = store
             .create_campaign("cmp_a", "hi", &phones(5), WINDOW, now)
@@ -438,12 +433,11 @@ mod tests {
         let claims = store.claim_due(WINDOW, now + 2).unwrap();
         assert_eq!(claims.len(), 1);
         assert_eq!(claims[0].phone, unsent);
-        let _ = std::fs::remove_file(path);
     }
 
     #[test]
     fn opted_out_recipients_are_denied_and_never_claimed() {
-        let (store, path) = store();
+        let store = store();
         let all = phones(4);
         store.opt_out(&all[0]).unwrap();
         let created = store
@@ -455,6 +449,5 @@ mod tests {
         );
         assert!(!created.claimed.contains(&all[0]));
         assert_eq!(created.next_attempt_ms, None);
-        let _ = std::fs::remove_file(path);
     }
 }
