@@ -22,6 +22,7 @@ use crate::strict::Checked;
 use crate::{Envelope, ErrorCategory, ErrorCode, JsonObject, ParseError, Rule};
 use annotations::{annotated_finding, annotated_rules};
 use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unaccounted_lint};
+use scan::Verdict;
 
 mod annotations;
 mod call_tool_result;
@@ -177,16 +178,33 @@ impl Validator {
     /// Checks `document` against the contract: every violation, and the lints.
     #[must_use]
     pub fn validate(&self, document: &Value) -> Report {
-        let mut violations = Vec::new();
-        if !self.schema.is_valid(document) {
-            if self.kind == Kind::Envelope && is_legacy_command_result(document) {
-                let breach = Breach::LegacyCommandResult;
-                violations.push(Finding::new(breach.rule(), "", breach.to_string()));
-            }
-            for error in self.schema.iter_errors(document) {
-                self.describe(&error, &mut violations);
-            }
+        if self.schema.is_valid(document) {
+            self.report(document, Vec::new())
+        } else {
+            self.report(document, self.schema_violations(document))
         }
+    }
+
+    /// What the compiled schema finds wrong with `document`, in document order.
+    fn schema_violations(&self, document: &Value) -> Vec<Finding> {
+        let mut violations = Vec::new();
+        let mut errors = self.schema.iter_errors(document).peekable();
+        if errors.peek().is_some()
+            && self.kind == Kind::Envelope
+            && is_legacy_command_result(document)
+        {
+            let breach = Breach::LegacyCommandResult;
+            violations.push(Finding::new(breach.rule(), "", breach.to_string()));
+        }
+        for error in errors {
+            self.describe(&error, &mut violations);
+        }
+        violations
+    }
+
+    /// The report on `document` given the schema's violations: the invariants and lints the
+    /// schema cannot express added.
+    fn report(&self, document: &Value, mut violations: Vec<Finding>) -> Report {
         match self.kind {
             Kind::Envelope => Report {
                 violations,
@@ -356,7 +374,8 @@ impl Validator {
         })
     }
 
-    /// The full report of a document the fast path rejected: every violation, located.
+    /// The full report of a document the fast path did not accept: every violation, located;
+    /// or, when neither the schema nor the key check finds one, the typed reader's verdict.
     pub(crate) fn full_report(&self, text: &str) -> Report {
         // The typed reader's own account, with where it stopped; read again only when needed.
         let typed_error = || {
@@ -370,17 +389,18 @@ impl Validator {
             )
         };
         // The schema asks nothing of an envelope's payloads but their type: leave them out.
+        // The skeleton also tells whether a key may repeat in one of the contract's objects.
         let parsed = match self.kind {
             Kind::Envelope => skeleton::parse(text),
-            Kind::Guarantee => serde_json::from_str::<Value>(text),
+            Kind::Guarantee => serde_json::from_str::<Value>(text).map(|value| (value, true)),
         };
-        let Ok(value) = parsed else {
+        let Ok((value, maybe_repeated)) = parsed else {
             return Report {
                 violations: vec![typed_error()],
                 lints: Vec::new(),
             };
         };
-        let mut report = self.validate(&value);
+        let mut report = self.report(&value, self.schema_violations(&value));
         // The parsed value has merged repeated keys; the text still has them. Keys may not
         // repeat in the contract's own objects; inside a payload, the last one wins.
         let closed = |pointer: &str| match self.kind {
@@ -390,7 +410,12 @@ impl Validator {
             ),
             Kind::Guarantee => Object::in_guarantee(pointer).is_some(),
         };
-        for pointer in crate::locate::repeated_keys(text, &closed) {
+        let repeated = if maybe_repeated {
+            crate::locate::repeated_keys(text, &closed)
+        } else {
+            Vec::new()
+        };
+        for pointer in repeated {
             let key = pointer
                 .rsplit('/')
                 .next()
@@ -403,9 +428,15 @@ impl Validator {
                 .push(Finding::new(Rule::NoDuplicateKeys, pointer, message));
         }
         if report.violations.is_empty() {
-            // Only the typed reader sees this one.
-            report.violations.push(typed_error());
-            report.lints.clear();
+            // Only the typed reader can tell: a valid document the fast path left to it, or
+            // one that breaks what only the typed reader sees.
+            match self.typed(text) {
+                Some(lints) => report.lints = lints,
+                None => {
+                    report.violations.push(typed_error());
+                    report.lints.clear();
+                }
+            }
         }
         Report {
             violations: locate_all(text, report.violations),
@@ -413,16 +444,28 @@ impl Validator {
         }
     }
 
-    /// The fast path: the typed reader alone. `Some(lints)` when the document is valid.
+    /// The fast path: `Some(lints)` when the document is certainly valid, `None` when it is
+    /// certainly not or the full report must tell.
     fn fast(&self, text: &str) -> Option<Vec<Finding>> {
         match self.kind {
-            Kind::Envelope => scan::envelope(text).or_else(|| {
-                skim(text).ok().map(|envelope| {
-                    envelope
-                        .error()
-                        .map(|error| lints_for(error.code(), Some(error.category())))
-                        .unwrap_or_default()
-                })
+            Kind::Envelope => match scan::envelope(text) {
+                Verdict::Valid(lints) => Some(lints),
+                // The full report will find what is wrong; the typed reader would only agree.
+                Verdict::Invalid => None,
+                Verdict::Unsure => self.typed(text),
+            },
+            Kind::Guarantee => self.typed(text),
+        }
+    }
+
+    /// The typed reader's verdict: `Some(lints)` when the document is valid.
+    fn typed(&self, text: &str) -> Option<Vec<Finding>> {
+        match self.kind {
+            Kind::Envelope => skim(text).ok().map(|envelope| {
+                envelope
+                    .error()
+                    .map(|error| lints_for(error.code(), Some(error.category())))
+                    .unwrap_or_default()
             }),
             Kind::Guarantee => serde_json::from_str::<GuaranteeResult<JsonObject>>(text)
                 .ok()
@@ -440,7 +483,10 @@ impl Validator {
     #[must_use]
     pub fn is_valid_text(&self, text: &str) -> bool {
         match self.kind {
-            Kind::Envelope => scan::envelope(text).is_some() || skim(text).is_ok(),
+            Kind::Envelope => match scan::envelope(text) {
+                Verdict::Valid(_) => true,
+                Verdict::Invalid | Verdict::Unsure => skim(text).is_ok(),
+            },
             Kind::Guarantee => serde_json::from_str::<GuaranteeResult<JsonObject>>(text).is_ok(),
         }
     }
