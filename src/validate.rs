@@ -430,12 +430,11 @@ impl Validator {
         if report.violations.is_empty() {
             // Only the typed reader can tell: a valid document the fast path left to it, or
             // one that breaks what only the typed reader sees.
-            match self.typed(text) {
-                Some(lints) => report.lints = lints,
-                None => {
-                    report.violations.push(typed_error());
-                    report.lints.clear();
-                }
+            if let Some(lints) = self.typed(text) {
+                report.lints = lints;
+            } else {
+                report.violations.push(typed_error());
+                report.lints.clear();
             }
         }
         Report {
