@@ -7,6 +7,7 @@ mod differential;
 
 use std::path::Path;
 
+use agent_tool_result::Rule;
 use agent_tool_result::validate::Validator;
 use differential::{Rng, disagreement, mutate, seeds};
 
@@ -35,7 +36,6 @@ fn every_reader_agrees_on_fixtures_and_twenty_thousand_mutations() {
 /// Each class, once by hand: the verdict every reader gives.
 #[test]
 fn each_class_has_one_verdict() {
-    use agent_tool_result::Rule;
     let validator = Validator::shared();
     let capture = |width: &str| {
         format!(
@@ -100,4 +100,95 @@ fn each_class_has_one_verdict() {
             }
         }
     }
+}
+
+/// What the schema finds in the whole parsed value (minus repeated keys, which only the text
+/// shows), as rule and pointer.
+fn whole_value_findings(validator: &Validator, text: &str) -> Option<Vec<(Rule, String)>> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    Some(findings(validator.validate(&value).violations()))
+}
+
+fn findings(found: &[agent_tool_result::rule::Finding]) -> Vec<(Rule, String)> {
+    found
+        .iter()
+        .filter(|f| f.rule() != Rule::NoDuplicateKeys)
+        .map(|f| (f.rule(), f.pointer().to_owned()))
+        .collect()
+}
+
+/// A random observation as JSON text: nested objects and arrays, `base64` keys, long strings
+/// that are or are not image data, repeated keys, capture-summary kinds.
+fn observation_text(rng: &mut Rng, depth: usize, out: &mut String) {
+    let image = "iVBORw0KGgoAAAANSUhEUgAA".repeat(200);
+    let prose = "not image data! ".repeat(300);
+    match rng.below(if depth > 3 { 4 } else { 6 }) {
+        0 => out.push_str(&rng.below(100).to_string()),
+        1 => out.push_str(r#""short""#),
+        2 => out.push_str(&format!("\"{image}\"")),
+        3 => out.push_str(&format!("\"{prose}\"")),
+        4 => {
+            out.push('[');
+            for i in 0..rng.below(4) {
+                if i > 0 {
+                    out.push(',');
+                }
+                observation_text(rng, depth + 1, out);
+            }
+            out.push(']');
+        }
+        _ => {
+            out.push('{');
+            for i in 0..rng.below(5) {
+                if i > 0 {
+                    out.push(',');
+                }
+                let key = rng.word(&["base64", "a", "b", "kind", "png"]);
+                out.push_str(&format!("\"{key}\":"));
+                if key == "kind" && rng.below(2) == 0 {
+                    out.push_str(r#""capture-summary""#);
+                } else {
+                    observation_text(rng, depth + 1, out);
+                }
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// The report on text finds what the schema finds in the whole value: leaving payloads out
+/// and pruning observations hides nothing the schema looks at. Over the fixtures, seeded
+/// mutations and random observations.
+#[test]
+fn the_report_on_text_finds_what_the_schema_finds_in_the_whole_value() {
+    let validator = Validator::shared();
+    let mut texts = seeds(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let mut rng = Rng::new(0x0b5e);
+    for _ in 0..5_000 {
+        let mut text = rng.pick(&texts).clone();
+        text = mutate(&text, &mut rng);
+        texts.push(text);
+    }
+    for _ in 0..3_000 {
+        let mut text = String::from(
+            r#"{"ok":false,"error":{"code":"x","category":"internal","detail":"","lastObservation":"#,
+        );
+        observation_text(&mut rng, 0, &mut text);
+        text.push_str("}}");
+        texts.push(text);
+    }
+    let mut compared = 0;
+    for text in &texts {
+        let Some(whole) = whole_value_findings(validator, text) else {
+            continue;
+        };
+        // With no finding in the value, the typed reader may still refuse the text.
+        if whole.is_empty() {
+            continue;
+        }
+        let report = validator.validate_text(text);
+        assert_eq!(findings(report.violations()), whole, "{text}");
+        compared += 1;
+    }
+    assert!(compared > 3_000, "{compared}");
 }
