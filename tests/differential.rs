@@ -5,6 +5,7 @@
 #[path = "support/differential.rs"]
 mod differential;
 
+use std::fmt::Write;
 use std::path::Path;
 
 use agent_tool_result::Rule;
@@ -125,8 +126,8 @@ fn observation_text(rng: &mut Rng, depth: usize, out: &mut String) {
     match rng.below(if depth > 3 { 4 } else { 6 }) {
         0 => out.push_str(&rng.below(100).to_string()),
         1 => out.push_str(r#""short""#),
-        2 => out.push_str(&format!("\"{image}\"")),
-        3 => out.push_str(&format!("\"{prose}\"")),
+        2 => write!(out, "\"{image}\"").unwrap(),
+        3 => write!(out, "\"{prose}\"").unwrap(),
         4 => {
             out.push('[');
             for i in 0..rng.below(4) {
@@ -144,7 +145,7 @@ fn observation_text(rng: &mut Rng, depth: usize, out: &mut String) {
                     out.push(',');
                 }
                 let key = rng.word(&["base64", "a", "b", "kind", "png"]);
-                out.push_str(&format!("\"{key}\":"));
+                write!(out, "\"{key}\":").unwrap();
                 if key == "kind" && rng.below(2) == 0 {
                     out.push_str(r#""capture-summary""#);
                 } else {
