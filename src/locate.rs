@@ -25,7 +25,7 @@ fn offset_of(bytes: &[u8], pointer: &str) -> usize {
         return found;
     }
     'tokens: for token in pointer.split('/').skip(1) {
-        let token = token.replace("~1", "/").replace("~0", "~");
+        let token = crate::pointer::unescape_token(token);
         match scanner.peek() {
             Some(b'{') => {
                 scanner.pos += 1;
@@ -34,7 +34,7 @@ fn offset_of(bytes: &[u8], pointer: &str) -> usize {
                     if scanner.peek() != Some(b'"') {
                         return found;
                     }
-                    let Some(key) = scanner.string() else {
+                    let Some(is_token) = scanner.key_is(&token) else {
                         return found;
                     };
                     scanner.whitespace();
@@ -43,7 +43,7 @@ fn offset_of(bytes: &[u8], pointer: &str) -> usize {
                     }
                     scanner.pos += 1;
                     scanner.whitespace();
-                    if key == token {
+                    if is_token {
                         found = scanner.pos;
                         continue 'tokens;
                     }
@@ -97,7 +97,7 @@ struct Scanner<'a> {
     pos: usize,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
@@ -110,9 +110,7 @@ impl Scanner<'_> {
 
     /// Reads a string at the cursor, unescaping it; `None` if it is cut off.
     fn string(&mut self) -> Option<String> {
-        let start = self.pos + 1;
-        self.skip_string()?;
-        let raw = std::str::from_utf8(&self.bytes[start..self.pos - 1]).ok()?;
+        let raw = self.raw_string()?;
         if raw.contains('\\') {
             serde_json::from_str(&format!("\"{raw}\"")).ok()
         } else {
@@ -120,17 +118,36 @@ impl Scanner<'_> {
         }
     }
 
+    /// Reads a string at the cursor and tells whether it spells `key`; `None` if it is cut off.
+    fn key_is(&mut self, key: &str) -> Option<bool> {
+        let raw = self.raw_string()?;
+        if raw.contains('\\') {
+            serde_json::from_str::<String>(&format!("\"{raw}\""))
+                .ok()
+                .map(|unescaped| unescaped == key)
+        } else {
+            Some(raw == key)
+        }
+    }
+
+    /// Skips a string at the cursor; returns what lies between its quotes, as written.
+    fn raw_string(&mut self) -> Option<&'a str> {
+        let start = self.pos + 1;
+        self.skip_string()?;
+        let bytes = self.bytes;
+        std::str::from_utf8(&bytes[start..self.pos - 1]).ok()
+    }
+
     fn skip_string(&mut self) -> Option<()> {
         self.pos += 1;
         loop {
-            match self.peek()? {
-                b'"' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                b'\\' => self.pos += 2,
-                _ => self.pos += 1,
+            let rest = self.bytes.get(self.pos..)?;
+            self.pos += memchr::memchr2(b'"', b'\\', rest)?;
+            if self.peek()? == b'"' {
+                self.pos += 1;
+                return Some(());
             }
+            self.pos += 2;
         }
     }
 

@@ -12,6 +12,15 @@ pub(crate) fn push_token(pointer: &mut String, token: &str) {
     }
 }
 
+/// One reference token as the key or index it names, `~1` and `~0` undone.
+pub(crate) fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
+    }
+}
+
 /// The JSON Pointer of a path recorded while deserializing.
 pub(crate) fn of_path(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;

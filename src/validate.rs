@@ -416,12 +416,8 @@ impl Validator {
             Vec::new()
         };
         for pointer in repeated {
-            let key = pointer
-                .rsplit('/')
-                .next()
-                .unwrap_or_default()
-                .replace("~1", "/");
-            let key = key.replace("~0", "~");
+            let key =
+                crate::pointer::unescape_token(pointer.rsplit('/').next().unwrap_or_default());
             let message = Breach::DuplicateKey { key: &key }.to_string();
             report
                 .violations
