@@ -8,12 +8,8 @@
 pub(crate) fn locate(text: &str, pointer: &str) -> (usize, usize) {
     let offset = offset_of(text.as_bytes(), pointer);
     let before = &text.as_bytes()[..offset];
-    #[allow(clippy::naive_bytecount)] // only on the path that reports an invalid document
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
     (line, offset - line_start + 1)
 }
 
