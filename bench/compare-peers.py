@@ -81,28 +81,42 @@ def check_jsonschema_invalid(output):
 valid = os.path.join(work, "valid.ndjson")
 floor = "target/release/examples/ndjson_floor"
 atr = os.environ.get("ATR", "target/release/atr")
+baseline = os.environ.get("BASELINE")
 rounds = int(os.environ.get("ROUNDS", "10"))
 
 
-def atr_jobs(jobs, path):
-    return [atr, "validate", "--jobs", str(jobs), "--ndjson", "--format", "json", path]
+def atr_jobs(jobs, path, binary=atr):
+    return [binary, "validate", "--jobs", str(jobs), "--ndjson", "--format", "json", path]
 
+
+# Two floors at once: what two busy cores of this machine give, the ceiling for --jobs 2.
+both_floors = ["sh", "-c", f"{shlex.quote(floor)} {shlex.quote(corpus)} & "
+               f"{shlex.quote(floor)} {shlex.quote(corpus)}; wait"]
 
 # The floor and atr, timed side by side: every command once a round, the fastest round kept.
 timed = {
     "floor": [floor, corpus],
+    "two floors": both_floors,
     "atr 1": atr_jobs(1, corpus),
     "atr 2": atr_jobs(2, corpus),
     "floor valid": [floor, valid],
     "atr 1 valid": atr_jobs(1, valid),
     "atr 2 valid": atr_jobs(2, valid),
 }
+if baseline:
+    # Another build (an earlier commit, say) in the same rounds: before and after, side by side.
+    timed.update({
+        "baseline 1": atr_jobs(1, corpus, baseline),
+        "baseline 2": atr_jobs(2, corpus, baseline),
+        "baseline 1 valid": atr_jobs(1, valid, baseline),
+        "baseline 2 valid": atr_jobs(2, valid, baseline),
+    })
 best = {}
 for _ in range(rounds):
     for key, command in timed.items():
         wall, rss, output = measure(command)
         prior = best.get(key)
-        found = atr_invalid(output) if key.startswith("atr") else None
+        found = atr_invalid(output) if key.startswith(("atr", "baseline")) else None
         best[key] = (min(wall, prior[0]) if prior else wall, max(rss, prior[1]) if prior else rss,
                      found)
 
@@ -140,11 +154,18 @@ for name, _, wall, rss, agrees, found in rows:
 print("\nAgainst the floor (reading the lines and parsing each into IgnoredAny, no validation):\n")
 print("| corpus | floor | atr --jobs 1 | atr --jobs 2 | --jobs 1 / floor | --jobs 1 / --jobs 2 |")
 print("|---|---:|---:|---:|---:|---:|")
-for label, suffix in [("one in ten invalid", ""), ("all valid", " valid")]:
-    fl, one, two = (best[k + suffix][0] for k in ("floor", "atr 1", "atr 2"))
-    print(f"| {label} | {fl * 1000:.0f} ms | {one * 1000:.0f} ms | {two * 1000:.0f} ms | "
-          f"{one / fl:.2f}x | {one / two:.2f}x |")
-print(f"\natr's peak memory: {max(best[k][1] for k in best if k.startswith('atr')):.0f} MB")
+builds = [("atr", "")] + ([("baseline", "baseline: ")] if baseline else [])
+for build, prefix in builds:
+    for label, suffix in [("one in ten invalid", ""), ("all valid", " valid")]:
+        fl, one, two = (best[k + suffix][0] for k in ("floor", f"{build} 1", f"{build} 2"))
+        print(f"| {prefix}{label} | {fl * 1000:.0f} ms | {one * 1000:.0f} ms | {two * 1000:.0f} ms | "
+              f"{one / fl:.2f}x | {one / two:.2f}x |")
+ceiling = 2 * best["floor"][0] / best["two floors"][0]
+print(f"\nThis machine's own ceiling for two cores: two floors at once take "
+      f"{best['two floors'][0] * 1000:.0f} ms, {ceiling:.2f}x the throughput of one.")
+for build, prefix in builds:
+    peak = max(best[k][1] for k in best if k.startswith(build))
+    print(f"\n{prefix or 'atr: '}peak memory {peak:.0f} MB")
 
 print("\nThe commands, from the repository root:\n\n```text")
 for key, command in timed.items():
@@ -153,4 +174,6 @@ for _, command, _ in peer_tools:
     print(shlex.join(command))
 print("```")
 valid_agrees = not best["atr 1 valid"][2] and not best["atr 2 valid"][2]
+if baseline:
+    print(f"\nbaseline: {baseline}")
 sys.exit(0 if all(row[4] for row in rows) and valid_agrees else 1)

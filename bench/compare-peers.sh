@@ -9,7 +9,8 @@
 # Needs: cargo, python3 (with venv), node and npm. Peers are installed under bench/.peers.
 # Usage: bash bench/compare-peers.sh [COUNT]   (default 100000 envelopes; ROUNDS=N runs the
 # atr and floor rows N times each, interleaved, and keeps the fastest: default 10; ATR=PATH
-# measures another atr binary, an older build say, against the same floor and peers)
+# measures another atr binary against the same floor and peers; BASELINE=PATH times a second
+# build, an earlier commit say, in the same interleaved rounds, for before and after)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

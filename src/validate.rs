@@ -344,9 +344,10 @@ impl<'de> serde::Deserialize<'de> for SkippedResult {
 impl Validator {
     /// Validates one document given as JSON text, with line and column on every finding.
     ///
-    /// The fast path reads the text once with the typed, contract-checking reader, building
-    /// nothing of the tool's result; only a document it rejects is parsed again and run
-    /// through the compiled schema to report every violation. Its verdicts are the schema's
+    /// The fast path reads the text once, by hand for the common shapes and otherwise with the
+    /// typed, contract-checking reader, building nothing of the tool's result; only a document
+    /// it finds invalid is parsed again (without its payloads) and run through the compiled
+    /// schema to report every violation. Its verdicts are the schema's
     /// (a differential test holds them together), with two additions the schema cannot see:
     /// text that is not JSON (`well-formed-json`, `nesting-limit`) and a key repeated in the
     /// envelope, an error or a warning (`no-duplicate-keys`).
