@@ -91,6 +91,12 @@ enum Kind {
 /// ```
 pub struct Validator {
     kind: Kind,
+    /// The compiled schema, on first use: a valid document of a common shape never needs it.
+    compiled: OnceLock<Compiled>,
+}
+
+/// A contract's schema, compiled, and what its annotations say.
+struct Compiled {
     schema: jsonschema::Validator,
     /// Schema locations that enforce one named rule, read from their `$comment: "rule: ..."`.
     rule_locations: Vec<(String, Rule)>,
@@ -99,8 +105,9 @@ pub struct Validator {
 impl fmt::Debug for Validator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Validator")
-            .field("rule_locations", &self.rule_locations)
-            .finish_non_exhaustive()
+            .field("kind", &self.kind)
+            .field("compiled", &self.compiled.get().is_some())
+            .finish()
     }
 }
 
@@ -111,19 +118,23 @@ impl Default for Validator {
 }
 
 impl Validator {
-    /// Compiles the embedded envelope schema.
+    /// The validator of the embedded envelope schema, compiled on first use.
     ///
     /// # Panics
     ///
     /// Never in practice: the embedded schema compiles, which the crate's tests check.
     #[must_use]
     pub fn new() -> Self {
-        Validator::compile(Kind::Envelope, crate::schema::envelope_schema())
+        Validator {
+            kind: Kind::Envelope,
+            compiled: OnceLock::new(),
+        }
     }
 
-    /// Compiles the embedded guarantee result schema: the validator of the second contract,
-    /// with the same findings, rules and pointers, the invariant the schema cannot express
-    /// (counts within `requested`) and its lint (recipients unaccounted for).
+    /// The validator of the embedded guarantee result schema, compiled on first use: the
+    /// validator of the second contract, with the same findings, rules and pointers, the
+    /// invariant the schema cannot express (counts within `requested`) and its lint
+    /// (recipients unaccounted for).
     ///
     /// ```
     /// use agent_tool_result::Rule;
@@ -140,7 +151,10 @@ impl Validator {
     /// Never in practice: the embedded schema compiles, which the crate's tests check.
     #[must_use]
     pub fn guarantee() -> Self {
-        Validator::compile(Kind::Guarantee, crate::schema::guarantee_schema())
+        Validator {
+            kind: Kind::Guarantee,
+            compiled: OnceLock::new(),
+        }
     }
 
     /// The guarantee validator shared by the whole process, compiled on first use.
@@ -150,15 +164,22 @@ impl Validator {
         SHARED.get_or_init(Validator::guarantee)
     }
 
-    fn compile(kind: Kind, schema: &Value) -> Self {
-        let compiled = jsonschema::draft202012::new(schema).expect("the embedded schemas compile");
-        let mut rule_locations = Vec::new();
-        annotated_rules(schema, &mut String::new(), &mut rule_locations);
-        Validator {
-            kind,
-            schema: compiled,
-            rule_locations,
-        }
+    /// The compiled schema, compiling it on first use.
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            let source = match self.kind {
+                Kind::Envelope => crate::schema::envelope_schema(),
+                Kind::Guarantee => crate::schema::guarantee_schema(),
+            };
+            let schema =
+                jsonschema::draft202012::new(source).expect("the embedded schemas compile");
+            let mut rule_locations = Vec::new();
+            annotated_rules(source, &mut String::new(), &mut rule_locations);
+            Compiled {
+                schema,
+                rule_locations,
+            }
+        })
     }
 
     /// A validator shared by the whole process, compiled on first use.
@@ -172,13 +193,13 @@ impl Validator {
     /// report.
     #[must_use]
     pub fn is_valid(&self, document: &Value) -> bool {
-        self.schema.is_valid(document)
+        self.compiled().schema.is_valid(document)
     }
 
     /// Checks `document` against the contract: every violation, and the lints.
     #[must_use]
     pub fn validate(&self, document: &Value) -> Report {
-        if self.schema.is_valid(document) {
+        if self.compiled().schema.is_valid(document) {
             self.report(document, Vec::new())
         } else {
             self.report(document, self.schema_violations(document))
@@ -188,7 +209,7 @@ impl Validator {
     /// What the compiled schema finds wrong with `document`, in document order.
     fn schema_violations(&self, document: &Value) -> Vec<Finding> {
         let mut violations = Vec::new();
-        let mut errors = self.schema.iter_errors(document).peekable();
+        let mut errors = self.compiled().schema.iter_errors(document).peekable();
         if errors.peek().is_some()
             && self.kind == Kind::Envelope
             && is_legacy_command_result(document)
@@ -303,7 +324,8 @@ impl Validator {
 
     /// The rule of the annotated schema location that `schema_path` falls in, if any.
     fn annotated_rule(&self, schema_path: &str) -> Option<Rule> {
-        self.rule_locations
+        self.compiled()
+            .rule_locations
             .iter()
             .filter(|(location, _)| {
                 schema_path
@@ -534,9 +556,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_schema_is_compiled_when_a_document_needs_it() {
+        for validator in [Validator::new(), Validator::guarantee()] {
+            assert!(validator.compiled.get().is_none());
+            let _ = validator.compiled();
+            assert!(validator.compiled.get().is_some(), "{validator:?}");
+        }
+        let validator = Validator::new();
+        let report = validator.validate_text(r#"{"ok":true,"result":{"n":[1,"a"]}}"#);
+        assert!(report.is_valid());
+        assert!(validator.compiled.get().is_none(), "a common valid envelope");
+        assert!(!validator.validate_text(r#"{"ok":1}"#).is_valid());
+        assert!(validator.compiled.get().is_some());
+    }
+
+    #[test]
     fn every_annotated_schema_location_names_a_rule() {
         let validator = Validator::new();
         let locations: Vec<(&str, Rule)> = validator
+            .compiled()
             .rule_locations
             .iter()
             .map(|(location, rule)| (location.as_str(), *rule))

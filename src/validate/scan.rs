@@ -1,11 +1,14 @@
-//! The fastest path: one pass over the bytes of a common, valid envelope, by hand.
+//! The fastest path: one pass over the bytes of a common envelope, by hand.
 //!
-//! [`envelope`] answers `Some(lints)` only when it is certain the text is a valid envelope,
-//! and `None` whenever it is not sure: any syntax it does not expect, any escape in a key or
-//! a code, a surrogate escape, a number with an exponent or hundreds of digits, deep nesting,
-//! a `null` where a contract field may be null, a capture summary, a `base64` key or a long
-//! string in an observation, a repeated contract key. Those documents go to the typed reader,
-//! which decides; so this path never changes a verdict, it only reaches the common one sooner.
+//! [`envelope`] answers [`Verdict::Valid`] only when it is certain the text is a valid
+//! envelope, [`Verdict::Invalid`] only when it saw a rule broken (a wrong type, an unknown or
+//! repeated contract member, a code or category out of form, a missing or forbidden member, a
+//! `base64` key in an observation), and [`Verdict::Unsure`] otherwise: any syntax it does not
+//! expect, any escape in a key, code or category, a surrogate escape, a number with an
+//! exponent or hundreds of digits, deep nesting, a `null` where a contract field may be null, a
+//! capture summary, a long string in an observation. Unsure documents go to the typed reader,
+//! which decides; invalid ones go straight to the full report. So this path never changes a
+//! verdict, it only reaches the common one sooner.
 
 use crate::rule::Finding;
 use crate::{ErrorCategory, ErrorCode};
