@@ -565,7 +565,10 @@ mod tests {
         let validator = Validator::new();
         let report = validator.validate_text(r#"{"ok":true,"result":{"n":[1,"a"]}}"#);
         assert!(report.is_valid());
-        assert!(validator.compiled.get().is_none(), "a common valid envelope");
+        assert!(
+            validator.compiled.get().is_none(),
+            "a common valid envelope"
+        );
         assert!(!validator.validate_text(r#"{"ok":1}"#).is_valid());
         assert!(validator.compiled.get().is_some());
     }
