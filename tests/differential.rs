@@ -103,21 +103,6 @@ fn each_class_has_one_verdict() {
     }
 }
 
-/// What the schema finds in the whole parsed value (minus repeated keys, which only the text
-/// shows), as rule and pointer.
-fn whole_value_findings(validator: &Validator, text: &str) -> Option<Vec<(Rule, String)>> {
-    let value: serde_json::Value = serde_json::from_str(text).ok()?;
-    Some(findings(validator.validate(&value).violations()))
-}
-
-fn findings(found: &[agent_tool_result::rule::Finding]) -> Vec<(Rule, String)> {
-    found
-        .iter()
-        .filter(|f| f.rule() != Rule::NoDuplicateKeys)
-        .map(|f| (f.rule(), f.pointer().to_owned()))
-        .collect()
-}
-
 /// A random observation as JSON text: nested objects and arrays, `base64` keys, long strings
 /// that are or are not image data, repeated keys, capture-summary kinds.
 fn observation_text(rng: &mut Rng, depth: usize, out: &mut String) {
@@ -157,39 +142,21 @@ fn observation_text(rng: &mut Rng, depth: usize, out: &mut String) {
     }
 }
 
-/// The report on text finds what the schema finds in the whole value: leaving payloads out
-/// and pruning observations hides nothing the schema looks at. Over the fixtures, seeded
-/// mutations and random observations.
+/// Random observations: the report, which reads them pruned, finds what the schema finds in
+/// the whole value (the harness checks that, with every other agreement).
 #[test]
-fn the_report_on_text_finds_what_the_schema_finds_in_the_whole_value() {
+fn random_observations_have_one_verdict_and_the_same_findings() {
     let validator = Validator::shared();
-    let mut texts = seeds(Path::new(env!("CARGO_MANIFEST_DIR")));
     let mut rng = Rng::new(0x0b5e);
-    for _ in 0..5_000 {
-        let mut text = rng.pick(&texts).clone();
-        text = mutate(&text, &mut rng);
-        texts.push(text);
-    }
+    let mut with_findings = 0;
     for _ in 0..3_000 {
         let mut text = String::from(
             r#"{"ok":false,"error":{"code":"x","category":"internal","detail":"","lastObservation":"#,
         );
         observation_text(&mut rng, 0, &mut text);
         text.push_str("}}");
-        texts.push(text);
+        assert_eq!(disagreement(validator, &text), None, "{text}");
+        with_findings += usize::from(!validator.validate_text(&text).is_valid());
     }
-    let mut compared = 0;
-    for text in &texts {
-        let Some(whole) = whole_value_findings(validator, text) else {
-            continue;
-        };
-        // With no finding in the value, the typed reader may still refuse the text.
-        if whole.is_empty() {
-            continue;
-        }
-        let report = validator.validate_text(text);
-        assert_eq!(findings(report.violations()), whole, "{text}");
-        compared += 1;
-    }
-    assert!(compared > 3_000, "{compared}");
+    assert!(with_findings > 500, "{with_findings}");
 }

@@ -4,6 +4,8 @@
 //! Readers compared: the typed reader (`Envelope::<Value>::from_json`), the validator's fast
 //! path (`is_valid_text`), its full report (`validate_text`, which `atr validate` prints), the
 //! schema run on the parsed value, and the MCP reader (the text as a `tools/call` text block).
+//! Where the schema finds violations in the parsed value, the full report (which reads a
+//! skeleton of the text) must find the same ones, rule and pointer.
 //!
 //! Documents come from the conformance fixtures, mutated by a seeded generator that aims at the
 //! classes where readers used to part ways: numbers out of a double's range, integral floats in
@@ -396,6 +398,8 @@ pub struct Verdicts {
     pub fast: bool,
     pub report: Vec<(Rule, String)>,
     pub schema: Option<bool>,
+    /// What the schema finds in the whole parsed value, when the text parses.
+    pub whole: Option<Vec<(Rule, String)>>,
     pub mcp: bool,
 }
 
@@ -411,9 +415,16 @@ pub fn verdicts(validator: &Validator, text: &str) -> Verdicts {
         .iter()
         .map(|f| (f.rule(), f.pointer().to_owned()))
         .collect();
-    let schema = serde_json::from_str::<Value>(text)
-        .ok()
-        .map(|value| validator.is_valid(&value));
+    let value = serde_json::from_str::<Value>(text).ok();
+    let schema = value.as_ref().map(|value| validator.is_valid(value));
+    let whole = value.as_ref().map(|value| {
+        validator
+            .validate(value)
+            .violations()
+            .iter()
+            .map(|f| (f.rule(), f.pointer().to_owned()))
+            .collect()
+    });
     let call = serde_json::json!({ "content": [{ "type": "text", "text": text }] }).to_string();
     let mcp = match CallToolResult::from_json(&call).and_then(|c| c.envelope::<Value>()) {
         Ok(_) => true,
@@ -424,6 +435,7 @@ pub fn verdicts(validator: &Validator, text: &str) -> Verdicts {
         fast,
         report,
         schema,
+        whole,
         mcp,
     }
 }
@@ -460,6 +472,22 @@ pub fn disagreement(validator: &Validator, text: &str) -> Option<String> {
         return Some(format!(
             "the report lacks the typed reader's {found:?}: {v:?}"
         ));
+    }
+    // The report reads a skeleton of the text (payloads as their type, observations pruned);
+    // it must find what the schema finds in the whole value, repeated keys apart.
+    if let Some(whole) = &v.whole
+        && !whole.is_empty()
+    {
+        let reported: Vec<&(Rule, String)> = v
+            .report
+            .iter()
+            .filter(|(rule, _)| *rule != Rule::NoDuplicateKeys)
+            .collect();
+        if reported != whole.iter().collect::<Vec<_>>() {
+            return Some(format!(
+                "the report is not the schema's findings in the whole value: {v:?}"
+            ));
+        }
     }
     None
 }
