@@ -13,6 +13,7 @@ pub(crate) fn push_token(pointer: &mut String, token: &str) {
 }
 
 /// One reference token as the key or index it names, `~1` and `~0` undone.
+#[cfg(feature = "validate")]
 pub(crate) fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
     if token.contains('~') {
         token.replace("~1", "/").replace("~0", "~").into()
