@@ -10,6 +10,7 @@
 //! which decides; invalid ones go straight to the full report. So this path never changes a
 //! verdict, it only reaches the common one sooner.
 
+use crate::observation::{CAPTURE_SUMMARY_KIND, MAX_INLINE_BASE64};
 use crate::rule::Finding;
 use crate::{ErrorCategory, ErrorCode};
 
@@ -17,7 +18,7 @@ use crate::{ErrorCategory, ErrorCode};
 const DEPTH: usize = 64;
 
 /// The longest string an observation may hold here; a longer one may be image data.
-const LONG_STRING: usize = 4096;
+const LONG_STRING: usize = MAX_INLINE_BASE64;
 
 /// What one pass over a text can say of it.
 #[derive(Debug, PartialEq)]
@@ -440,7 +441,8 @@ impl<'a> Scan<'a> {
             b"base64" => scan.refute(),
             b"kind" if scan.peek()? == b'"' => {
                 let (kind, escaped) = scan.string()?;
-                (!escaped && kind != b"capture-summary" && kind.len() <= LONG_STRING).then_some(())
+                (!escaped && kind != CAPTURE_SUMMARY_KIND.as_bytes() && kind.len() <= LONG_STRING)
+                    .then_some(())
             }
             _ => scan.value(3, Some(())),
         })

@@ -13,10 +13,8 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use crate::observation::{CAPTURE_SUMMARY_KIND, MAX_INLINE_BASE64};
 use crate::strict::Checked;
-
-/// The longest string the schema lets pass in an observation without a look.
-const PLAIN_STRING: usize = 4096;
 
 /// Parses `text` into the envelope's skeleton: the same verdict and findings from the schema
 /// as the whole value would give. The flag tells whether a key repeats in the envelope, its
@@ -223,7 +221,7 @@ fn observation<'de, A: MapAccess<'de>>(mut map: A, notes: &Notes) -> Result<Valu
     while let Some(key) = map.next_key::<String>()? {
         if key == "kind" {
             let kind: Value = map.next_value()?;
-            if kind == "capture-summary" {
+            if kind == CAPTURE_SUMMARY_KIND {
                 notes.capture_summary.set(true);
             }
             object.insert(key, kind);
@@ -299,7 +297,8 @@ impl<'de> Visitor<'de> for Pruned {
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        let long = v.len() > PLAIN_STRING && v.chars().count() > PLAIN_STRING;
+        // The schema lets a string this short pass without a look.
+        let long = v.len() > MAX_INLINE_BASE64 && v.chars().count() > MAX_INLINE_BASE64;
         Ok(long.then(|| Value::from(v)))
     }
 
