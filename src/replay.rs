@@ -45,8 +45,12 @@ pub const MAX_KEY_LEN: usize = 255;
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// What a request is, for telling a replay from a mismatch: SHA-256 over the tool's name,
-/// the principal and the arguments in canonical JSON (keys sorted, no insignificant
-/// whitespace), so key order and spacing do not matter.
+/// the principal and the arguments in the JSON Canonicalization Scheme (RFC 8785): keys
+/// sorted by their UTF-16 code units, no insignificant whitespace, strings escaped one way and
+/// numbers written as ECMAScript writes a double. Key order, spacing and how a client's JSON
+/// library prints numbers (`1`, `1.0`, `1e0`; `0.0`, `-0.0`) do not matter: a client that
+/// re-encodes its arguments still replays. Integers beyond 2^53 compare as the doubles they
+/// round to, as RFC 8785 (and I-JSON) have it.
 ///
 /// ```
 /// use agent_tool_result::replay::Fingerprint;
@@ -69,9 +73,7 @@ impl Fingerprint {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part.as_bytes());
         }
-        let mut canonical = String::new();
-        write_canonical(arguments, &mut canonical);
-        hasher.update(canonical.as_bytes());
+        hasher.update(canonical(arguments).as_bytes());
         Fingerprint(hasher.finalize().into())
     }
 
@@ -99,35 +101,29 @@ impl Fingerprint {
     }
 }
 
-/// Writes `value` as canonical JSON: object keys sorted, nothing between tokens.
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(object) => {
-            let mut keys: Vec<&String> = object.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(&object[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
+/// `value` in the JSON Canonicalization Scheme (RFC 8785): the text a [`Fingerprint`] hashes
+/// after the tool's name and the principal. Print it to see why two calls' arguments differ.
+///
+/// ```
+/// use agent_tool_result::replay::canonical_json;
+/// use serde_json::json;
+///
+/// let args: serde_json::Value = serde_json::from_str(r#"{ "n": 1.0e2, "b": [-0.0, 4.50] }"#)?;
+/// assert_eq!(canonical_json(&args), r#"{"b":[0,4.5],"n":100}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// # Panics
+///
+/// Never: a `Value` holds no NaN, no infinity and no raw text, the only inputs the scheme
+/// refuses.
+#[must_use]
+pub fn canonical_json(value: &Value) -> String {
+    serde_json_canonicalizer::to_string(value).expect("every JSON value has a canonical form")
+}
+
+fn canonical(value: &Value) -> String {
+    canonical_json(value)
 }
 
 /// A response as it was first sent: replayed byte for byte.

@@ -262,3 +262,123 @@ fn the_mcp_argument_and_its_schema_agree_with_the_key_type() {
         assert_eq!(err.is_missing(), missing, "{arguments}");
     }
 }
+
+/// RFC 8785 section 3.2.2: the example's numbers, string escapes and literals.
+#[test]
+fn canonical_json_matches_rfc_8785_section_3_2_2() {
+    let input = r#"{
+      "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+      "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+      "literals": [null, true, false]
+    }"#;
+    let value: serde_json::Value = serde_json::from_str(input).unwrap();
+    assert_eq!(
+        agent_tool_result::replay::canonical_json(&value),
+        r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#
+    );
+}
+
+/// RFC 8785 section 3.2.3: keys sort by their UTF-16 code units, not by UTF-8 bytes or chars.
+#[test]
+fn canonical_json_sorts_keys_as_rfc_8785_section_3_2_3() {
+    let input = r#"{
+      "\u20ac": "Euro Sign",
+      "\r": "Carriage Return",
+      "\ufb33": "Hebrew Letter Dalet With Dagesh",
+      "1": "One",
+      "\ud83d\ude00": "Emoji: Grinning Face",
+      "\u0080": "Control",
+      "\u00f6": "Latin Small Letter O With Diaeresis"
+    }"#;
+    let value: serde_json::Value = serde_json::from_str(input).unwrap();
+    let canonical = agent_tool_result::replay::canonical_json(&value);
+    let names = [
+        "Carriage Return",
+        "One",
+        "Control",
+        "Latin Small",
+        "Euro",
+        "Emoji",
+        "Hebrew",
+    ];
+    let at: Vec<usize> = names
+        .iter()
+        .map(|name| {
+            canonical
+                .find(name)
+                .unwrap_or_else(|| panic!("{name}: {canonical}"))
+        })
+        .collect();
+    assert!(at.is_sorted(), "{canonical}");
+}
+
+/// RFC 8785 appendix B: doubles as ECMAScript writes them.
+#[test]
+fn canonical_json_writes_numbers_as_rfc_8785_appendix_b() {
+    for (bits, written) in [
+        (0x0000_0000_0000_0000_u64, "0"),
+        (0x8000_0000_0000_0000, "0"),
+        (0x0000_0000_0000_0001, "5e-324"),
+        (0x8000_0000_0000_0001, "-5e-324"),
+        (0x7fef_ffff_ffff_ffff, "1.7976931348623157e+308"),
+        (0xffef_ffff_ffff_ffff, "-1.7976931348623157e+308"),
+        (0x4340_0000_0000_0000, "9007199254740992"),
+        (0xc340_0000_0000_0000, "-9007199254740992"),
+        (0x4430_0000_0000_0000, "295147905179352830000"),
+        (0x44b5_2d02_c7e1_4af5, "9.999999999999997e+22"),
+        (0x44b5_2d02_c7e1_4af6, "1e+23"),
+        (0x44b5_2d02_c7e1_4af7, "1.0000000000000001e+23"),
+        (0x444b_1ae4_d6e2_ef4e, "999999999999999700000"),
+        (0x444b_1ae4_d6e2_ef4f, "999999999999999900000"),
+        (0x444b_1ae4_d6e2_ef50, "1e+21"),
+        (0x3eb0_c6f7_a0b5_ed8c, "9.999999999999997e-7"),
+        (0x3eb0_c6f7_a0b5_ed8d, "0.000001"),
+        (0x41b3_de43_5555_5553, "333333333.3333332"),
+        (0x41b3_de43_5555_5554, "333333333.33333325"),
+        (0x41b3_de43_5555_5555, "333333333.3333333"),
+        (0x41b3_de43_5555_5556, "333333333.3333334"),
+        (0x41b3_de43_5555_5557, "333333333.33333343"),
+        (0xbecb_f647_612f_3696, "-0.0000033333333333333333"),
+        (0x4314_3ff3_c1cb_0959, "1424953923781206.2"),
+    ] {
+        let value = json!([f64::from_bits(bits)]);
+        assert_eq!(
+            agent_tool_result::replay::canonical_json(&value),
+            format!("[{written}]"),
+            "{bits:#018x}"
+        );
+    }
+}
+
+/// The family of re-encodings a client's JSON library may make: every spelling of one number,
+/// key order, spacing and escapes fingerprint alike; another value does not.
+#[test]
+fn re_encoded_arguments_fingerprint_alike() {
+    let print = |text: &str| {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        Fingerprint::of("send_sms", "acct_1", &value)
+    };
+    for (a, b) in [
+        (r#"{"n":0.0}"#, r#"{"n":-0.0}"#),
+        (r#"{"n":0}"#, r#"{"n":-0}"#),
+        (r#"{"n":1}"#, r#"{"n":1.0}"#),
+        (r#"{"n":100}"#, r#"{"n":1e2}"#),
+        (r#"{"n":100}"#, r#"{"n":1E+2}"#),
+        (r#"{"n":0.5}"#, r#"{"n":5e-1}"#),
+        (r#"{"n":4.50}"#, r#"{"n":4.5}"#),
+        (r#"{"n":-7}"#, r#"{"n":-7.000}"#),
+        (r#"{"a":1,"b":[1,2]}"#, r#"{ "b" : [ 1 , 2 ] , "a" : 1 }"#),
+        (r#"{"s":"é/"}"#, r#"{"s":"\u00e9\/"}"#),
+        (r#"{"n":9007199254740993}"#, r#"{"n":9007199254740992}"#),
+    ] {
+        assert_eq!(print(a), print(b), "{a} and {b}");
+    }
+    for (a, b) in [
+        (r#"{"n":1}"#, r#"{"n":1.5}"#),
+        (r#"{"n":1}"#, r#"{"n":"1"}"#),
+        (r#"{"n":[1,2]}"#, r#"{"n":[2,1]}"#),
+        (r#"{"n":null}"#, r#"{}"#),
+    ] {
+        assert_ne!(print(a), print(b), "{a} and {b}");
+    }
+}
