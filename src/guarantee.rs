@@ -47,6 +47,7 @@
 //! ```
 
 pub(crate) mod instant;
+mod refusal;
 mod state;
 pub(crate) mod wire;
 
@@ -54,6 +55,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+pub use refusal::{ABOUT_BLANK, Answer, NotARefusal, Refusal, RefusalKind, UnknownRefusalKind};
 pub use state::{PolicyDecision, SettlementState, UnknownName};
 
 use crate::JsonObject;
@@ -75,6 +77,9 @@ use crate::code::InvalidCode;
 pub fn format_instant(time: SystemTime) -> String {
     instant::Rfc3339(time).to_string()
 }
+
+/// The problem type of a policy deny, by default (REST answers it as a 422 problem).
+pub const POLICY_DENY_TYPE: &str = "https://agentsfirst.ai/problems/policy-deny";
 
 /// The one `schemaVersion` this crate reads and writes.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -433,7 +438,10 @@ impl<T> GuaranteeResult<T> {
     }
 
     /// Sets the tool's own fields (`campaignId`, ...), checked to serialize to an object that
-    /// names none of the contract's fields.
+    /// names none of the contract's fields (`schemaVersion`, `settlement`, `policy`, `impact`,
+    /// `recovery`) and none of the members a policy deny's RFC 9457 problem takes for itself
+    /// (`type`, `title`, `status`, `detail`, `instance`), so that every transport carries them
+    /// all.
     ///
     /// # Errors
     ///
@@ -442,7 +450,7 @@ impl<T> GuaranteeResult<T> {
         self,
         fields: U,
     ) -> Result<GuaranteeResult<U>, InvariantError> {
-        wire::check_fields(&fields)?;
+        wire::check_fields(&fields, true)?;
         Ok(GuaranteeResult {
             settlement: self.settlement,
             policy: self.policy,

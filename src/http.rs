@@ -55,12 +55,17 @@ use ::http::header::{CONTENT_TYPE, HeaderValue};
 use ::http::{Response, StatusCode};
 use serde::Serialize;
 
-pub use auth::{Credentials, credentials, require_json};
-pub use classify::{ProfileBreach, RestOutcome, classify, classify_parts, profile_breaches};
+pub use auth::{BearerGate, Credentials, credentials, require_json};
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
+pub use axum_impls::{MAX_HEADER_BYTES, MAX_URI_BYTES, problem_responses, refuse_oversized_head};
+pub use classify::{
+    ProfileBreach, RestOutcome, classify, classify_parts, classify_with, profile_breaches,
+};
 pub use fault::Fault;
-pub use idempotency::{IDEMPOTENT_REPLAYED, KeyProblem, UnknownKeyProblem};
-pub use problem::{NotAnErrorStatus, Problem};
-pub use rest::{POLICY_DENY_TYPE, RestProfile, RetryAfter};
+pub use idempotency::IDEMPOTENT_REPLAYED;
+pub use problem::{NotAnErrorStatus, Problem, ReservedMember};
+pub use rest::{POLICY_DENY_TYPE, ProblemTypes, RestProfile, RetryAfter};
 
 use crate::Envelope;
 

@@ -67,6 +67,7 @@ pub mod artifact;
 mod breach;
 pub mod category;
 pub mod code;
+mod document;
 mod envelope;
 mod error;
 mod finding;

@@ -45,6 +45,9 @@ pub use content::{Content, ImageContent, InvalidImageData, TextContent};
 pub use jsonrpc::{JsonRpcCode, JsonRpcError};
 pub use read::{McpError, McpErrorKind};
 pub use revision::{McpRevision, ParseRevisionError};
+#[cfg(all(feature = "rmcp", feature = "replay"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "rmcp", feature = "replay"))))]
+pub use rmcp::KeyedParameters;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub use rmcp::Parameters;
@@ -149,6 +152,58 @@ impl CallToolResult {
             is_error: Some(result.is_deny()),
             meta: None,
         })
+    }
+
+    /// Projects a guarantee tool's refusal (a key missing, malformed, reused or in flight,
+    /// arguments that do not fit, the tool unavailable) for the current MCP revision: its RFC
+    /// 9457 problem as `structuredContent` and, identically, in one text block, with `isError:
+    /// true`. It is a tool result, never a JSON-RPC error, so the model reads why and can fix the
+    /// call; the guarantee tool's `outputSchema` admits it, so a client that validates
+    /// `structuredContent` on errors accepts it.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{Answer, Refusal, RefusalKind};
+    /// use agent_tool_result::mcp::CallToolResult;
+    ///
+    /// let refused = Refusal::new(RefusalKind::KeyMismatch, "the key was used for another batch");
+    /// let result = CallToolResult::from_refusal(&refused);
+    /// assert!(result.is_error());
+    /// let read = CallToolResult::from_json(&result.to_json())?.answer::<serde_json::Value>()?;
+    /// assert_eq!(read, Answer::Refused(refused));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn from_refusal(refusal: &crate::guarantee::Refusal) -> Self {
+        CallToolResult::from_refusal_for(refusal, McpRevision::LATEST)
+    }
+
+    /// [`CallToolResult::from_refusal`] for a client that negotiated `revision`.
+    #[must_use]
+    pub fn from_refusal_for(refusal: &crate::guarantee::Refusal, revision: McpRevision) -> Self {
+        let json = refusal.to_json();
+        let structured_content = revision.has_structured_content().then(|| json.clone());
+        CallToolResult {
+            result_type: revision.has_result_type().then(|| COMPLETE.to_owned()),
+            content: vec![Content::Text(TextContent::new(json))],
+            structured_content,
+            is_error: Some(true),
+            meta: None,
+        }
+    }
+
+    /// Projects anything a guarantee tool answers: [`CallToolResult::from_guarantee`] for a
+    /// result, [`CallToolResult::from_refusal`] for a refusal.
+    ///
+    /// # Errors
+    ///
+    /// As for [`CallToolResult::from_guarantee`].
+    pub fn from_answer<T: Serialize>(
+        answer: &crate::guarantee::Answer<T>,
+    ) -> Result<Self, serde_json::Error> {
+        match answer {
+            crate::guarantee::Answer::Result(result) => CallToolResult::from_guarantee(result),
+            crate::guarantee::Answer::Refused(refusal) => Ok(CallToolResult::from_refusal(refusal)),
+        }
     }
 
     /// Appends an image block: `bytes` are base64-encoded once, here.

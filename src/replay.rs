@@ -192,19 +192,24 @@ impl StoredResponse {
     }
 }
 
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 impl Begin {
-    /// The problem this answer refuses the call with: a mismatch (422) or a key in flight
-    /// (409); `None` for a fresh key or a replay.
+    /// The refusal this answer refuses the call with: a mismatch (422 over REST) or a key in
+    /// flight (409); `None` for a fresh key or a replay.
     #[must_use]
-    pub fn refusal(&self) -> Option<crate::http::KeyProblem> {
-        use crate::http::KeyProblem;
-        match self {
-            Begin::Mismatch => Some(KeyProblem::Mismatch),
-            Begin::InFlight => Some(KeyProblem::InFlight),
-            Begin::Fresh | Begin::Replay(_) => None,
-        }
+    pub fn refusal(&self) -> Option<crate::guarantee::Refusal> {
+        use crate::guarantee::{Refusal, RefusalKind};
+        let kind = match self {
+            Begin::Mismatch => RefusalKind::KeyMismatch,
+            Begin::InFlight => RefusalKind::KeyInFlight,
+            Begin::Fresh | Begin::Replay(_) => return None,
+        };
+        let detail = match kind {
+            RefusalKind::KeyMismatch => {
+                "the key was first used with other arguments; its first result stands"
+            }
+            _ => "the first request with this key is still running",
+        };
+        Some(Refusal::new(kind, detail))
     }
 }
 

@@ -169,6 +169,9 @@ rules! {
     /// The counts add up to more than `requested`.
     GuaranteeImpactWithinRequested = "guarantee-impact-within-requested", Error,
         "committed, deferred, denied and failed add up to no more than requested";
+    /// A guarantee tool's refusal is not a problem that names a refusal kind.
+    RefusalShape = "refusal-shape", Error,
+        "a guarantee tool's refusal is an RFC 9457 problem whose type and status name a refusal";
     /// The document is the older `CommandResult` shape (`success`, `command`), not an envelope.
     NotLegacyCommandResult = "not-legacy-command-result", Error,
         "an envelope is not the older CommandResult shape; atr migrate converts one";
@@ -178,9 +181,10 @@ rules! {
     /// A `tools/call` result carries no envelope, or is not complete.
     McpEnvelopePresent = "mcp-envelope-present", Error,
         "a complete tools/call result carries the envelope in structuredContent or a text block";
-    /// `isError` is not `!ok`.
+    /// `isError` does not mirror the document: `!ok` for an envelope, a deny for a guarantee
+    /// result, `true` for a refusal.
     McpIsErrorMirror = "mcp-is-error-mirror", Error,
-        "a tools/call result's isError is the envelope's !ok";
+        "a tools/call result's isError is the envelope's !ok, true exactly for a guarantee deny, true for a refusal";
     /// The text block and `structuredContent` carry different JSON.
     McpTextMatchesStructured = "mcp-text-matches-structured", Error,
         "the text block holds the same JSON as structuredContent";

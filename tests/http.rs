@@ -162,8 +162,15 @@ fn problems_keep_their_standard_members_and_challenges_are_quoted() {
     .unwrap()
     .with_detail("why")
     .with_instance("/calls/7")
-    .with_extension("status", json!(200))
-    .with_extension("retryAt", json!("2026-12-01T00:00:00Z"));
+    .with_extension("retryAt", json!("2026-12-01T00:00:00Z"))
+    .unwrap();
+    for name in ["type", "title", "status", "detail", "instance"] {
+        let refused = problem
+            .clone()
+            .with_extension(name, json!(200))
+            .unwrap_err();
+        assert_eq!(refused.name(), name);
+    }
     let body: Value = serde_json::to_value(&problem).unwrap();
     assert_eq!(body["status"], 422, "an extension cannot replace status");
     assert_eq!(body["retryAt"], "2026-12-01T00:00:00Z");

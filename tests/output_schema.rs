@@ -279,3 +279,91 @@ fn the_guarantee_output_schema_is_compact_and_accepts_every_valid_result() {
         "policy": { "decision": "allow" }, "campaignId": "c" })
     ));
 }
+
+/// Every answer a guarantee tool can give, refusals included, is `structuredContent` that
+/// conforms to the `outputSchema` it advertises, even when its own fields are required by its
+/// type: a deny and an `unknown` carry none, a refusal is a problem. (The TypeScript SDK
+/// validates `structuredContent` on `isError: true` too, and throws on the first mismatch.)
+#[cfg(feature = "validate")]
+#[test]
+fn every_answer_of_a_guarantee_tool_conforms_to_its_output_schema() {
+    use agent_tool_result::guarantee::{
+        Answer, GuaranteeResult, Impact, PolicyCode, Refusal, RefusalKind,
+    };
+    use agent_tool_result::mcp::CallToolResult;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct MessageRef {
+        message_id: String,
+        segments: u32,
+    }
+    let fields = || MessageRef {
+        message_id: "msg_1".to_owned(),
+        segments: 1,
+    };
+    let at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
+    let schema = compile(&GuaranteeResult::<MessageRef>::output_schema());
+    let mut answers: Vec<Answer<Value>> = Vec::new();
+    let with = |result: GuaranteeResult| {
+        Answer::Result(
+            result
+                .with_fields(serde_json::to_value(fields()).unwrap())
+                .unwrap(),
+        )
+    };
+    answers.push(with(
+        GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap(),
+    ));
+    answers.push(with(
+        GuaranteeResult::deferred(
+            PolicyCode::CAMPAIGN_SEND_WINDOW,
+            Some(at),
+            Impact::new().requested(3).committed(1).deferred(2),
+        )
+        .unwrap()
+        .with_next_tool("lookup_sms"),
+    ));
+    answers.push(with(
+        GuaranteeResult::unknown().with_next_tool("lookup_sms"),
+    ));
+    let bare = |result: GuaranteeResult| {
+        Answer::Result(
+            result
+                .with_fields(Value::Object(serde_json::Map::new()))
+                .unwrap(),
+        )
+    };
+    answers.push(bare(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)));
+    answers.push(bare(GuaranteeResult::denied_until(
+        PolicyCode::CONTACT_POLICY,
+        at,
+    )));
+    answers.push(bare(GuaranteeResult::unknown()));
+    for kind in RefusalKind::ALL {
+        answers.push(Answer::Refused(Refusal::new(kind, "why")));
+        answers.push(Answer::Refused(Refusal::new(kind, "why").with_retry_at(at)));
+    }
+    for answer in &answers {
+        let result = CallToolResult::from_answer(answer).unwrap();
+        let structured: Value = serde_json::from_str(result.structured_content().unwrap()).unwrap();
+        let errors: Vec<String> = schema
+            .iter_errors(&structured)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{structured}: {errors:?}");
+        assert_eq!(result.is_error(), answer.is_error(), "{structured}");
+        let read = CallToolResult::from_json(&result.to_json()).unwrap();
+        assert_eq!(read.answer::<Value>().unwrap(), *answer, "{structured}");
+    }
+    // The schema still refuses what no answer is.
+    for wrong in [
+        json!({ "ok": false, "error": { "code": "x", "category": "internal", "detail": "" } }),
+        json!({ "schemaVersion": 1, "settlement": { "state": "sent" }, "policy": { "decision": "allow" } }),
+        json!({ "schemaVersion": 1, "settlement": { "state": "committed" }, "policy": { "decision": "allow" }, "messageId": 7 }),
+        json!({ "type": "about:blank", "title": "Bad Request" }),
+    ] {
+        assert!(!schema.is_valid(&wrong), "{wrong}");
+    }
+}

@@ -121,8 +121,10 @@ fn retry_after_as_seconds_and_another_problem_type() {
 
 /// Every row of the document's REST table, its pre-GA shapes and its traps, classified.
 #[test]
+#[allow(clippy::too_many_lines)] // one table of cases
 fn responses_are_classified_by_problem_type_and_content_type() {
-    use agent_tool_result::http::{KeyProblem, RestOutcome, classify, classify_parts};
+    use agent_tool_result::guarantee::{Refusal, RefusalKind};
+    use agent_tool_result::http::{RestOutcome, classify, classify_parts};
     use http::{HeaderMap, StatusCode};
 
     let profile = RestProfile::default();
@@ -191,7 +193,14 @@ fn responses_are_classified_by_problem_type_and_content_type() {
         (202, headers(&json), settled.to_json().unwrap(), "not a contract"),
         (409, headers(&problem), r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-in-flight","title":"x","status":409}"#.into(), "in flight"),
         (422, headers(&problem), r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-mismatch","title":"x","status":422}"#.into(), "mismatch"),
-        (400, headers(&problem), String::from_utf8(KeyProblem::Missing.problem("send one").into_response().into_body()).unwrap(), "missing key"),
+        (400, headers(&problem), String::from_utf8(profile.refusal_response(&Refusal::new(RefusalKind::KeyMissing, "send one")).into_body()).unwrap(), "missing key"),
+        (500, HeaderMap::new(), String::new(), "retry with the same key"),
+        (503, headers(&[("content-type", "text/html")]), "<h1>down</h1>".into(), "retry with the same key"),
+        (502, headers(&problem), r#"{"type":"about:blank","title":"Bad Gateway","status":502}"#.into(), "retry with the same key"),
+        (404, headers(&problem), r#"{"type":"about:blank","title":"Not Found","status":404}"#.into(), "fault"),
+        (415, headers(&problem), r#"{"type":"about:blank","title":"Unsupported Media Type","status":415}"#.into(), "fault"),
+        (404, headers(&[("content-type", "text/plain")]), "not found".into(), "not a contract"),
+        (422, headers(&json), problem_body.clone(), "not a contract"),
     ];
     for (status, headers, body, expected) in cases {
         let outcome = classify_parts(
@@ -205,10 +214,23 @@ fn responses_are_classified_by_problem_type_and_content_type() {
                 assert_eq!(scopes, &["campaigns:send", "sms:send"]);
                 "scope"
             }
-            RestOutcome::KeyRefused(KeyProblem::InFlight) => "in flight",
-            RestOutcome::KeyRefused(KeyProblem::Mismatch) => "mismatch",
-            RestOutcome::KeyRefused(KeyProblem::Missing) => "missing key",
-            RestOutcome::NotContract { .. } => "not a contract",
+            RestOutcome::Refused { refusal, .. } => match refusal.kind() {
+                RefusalKind::KeyInFlight => "in flight",
+                RefusalKind::KeyMismatch => "mismatch",
+                RefusalKind::KeyMissing => {
+                    assert_eq!(refusal.detail(), "send one", "the detail is kept");
+                    "missing key"
+                }
+                RefusalKind::Unavailable => "retry with the same key",
+                _ => "other refusal",
+            },
+            RestOutcome::Fault { .. } => "fault",
+            RestOutcome::NotContract { why } => {
+                if status == 422 && body == problem_body {
+                    assert!(why.contains("application/json"), "{why}");
+                }
+                "not a contract"
+            }
             _ => "other",
         };
         assert_eq!(found, expected, "{status} {body}: {outcome:?}");
@@ -221,7 +243,8 @@ fn responses_are_classified_by_problem_type_and_content_type() {
 #[cfg(feature = "replay")]
 #[test]
 fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
-    use agent_tool_result::http::{IDEMPOTENT_REPLAYED, KeyProblem, RestOutcome, classify};
+    use agent_tool_result::guarantee::{Refusal, RefusalKind};
+    use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify};
     use agent_tool_result::replay::{
         Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
     };
@@ -232,7 +255,10 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
     let now = SystemTime::now();
     assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::Fresh);
     let in_flight = ledger.begin(&key, print, now).unwrap();
-    assert_eq!(in_flight.refusal(), Some(KeyProblem::InFlight));
+    assert_eq!(
+        in_flight.refusal().map(|r| r.kind()),
+        Some(RefusalKind::KeyInFlight)
+    );
 
     let held = GuaranteeResult::deferred(
         PolicyCode::CAMPAIGN_SEND_WINDOW,
@@ -263,22 +289,38 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
 
     let other = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 10 }));
     let mismatch = ledger.begin(&key, other, now).unwrap();
-    assert_eq!(mismatch.refusal(), Some(KeyProblem::Mismatch));
-    for problem in KeyProblem::ALL {
-        let response = problem.problem("detail").into_response();
-        assert_eq!(response.status(), problem.status());
-        assert_eq!(classify(&response), RestOutcome::KeyRefused(problem));
+    assert_eq!(
+        mismatch.refusal().map(|r| r.kind()),
+        Some(RefusalKind::KeyMismatch)
+    );
+    // Every refusal reads back whole: kind, detail and retry time (409 Retry-After included).
+    for kind in RefusalKind::ALL {
+        let refusal = Refusal::new(kind, "detail").with_retry_at(retry_at());
+        let response = RestProfile::default().refusal_response(&refusal);
+        assert_eq!(response.status(), kind.status());
+        assert_eq!(
+            response.headers()["retry-after"],
+            "Tue, 01 Dec 2026 09:00:00 GMT"
+        );
+        assert_eq!(
+            classify(&response),
+            RestOutcome::Refused {
+                status: response.status(),
+                refusal
+            }
+        );
     }
     // The header: absent, repeated, unquoted, or a valid sf-string.
     let mut headers = http::HeaderMap::new();
     let missing = IdempotencyKey::from_headers(&headers).unwrap_err();
-    assert_eq!(missing.refusal(), KeyProblem::Missing);
+    assert_eq!(missing.refusal().kind(), RefusalKind::KeyMissing);
     headers.append("idempotency-key", "batch-9".parse().unwrap());
     assert_eq!(
         IdempotencyKey::from_headers(&headers)
             .unwrap_err()
-            .refusal(),
-        KeyProblem::Invalid
+            .refusal()
+            .kind(),
+        RefusalKind::KeyInvalid
     );
     headers.insert("idempotency-key", "\"batch-9\"".parse().unwrap());
     assert_eq!(IdempotencyKey::from_headers(&headers).unwrap(), key);
@@ -286,11 +328,13 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
     assert_eq!(
         IdempotencyKey::from_headers(&headers)
             .unwrap_err()
-            .refusal(),
-        KeyProblem::Invalid
+            .refusal()
+            .kind(),
+        RefusalKind::KeyInvalid
     );
     // A mismatch is a 422 like a policy deny, but never read as one.
-    let response = KeyProblem::Mismatch.problem("detail").into_response();
+    let response =
+        RestProfile::default().refusal_response(&Refusal::new(RefusalKind::KeyMismatch, "detail"));
     assert!(!matches!(
         classify(&response),
         RestOutcome::PolicyDenied { .. }
@@ -300,7 +344,8 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
 /// What the profile produces keeps it; the traps `classify` reads past are still breaches.
 #[test]
 fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
-    use agent_tool_result::http::{KeyProblem, ProfileBreach, profile_breaches};
+    use agent_tool_result::guarantee::{Refusal, RefusalKind};
+    use agent_tool_result::http::{ProfileBreach, profile_breaches};
     use http::StatusCode;
 
     let profile = RestProfile::default();
@@ -320,10 +365,10 @@ fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
         let breaches = profile_breaches(response.status(), response.headers(), response.body());
         assert!(breaches.is_empty(), "{result:?}: {breaches:?}");
     }
-    for problem in KeyProblem::ALL {
-        let response = problem.problem("detail").into_response();
+    for kind in RefusalKind::ALL {
+        let response = profile.refusal_response(&Refusal::new(kind, "detail"));
         let breaches = profile_breaches(response.status(), response.headers(), response.body());
-        assert!(breaches.is_empty(), "{problem}: {breaches:?}");
+        assert!(breaches.is_empty(), "{kind}: {breaches:?}");
     }
 
     // A deny sent as a 403: classify reads a deny, the profile says it is wrong twice.
@@ -340,14 +385,14 @@ fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
         ]
     );
     // A key problem under another status.
-    let in_flight = KeyProblem::InFlight.problem("detail").into_response();
+    let in_flight = profile.refusal_response(&Refusal::new(RefusalKind::KeyInFlight, "detail"));
     let breaches = profile_breaches(
         StatusCode::BAD_REQUEST,
         in_flight.headers(),
         in_flight.body(),
     );
-    assert!(breaches.contains(&ProfileBreach::KeyProblemStatus {
-        problem: KeyProblem::InFlight,
+    assert!(breaches.contains(&ProfileBreach::RefusalStatus {
+        kind: RefusalKind::KeyInFlight,
         status: 400
     }));
     // A 202 with Location is not the profile's.

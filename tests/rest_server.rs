@@ -12,10 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use agent_tool_result::guarantee::RefusalKind;
 use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
 use agent_tool_result::http::{
-    Credentials, Fault, IDEMPOTENT_REPLAYED, KeyProblem, RestOutcome, RestProfile, classify,
-    credentials, profile_breaches,
+    Credentials, Fault, IDEMPOTENT_REPLAYED, RestOutcome, RestProfile, classify, credentials,
+    profile_breaches,
 };
 use agent_tool_result::replay::{
     Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
@@ -59,7 +60,7 @@ async fn call(
     };
     let key = match IdempotencyKey::from_headers(&headers) {
         Ok(key) => key,
-        Err(err) => return respond(err.refusal().problem(err.to_string()).into_response()),
+        Err(err) => return respond(RestProfile::default().refusal_response(&err.refusal())),
     };
     let Ok(arguments) = serde_json::from_slice::<Value>(&body) else {
         return respond(Fault::malformed("the body is not JSON").into_response());
@@ -69,8 +70,8 @@ async fn call(
         Begin::Fresh => {}
         Begin::Replay(stored) => return respond(stored.replayed().unwrap()),
         refused => {
-            let problem = refused.refusal().unwrap();
-            return respond(problem.problem(format!("key {key}")).into_response());
+            let refusal = refused.refusal().unwrap();
+            return respond(RestProfile::default().refusal_response(&refusal));
         }
     }
     let result = match tool.as_str() {
@@ -233,7 +234,10 @@ fn each_outcome_over_the_wire_is_classified_and_keeps_the_profile() {
                     scopes: vec!["campaigns:send".to_owned()]
                 }
             ),
-            400 => assert!(matches!(outcome, RestOutcome::KeyRefused(_)), "{outcome:?}"),
+            400 => assert!(
+                matches!(&outcome, RestOutcome::Refused { refusal, .. } if refusal.kind().is_key_problem()),
+                "{outcome:?}"
+            ),
             _ => unreachable!(),
         }
     }
@@ -271,10 +275,10 @@ fn the_same_key_replays_the_first_bytes_and_sends_nothing_again() {
     let other = json!({ "campaignId": "cmp_7f3a", "recipients": 99 });
     let mismatch = server.post("send_campaign_batch", Some("good"), Some("\"b-7\""), &other);
     assert_eq!(mismatch.status(), 422);
-    assert_eq!(
+    assert!(matches!(
         classify(&mismatch),
-        RestOutcome::KeyRefused(KeyProblem::Mismatch)
-    );
+        RestOutcome::Refused { refusal, .. } if refusal.kind() == RefusalKind::KeyMismatch
+    ));
     assert_eq!(server.app.sends.load(Ordering::SeqCst), sent);
 }
 
@@ -304,10 +308,10 @@ fn concurrent_requests_with_one_key_execute_once() {
             let replayed = reply.headers().contains_key(IDEMPOTENT_REPLAYED);
             match reply.status().as_u16() {
                 200 => {}
-                409 => assert_eq!(
+                409 => assert!(matches!(
                     classify(reply),
-                    RestOutcome::KeyRefused(KeyProblem::InFlight)
-                ),
+                    RestOutcome::Refused { refusal, .. } if refusal.kind() == RefusalKind::KeyInFlight
+                )),
                 other => panic!("{other} {replayed}"),
             }
         }

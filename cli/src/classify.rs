@@ -111,9 +111,29 @@ fn describe(outcome: &RestOutcome) -> String {
                 scopes.join(" ")
             )
         }
-        RestOutcome::KeyRefused(problem) => {
-            format!("idempotency key refused ({problem}): {}", problem.title())
+        RestOutcome::Refused { refusal, .. } => {
+            let kind = refusal.kind();
+            let mut line = format!("refused ({kind}): {}", kind.title());
+            if !refusal.detail().is_empty() {
+                let _ = write!(line, ", {}", refusal.detail());
+            }
+            if let Some(at) = refusal.retry_at() {
+                let _ = write!(line, ", retry at {}", httpdate::fmt_http_date(at));
+            }
+            let _ = write!(line, ". Nothing was run: {}.", kind.next_step());
+            line
         }
+        RestOutcome::Fault {
+            problem_type,
+            detail,
+            ..
+        } => format!(
+            "transport fault ({problem_type}){}: the call reached no tool; fix the request",
+            detail
+                .as_deref()
+                .map(|d| format!(", {d}"))
+                .unwrap_or_default()
+        ),
         RestOutcome::NotContract { why } => format!("not a REST profile response: {why}"),
         _ => "an outcome this atr does not know".to_owned(),
     }

@@ -55,17 +55,35 @@ fields! {
     pub(crate) enum RecoveryField for Recovery { SuggestedNextTool = "suggestedNextTool" }
 }
 
-/// Checks that `fields` serialize to an object naming none of the contract's fields.
-pub(crate) fn check_fields<U: Serialize>(fields: &U) -> Result<JsonObject, InvariantError> {
+/// The members of an RFC 9457 problem, which a policy deny's 422 problem takes for itself:
+/// a tool's own field of one of these names could not ride in it, so none may be built.
+pub(crate) const PROBLEM_MEMBERS: &[&str] = &["type", "title", "status", "detail", "instance"];
+
+/// Checks that `fields` serialize to an object naming none of the contract's fields and, when
+/// `for_every_transport`, none of a problem's members either.
+pub(crate) fn check_fields<U: Serialize>(
+    fields: &U,
+    for_every_transport: bool,
+) -> Result<JsonObject, InvariantError> {
     let problem = |problem: &str| InvariantError::of(Breach::ToolFields { problem });
     match serde_json::to_value(fields) {
-        Ok(Value::Object(object)) => match object
-            .keys()
-            .find(|k| CONTRACT_FIELDS.contains(&k.as_str()))
-        {
-            Some(key) => Err(problem(&format!("use the contract's field name `{key}`"))),
-            None => Ok(object),
-        },
+        Ok(Value::Object(object)) => {
+            if let Some(key) = object
+                .keys()
+                .find(|k| CONTRACT_FIELDS.contains(&k.as_str()))
+            {
+                return Err(problem(&format!("use the contract's field name `{key}`")));
+            }
+            match object
+                .keys()
+                .find(|k| for_every_transport && PROBLEM_MEMBERS.contains(&k.as_str()))
+            {
+                Some(key) => Err(problem(&format!(
+                    "use the name `{key}`, which a policy deny's problem (RFC 9457) takes for                      itself: the field would be lost from the 422"
+                ))),
+                None => Ok(object),
+            }
+        }
         Ok(_) => Err(problem("do not serialize to a JSON object")),
         Err(err) => Err(problem(&format!("do not serialize: {err}"))),
     }
@@ -73,7 +91,7 @@ pub(crate) fn check_fields<U: Serialize>(fields: &U) -> Result<JsonObject, Invar
 
 impl<T: Serialize> Serialize for GuaranteeResult<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let own = check_fields(&self.fields).map_err(serde::ser::Error::custom)?;
+        let own = check_fields(&self.fields, false).map_err(serde::ser::Error::custom)?;
         let mut out = serializer.serialize_map(None)?;
         out.serialize_entry("schemaVersion", &super::SCHEMA_VERSION)?;
         out.serialize_entry("settlement", &SettlementWire(self.settlement))?;

@@ -49,6 +49,95 @@ pub fn credentials(headers: &HeaderMap) -> Credentials<'_> {
     }
 }
 
+/// The bearer-token check of a resource server, the same on every route (REST and MCP's
+/// Streamable HTTP endpoint alike): it answers the fault RFC 6750 and the MCP authorization
+/// spec ask for, with the challenge and, when configured, the protected resource metadata
+/// (RFC 9728) that MCP clients follow.
+///
+/// | request | answer |
+/// |---|---|
+/// | no `Authorization`, or another scheme | 401, `Bearer realm="..."` |
+/// | two `Authorization` headers (ambiguous) | 400 |
+/// | a bearer token `verify` refuses | the fault it returns: 401 `invalid_token` or 403 `insufficient_scope` |
+/// | a bearer token `verify` accepts | what it returns (the principal) |
+///
+/// ```
+/// use agent_tool_result::http::{BearerGate, Fault};
+/// use http::HeaderMap;
+///
+/// let gate = BearerGate::new("campaigns")
+///     .with_resource_metadata("https://api.example/.well-known/oauth-protected-resource");
+/// let verify = |token: &str| match token {
+///     "t0k3n" => Ok("acct_1"),
+///     _ => Err(Fault::invalid_token("campaigns", "unknown token")),
+/// };
+/// let mut headers = HeaderMap::new();
+/// let fault = gate.authorize(&headers, verify).unwrap_err();
+/// assert_eq!(fault.status(), 401);
+/// assert!(fault.www_authenticate().unwrap().contains("resource_metadata="));
+/// headers.insert("authorization", "Bearer t0k3n".parse().unwrap());
+/// assert_eq!(gate.authorize(&headers, verify), Ok("acct_1"));
+/// headers.append("authorization", "Bearer other".parse().unwrap());
+/// assert_eq!(gate.authorize(&headers, verify).unwrap_err().status(), 400);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BearerGate {
+    realm: String,
+    resource_metadata: Option<String>,
+}
+
+impl BearerGate {
+    /// A gate for the protection space `realm`.
+    #[must_use]
+    pub fn new(realm: impl Into<String>) -> Self {
+        BearerGate {
+            realm: realm.into(),
+            resource_metadata: None,
+        }
+    }
+
+    /// Names the protected resource metadata URL in every challenge.
+    #[must_use]
+    pub fn with_resource_metadata(mut self, url: impl Into<String>) -> Self {
+        self.resource_metadata = Some(url.into());
+        self
+    }
+
+    /// The realm.
+    #[must_use]
+    pub fn realm(&self) -> &str {
+        &self.realm
+    }
+
+    /// Checks a request's credentials: `verify` is asked about a bearer token and answers the
+    /// principal, or the fault that refuses it.
+    ///
+    /// # Errors
+    ///
+    /// The [`Fault`] to answer with (see the table above), with this gate's resource metadata.
+    pub fn authorize<P>(
+        &self,
+        headers: &HeaderMap,
+        verify: impl FnOnce(&str) -> Result<P, Fault>,
+    ) -> Result<P, Fault> {
+        let with_metadata = |fault: Fault| match &self.resource_metadata {
+            Some(url) => fault.with_resource_metadata(url.clone()),
+            None => fault,
+        };
+        if headers.get_all(AUTHORIZATION).iter().nth(1).is_some() {
+            return Err(Fault::malformed(
+                "the request carries two Authorization headers: send one",
+            ));
+        }
+        match credentials(headers) {
+            Credentials::Bearer(token) => verify(token).map_err(with_metadata),
+            Credentials::None | Credentials::Other => {
+                Err(with_metadata(Fault::unauthenticated(self.realm.clone())))
+            }
+        }
+    }
+}
+
 /// `token68` (RFC 9110 section 11.2): the form of a bearer token.
 fn is_token68(token: &str) -> bool {
     let body = token.trim_end_matches('=');

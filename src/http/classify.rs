@@ -10,9 +10,9 @@ use ::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use ::http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 
-use super::{KeyProblem, POLICY_DENY_TYPE};
+use super::ProblemTypes;
 use crate::JsonObject;
-use crate::guarantee::{GuaranteeResult, PolicyDecision};
+use crate::guarantee::{GuaranteeResult, PolicyDecision, Refusal};
 
 /// What a REST response from a guarantee tool means to an agent.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,9 +47,29 @@ pub enum RestOutcome {
         /// The scopes the challenge names.
         scopes: Vec<String>,
     },
-    /// The producer refused the call over its idempotency key: missing or malformed (400),
-    /// used with another payload (422), or its first request still running (409).
-    KeyRefused(KeyProblem),
+    /// The producer refused the call without running it: over its idempotency key (missing
+    /// or malformed 400, used with another payload 422, its first request still running 409),
+    /// over its arguments (400), or because it cannot answer now (any 5xx, whatever its body:
+    /// send the same request with the **same key** once `retry_at` has passed, which is what a
+    /// timeout or a server error asks of an agent). [`Refusal::kind`] says which, with its
+    /// `next_step`; the detail and the retry time are kept.
+    Refused {
+        /// The HTTP status.
+        status: StatusCode,
+        /// The refusal: kind, detail, and when to call again (`Retry-After`, else `retryAt`).
+        refusal: Refusal,
+    },
+    /// A transport fault that keeps RFC 9457 (unknown tool or route, method, body too large,
+    /// not JSON, URI or headers too long): the call never reached a tool. Not a breach of the
+    /// profile; fix the request.
+    Fault {
+        /// The HTTP status.
+        status: StatusCode,
+        /// The problem's type.
+        problem_type: String,
+        /// The problem's detail, if any.
+        detail: Option<String>,
+    },
     /// Not a response of the contract, with why.
     NotContract {
         /// What is wrong.
@@ -57,7 +77,25 @@ pub enum RestOutcome {
     },
 }
 
-/// Classifies a response.
+impl RestOutcome {
+    /// What the guarantee tool answered, in the transport-neutral form another transport
+    /// projects (MCP, say): a settled, deferred or denied result, or a refusal; `None` for an
+    /// auth outcome, a transport fault or a response outside the contract.
+    #[must_use]
+    pub fn into_answer(self) -> Option<crate::guarantee::Answer> {
+        use crate::guarantee::Answer;
+        match self {
+            RestOutcome::Settled(result)
+            | RestOutcome::Deferred { result, .. }
+            | RestOutcome::PolicyDenied { result, .. } => Some(Answer::Result(result)),
+            RestOutcome::Refused { refusal, .. } => Some(Answer::Refused(refusal)),
+            _ => None,
+        }
+    }
+}
+
+/// Classifies a response, with the crate's default problem types; a producer that publishes
+/// its own is read with [`classify_with`].
 ///
 /// ```
 /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
@@ -80,6 +118,34 @@ pub fn classify<B: AsRef<[u8]>>(response: &Response<B>) -> RestOutcome {
 /// [`classify`] from a response's raw parts.
 #[must_use]
 pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> RestOutcome {
+    classify_with(&ProblemTypes::default(), status, headers, body)
+}
+
+/// [`classify_parts`] for a producer whose problem types are `types` (as its
+/// [`RestProfile::problem_types`](super::RestProfile::problem_types) or its published
+/// contract declares them).
+///
+/// ```
+/// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
+/// use agent_tool_result::http::{ProblemTypes, RestOutcome, RestProfile, classify, classify_with};
+///
+/// let types = ProblemTypes::default().with_policy_deny("https://api.example/problems/denied");
+/// let profile = RestProfile::default().with_problem_types(types.clone());
+/// let denied = profile.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))?;
+/// let (parts, body) = denied.into_parts();
+/// assert!(matches!(
+///     classify_with(&types, parts.status, &parts.headers, &body),
+///     RestOutcome::PolicyDenied { .. }
+/// ));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[must_use]
+pub fn classify_with(
+    types: &ProblemTypes,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> RestOutcome {
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -92,17 +158,32 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
         })
         .unwrap_or_default();
     let json: Option<Value> = serde_json::from_slice(body).ok();
-    let problem_type = json
+    let is_problem = content_type == "application/problem+json";
+    let body_type = json
         .as_ref()
-        .filter(|_| content_type == "application/problem+json")
         .and_then(|body| body.get("type"))
         .and_then(Value::as_str);
+    let problem_type = body_type.filter(|_| is_problem);
     let retry_after = headers
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
+    if let Some(uri) = body_type
+        && !is_problem
+        && (uri == types.policy_deny() || types.refusal_kind(uri, status.as_u16()).is_some())
+    {
+        let served = if content_type.is_empty() {
+            "no Content-Type"
+        } else {
+            content_type.as_str()
+        };
+        return not_contract(&format!(
+            "a problem of type {uri} served as {served}, not application/problem+json: the \
+             Content-Type is authoritative with the type"
+        ));
+    }
     // The problem type is authoritative, whatever the status line says.
-    if problem_type == Some(POLICY_DENY_TYPE) {
+    if problem_type == Some(types.policy_deny()) {
         let members = json.unwrap_or_default();
         return match guarantee_members(&members) {
             Ok(result) if result.is_deny() => RestOutcome::PolicyDenied {
@@ -115,8 +196,19 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
             )),
         };
     }
-    if let Some(refused) = problem_type.and_then(KeyProblem::from_problem_type) {
-        return RestOutcome::KeyRefused(refused);
+    if let Some(kind) = problem_type.and_then(|uri| types.refusal_kind(uri, status.as_u16())) {
+        let member = |name: &str| {
+            json.as_ref()
+                .and_then(|b| b.get(name))
+                .and_then(Value::as_str)
+        };
+        let mut refusal = Refusal::new(kind, member("detail").unwrap_or_default());
+        let retry_at =
+            retry_after.or_else(|| member("retryAt").and_then(crate::guarantee::instant::parse));
+        if let Some(at) = retry_at {
+            refusal = refusal.with_retry_at(at);
+        }
+        return RestOutcome::Refused { status, refusal };
     }
     if let Some(body) = &json
         && body.get("ok") == Some(&Value::Bool(false))
@@ -127,6 +219,26 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
              of a current producer instead of guessing from the status",
         );
     }
+    let problem_type = problem_type.map(str::to_owned);
+    by_status(
+        status,
+        &content_type,
+        headers,
+        json,
+        problem_type.as_deref(),
+        retry_after,
+    )
+}
+
+/// What the status line says, once no problem type has decided.
+fn by_status(
+    status: StatusCode,
+    content_type: &str,
+    headers: &HeaderMap,
+    json: Option<Value>,
+    problem_type: Option<&str>,
+    retry_after: Option<SystemTime>,
+) -> RestOutcome {
     let challenges = headers
         .get_all(WWW_AUTHENTICATE)
         .iter()
@@ -159,8 +271,37 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
                 not_contract("a 403 that is neither insufficient_scope nor a policy-deny problem")
             }
         },
-        200 | 202 => classify_success(status, &content_type, headers, json, retry_after),
-        other => not_contract(&format!("status {other} is not one of the REST profile's")),
+        200 | 202 => classify_success(status, content_type, headers, json, retry_after),
+        500..=599 => {
+            // Whatever the body (a proxy's page, say): the call may not have run; the same key
+            // makes a second attempt safe.
+            let detail = problem_type
+                .and(json.as_ref())
+                .and_then(|b| b.get("detail"))
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("the server answered {status}"), str::to_owned);
+            let mut refusal = Refusal::unavailable(detail);
+            if let Some(at) = retry_after {
+                refusal = refusal.with_retry_at(at);
+            }
+            RestOutcome::Refused { status, refusal }
+        }
+        other => match (problem_type, status.is_client_error()) {
+            (Some(uri), true) => RestOutcome::Fault {
+                status,
+                problem_type: uri.to_owned(),
+                detail: json
+                    .as_ref()
+                    .and_then(|b| b.get("detail"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+            (None, true) => not_contract(&format!(
+                "status {other} without an application/problem+json body: every refusal and \
+                 fault is an RFC 9457 problem"
+            )),
+            _ => not_contract(&format!("status {other} is not one of the REST profile's")),
+        },
     }
 }
 
@@ -178,7 +319,8 @@ fn classify_success(
     let Some(body) = json else {
         return not_contract("a body that is not JSON");
     };
-    match guarantee_members(&body) {
+    // Every member of a 2xx body is the result's: none is dropped.
+    match GuaranteeResult::from_value(&body).map_err(|err| err.to_string()) {
         Ok(result) if status == StatusCode::ACCEPTED => {
             if result.policy().decision() != PolicyDecision::Defer {
                 return not_contract("a 202 whose decision is not defer");
@@ -220,11 +362,11 @@ pub enum ProfileBreach {
         /// The HTTP status.
         status: u16,
     },
-    /// An idempotency-key problem under another status than its own.
-    #[error("the key problem `{problem}` answered {status}, not {}", .problem.status().as_u16())]
-    KeyProblemStatus {
-        /// The key problem its type names.
-        problem: KeyProblem,
+    /// A refusal under another status than its own.
+    #[error("the refusal `{kind}` answered {status}, not {}", .kind.status())]
+    RefusalStatus {
+        /// The refusal its type names.
+        kind: crate::guarantee::RefusalKind,
         /// The HTTP status.
         status: u16,
     },
@@ -279,9 +421,12 @@ pub fn profile_breaches(
         RestOutcome::PolicyDenied { .. } if status != StatusCode::UNPROCESSABLE_ENTITY => {
             breaches.push(ProfileBreach::DenyStatus { status: code });
         }
-        RestOutcome::KeyRefused(problem) if problem.status() != status => {
-            breaches.push(ProfileBreach::KeyProblemStatus {
-                problem,
+        RestOutcome::Refused { refusal, .. }
+            if refusal.kind().problem_type() != crate::guarantee::ABOUT_BLANK
+                && refusal.kind().status() != code =>
+        {
+            breaches.push(ProfileBreach::RefusalStatus {
+                kind: refusal.kind(),
                 status: code,
             });
         }
@@ -297,12 +442,12 @@ fn not_contract(why: &str) -> RestOutcome {
     }
 }
 
-/// The guarantee result in a body, problem members (`type`, `title`, `status`, `detail`,
-/// `instance`) left out.
+/// The guarantee result a policy-deny problem carries: its members less the problem's own
+/// (`type`, `title`, `status`, `detail`, `instance`), which no tool field may take.
 fn guarantee_members(body: &Value) -> Result<GuaranteeResult, String> {
     let mut members: JsonObject = body.as_object().cloned().unwrap_or_default();
-    for problem in ["type", "title", "status", "detail", "instance"] {
-        members.remove(problem);
+    for problem in crate::guarantee::wire::PROBLEM_MEMBERS {
+        members.remove(*problem);
     }
     GuaranteeResult::from_value(&Value::Object(members)).map_err(|err| err.to_string())
 }

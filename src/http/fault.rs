@@ -75,6 +75,22 @@ pub enum Fault {
         /// The `Content-Type` sent, if any.
         content_type: Option<String>,
     },
+    /// 414: the request target is longer than the service reads.
+    UriTooLong {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// 431: the request's header fields are larger than the service reads.
+    HeadersTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// Any other error status a layer below the service answered (a router's own rejection,
+    /// say), made a problem with no more meaning than its status.
+    Status {
+        /// The status, 400 or above.
+        status: StatusCode,
+    },
 }
 
 impl Fault {
@@ -160,6 +176,18 @@ impl Fault {
         }
     }
 
+    /// 414 for a request target over `limit` bytes.
+    #[must_use]
+    pub fn uri_too_long(limit: usize) -> Self {
+        Fault::UriTooLong { limit }
+    }
+
+    /// 431 for header fields over `limit` bytes in all.
+    #[must_use]
+    pub fn headers_too_large(limit: usize) -> Self {
+        Fault::HeadersTooLarge { limit }
+    }
+
     /// The HTTP status.
     #[must_use]
     pub fn status(&self) -> StatusCode {
@@ -171,6 +199,10 @@ impl Fault {
             Fault::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Fault::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Fault::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Fault::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
+            Fault::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Fault::Status { status } if status.as_u16() >= 400 => *status,
+            Fault::Status { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -248,6 +280,10 @@ impl Fault {
     }
 
     /// The problem details body.
+    ///
+    /// # Panics
+    ///
+    /// Never: its only extension member, `limit`, is no standard member.
     #[must_use]
     pub fn problem(&self) -> Problem {
         let problem = Problem::of_error(self.status());
@@ -269,7 +305,15 @@ impl Fault {
                 .with_detail(format!(
                     "the body is larger than the {limit} bytes accepted"
                 ))
-                .with_extension("limit", Value::from(*limit)),
+                .with_extension("limit", Value::from(*limit))
+                .expect("`limit` is no standard member"),
+            Fault::UriTooLong { limit } => problem.with_detail(format!(
+                "the request target is longer than the {limit} bytes accepted"
+            )),
+            Fault::HeadersTooLarge { limit } => problem.with_detail(format!(
+                "the header fields are larger than the {limit} bytes accepted"
+            )),
+            Fault::Status { .. } => problem,
             Fault::UnsupportedMediaType { content_type } => {
                 problem.with_detail(match content_type {
                     Some(found) => format!("the body must be application/json, not `{found}`"),

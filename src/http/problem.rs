@@ -7,6 +7,20 @@ use serde_json::Value;
 use super::{APPLICATION_PROBLEM_JSON, json_response};
 use crate::JsonObject;
 
+/// The error for an extension member named like one of a problem's standard members (`type`,
+/// `title`, `status`, `detail`, `instance`), which it cannot replace.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is a standard member of a problem, not an extension member")]
+pub struct ReservedMember(String);
+
+impl ReservedMember {
+    /// The member's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
 /// The error for a problem built with a status that is not an error (below 400).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("a problem describes an error, and {0} is not an error status")]
@@ -81,6 +95,13 @@ impl Problem {
         })
     }
 
+    /// Sets the problem type URI.
+    #[must_use]
+    pub fn with_type(mut self, problem_type: impl Into<String>) -> Self {
+        self.type_uri = problem_type.into();
+        self
+    }
+
     /// Sets the human-readable explanation of this occurrence.
     #[must_use]
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
@@ -95,17 +116,35 @@ impl Problem {
         self
     }
 
-    /// Adds an extension member. The standard members cannot be replaced this way.
-    #[must_use]
-    pub fn with_extension(mut self, name: impl Into<String>, value: Value) -> Self {
+    /// Adds an extension member.
+    ///
+    /// # Errors
+    ///
+    /// [`ReservedMember`] for a standard member's name (`type`, `title`, `status`, `detail`,
+    /// `instance`): they are set with their own methods, and an extension never replaces one.
+    pub fn with_extension(
+        mut self,
+        name: impl Into<String>,
+        value: Value,
+    ) -> Result<Self, ReservedMember> {
         let name = name.into();
-        if !matches!(
-            name.as_str(),
-            "type" | "title" | "status" | "detail" | "instance"
-        ) {
-            self.extensions.insert(name, value);
+        if crate::guarantee::wire::PROBLEM_MEMBERS.contains(&name.as_str()) {
+            return Err(ReservedMember(name));
         }
-        self
+        self.extensions.insert(name, value);
+        Ok(self)
+    }
+
+    /// The URI of this occurrence, if any.
+    #[must_use]
+    pub fn instance(&self) -> Option<&str> {
+        self.instance.as_deref()
+    }
+
+    /// The extension members, in the order they were added.
+    #[must_use]
+    pub fn extensions(&self) -> &JsonObject {
+        &self.extensions
     }
 
     /// The HTTP status.
@@ -141,6 +180,28 @@ impl Problem {
     pub fn into_response(self) -> Response<Vec<u8>> {
         let body = serde_json::to_vec(&self).expect("a problem always serializes");
         json_response(self.status, APPLICATION_PROBLEM_JSON, body)
+    }
+}
+
+impl From<&crate::guarantee::Refusal> for Problem {
+    /// The refusal's problem with its default type: its status, type, title and detail, and
+    /// `retryAt` as an extension member when known (REST adds `Retry-After`).
+    fn from(refusal: &crate::guarantee::Refusal) -> Self {
+        let kind = refusal.kind();
+        let status = StatusCode::from_u16(kind.status()).expect("the table's statuses are valid");
+        let mut problem = Problem {
+            type_uri: kind.problem_type().to_owned(),
+            title: kind.title().to_owned(),
+            ..Problem::of_error(status)
+        }
+        .with_detail(refusal.detail());
+        if let Some(retry_at) = refusal.retry_at() {
+            problem.extensions.insert(
+                "retryAt".to_owned(),
+                Value::String(crate::guarantee::format_instant(retry_at)),
+            );
+        }
+        problem
     }
 }
 

@@ -18,10 +18,97 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{APPLICATION_JSON, APPLICATION_PROBLEM_JSON, Problem};
-use crate::guarantee::{GuaranteeResult, PolicyDecision};
+use crate::guarantee::{Answer, GuaranteeResult, PolicyDecision, Refusal, RefusalKind};
 
-/// The problem type of a policy deny, by default.
-pub const POLICY_DENY_TYPE: &str = "https://agentsfirst.ai/problems/policy-deny";
+pub use crate::guarantee::POLICY_DENY_TYPE;
+
+/// The problem types a producer answers with: the policy deny's and each refusal's, by default
+/// the crate's own. One set serves both sides: the producer's [`RestProfile`] writes them and
+/// the agent's [`classify_with`](super::classify_with) reads them, so a producer with its own
+/// type URIs is classified as it publishes them.
+///
+/// ```
+/// use agent_tool_result::guarantee::RefusalKind;
+/// use agent_tool_result::http::ProblemTypes;
+///
+/// let types = ProblemTypes::default()
+///     .with_policy_deny("https://api.example/problems/contact-policy")
+///     .with_refusal(RefusalKind::KeyMismatch, "https://api.example/problems/key-reused");
+/// assert_eq!(types.refusal_kind("https://api.example/problems/key-reused", 422), Some(RefusalKind::KeyMismatch));
+/// assert_eq!(types.refusal_kind(RefusalKind::KeyMismatch.problem_type(), 422), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProblemTypes {
+    policy_deny: String,
+    refusals: Vec<(RefusalKind, String)>,
+}
+
+impl Default for ProblemTypes {
+    fn default() -> Self {
+        ProblemTypes {
+            policy_deny: POLICY_DENY_TYPE.to_owned(),
+            refusals: RefusalKind::ALL
+                .iter()
+                .map(|kind| (*kind, kind.problem_type().to_owned()))
+                .collect(),
+        }
+    }
+}
+
+impl ProblemTypes {
+    /// The set with another policy-deny problem type.
+    #[must_use]
+    pub fn with_policy_deny(mut self, problem_type: impl Into<String>) -> Self {
+        self.policy_deny = problem_type.into();
+        self
+    }
+
+    /// The set with another problem type for refusals of `kind`.
+    #[must_use]
+    pub fn with_refusal(mut self, kind: RefusalKind, problem_type: impl Into<String>) -> Self {
+        let problem_type = problem_type.into();
+        for (each, uri) in &mut self.refusals {
+            if *each == kind {
+                uri.clone_from(&problem_type);
+            }
+        }
+        self
+    }
+
+    /// The policy deny's problem type.
+    #[must_use]
+    pub fn policy_deny(&self) -> &str {
+        &self.policy_deny
+    }
+
+    /// The problem type of refusals of `kind`.
+    #[must_use]
+    pub fn refusal(&self, kind: RefusalKind) -> &str {
+        self.refusals
+            .iter()
+            .find(|(each, _)| *each == kind)
+            .map_or(kind.problem_type(), |(_, uri)| uri.as_str())
+    }
+
+    /// The refusal a problem of this type and status names: its type exactly, or for
+    /// `about:blank` its status (400 invalid arguments, any 5xx unavailable).
+    #[must_use]
+    pub fn refusal_kind(&self, problem_type: &str, status: u16) -> Option<RefusalKind> {
+        if problem_type == crate::guarantee::ABOUT_BLANK {
+            return RefusalKind::from_problem(problem_type, status);
+        }
+        self.refusals
+            .iter()
+            .find(|(_, uri)| uri == problem_type)
+            .map(|(kind, _)| *kind)
+    }
+
+    /// The problem of `refusal`, with this set's type for its kind.
+    #[must_use]
+    pub fn problem(&self, refusal: &Refusal) -> Problem {
+        Problem::from(refusal).with_type(self.refusal(refusal.kind()))
+    }
+}
 
 /// How `Retry-After` is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,27 +136,32 @@ pub enum RetryAfter {
 /// assert_eq!(body["policy"]["code"], "contact_opted_out");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestProfile {
-    problem_type: String,
+    types: ProblemTypes,
     retry_after: RetryAfter,
-}
-
-impl Default for RestProfile {
-    fn default() -> Self {
-        RestProfile {
-            problem_type: POLICY_DENY_TYPE.to_owned(),
-            retry_after: RetryAfter::HttpDate,
-        }
-    }
 }
 
 impl RestProfile {
     /// The profile with another producer's policy-deny problem type.
     #[must_use]
     pub fn with_problem_type(mut self, problem_type: impl Into<String>) -> Self {
-        self.problem_type = problem_type.into();
+        self.types = self.types.with_policy_deny(problem_type);
         self
+    }
+
+    /// The profile with another producer's problem types.
+    #[must_use]
+    pub fn with_problem_types(mut self, types: ProblemTypes) -> Self {
+        self.types = types;
+        self
+    }
+
+    /// The problem types the profile answers with, for an agent's
+    /// [`classify_with`](super::classify_with).
+    #[must_use]
+    pub fn problem_types(&self) -> &ProblemTypes {
+        &self.types
     }
 
     /// The profile with another `Retry-After` form.
@@ -108,7 +200,54 @@ impl RestProfile {
         } else {
             super::json_response(status, APPLICATION_JSON, result.to_json()?.into_bytes())
         };
-        if let Some(retry_at) = result.policy().retry_at() {
+        self.retry_after(&mut response, result.policy().retry_at());
+        debug_assert!(
+            (status == StatusCode::UNPROCESSABLE_ENTITY)
+                == (response.headers()[CONTENT_TYPE] == APPLICATION_PROBLEM_JSON)
+        );
+        Ok(response)
+    }
+
+    /// The response for a refusal: its problem (status, this profile's type, title, detail,
+    /// `retryAt`), and `Retry-After` when it says when to call again.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{Refusal, RefusalKind};
+    /// use agent_tool_result::http::RestProfile;
+    /// use std::time::{Duration, UNIX_EPOCH};
+    ///
+    /// let busy = Refusal::new(RefusalKind::KeyInFlight, "the first call is still sending")
+    ///     .with_retry_at(UNIX_EPOCH + Duration::from_secs(1_796_115_600));
+    /// let response = RestProfile::default().refusal_response(&busy);
+    /// assert_eq!(response.status(), 409);
+    /// assert_eq!(response.headers()["retry-after"], "Tue, 01 Dec 2026 09:00:00 GMT");
+    /// ```
+    #[must_use]
+    pub fn refusal_response(&self, refusal: &Refusal) -> Response<Vec<u8>> {
+        let mut response = self.types.problem(refusal).into_response();
+        self.retry_after(&mut response, refusal.retry_at());
+        response
+    }
+
+    /// The response for anything a guarantee tool answers: [`RestProfile::response`] for a
+    /// result, [`RestProfile::refusal_response`] for a refusal.
+    ///
+    /// # Errors
+    ///
+    /// As for [`RestProfile::response`].
+    pub fn answer_response<T: Serialize>(
+        &self,
+        answer: &Answer<T>,
+    ) -> Result<Response<Vec<u8>>, serde_json::Error> {
+        match answer {
+            Answer::Result(result) => self.response(result),
+            Answer::Refused(refusal) => Ok(self.refusal_response(refusal)),
+        }
+    }
+
+    /// Sets `Retry-After` in this profile's form when `retry_at` is known.
+    fn retry_after(&self, response: &mut Response<Vec<u8>>, retry_at: Option<SystemTime>) {
+        if let Some(retry_at) = retry_at {
             let value = match self.retry_after {
                 RetryAfter::HttpDate => crate::guarantee::instant::imf_fixdate(retry_at),
                 RetryAfter::DelaySeconds => retry_at
@@ -120,11 +259,6 @@ impl RestProfile {
             let value = HeaderValue::from_str(&value).expect("a date or a number is a header");
             response.headers_mut().insert(RETRY_AFTER, value);
         }
-        debug_assert!(
-            (status == StatusCode::UNPROCESSABLE_ENTITY)
-                == (response.headers()[CONTENT_TYPE] == APPLICATION_PROBLEM_JSON)
-        );
-        Ok(response)
     }
 
     /// The 422 problem of a policy deny: its type, a title, `status`, a `detail` naming the
@@ -139,7 +273,7 @@ impl RestProfile {
             .map_or("unspecified", |code| code.as_str());
         let mut problem = Problem::typed(
             StatusCode::UNPROCESSABLE_ENTITY,
-            self.problem_type.clone(),
+            self.types.policy_deny(),
             "Policy denied the command",
         )
         .expect("422 is an error status")
@@ -149,7 +283,11 @@ impl RestProfile {
         ));
         if let Value::Object(members) = serde_json::to_value(result)? {
             for (name, value) in members {
-                problem = problem.with_extension(name, value);
+                // Building refuses a tool field of a standard member's name; one that reached
+                // here anyway (read from elsewhere) fails loudly rather than be dropped.
+                problem = problem
+                    .with_extension(name, value)
+                    .map_err(serde::ser::Error::custom)?;
             }
         }
         Ok(problem)

@@ -111,6 +111,37 @@ impl CallToolResult {
 
     /// Where the carried JSON is: a complete result's `structuredContent`, or its first text
     /// block.
+    /// Reads anything a guarantee tool answers: its result or its refusal, told apart by the
+    /// one rule every reader applies (a `schemaVersion` is a result; a problem without `ok`
+    /// is a refusal), with `isError` checked (a deny or a refusal, and nothing else).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] when the result is incomplete, carries neither, or `isError` does not
+    /// mirror it.
+    pub fn answer<T: DeserializeOwned>(&self) -> Result<crate::guarantee::Answer<T>, McpError> {
+        use crate::document::{Document, TopMembers};
+        use crate::guarantee::{Answer, Refusal};
+        let (source, text) = self.carrier()?;
+        if TopMembers::of(text).document() != Document::Refusal {
+            return self.guarantee().map(Answer::Result);
+        }
+        let refusal = Refusal::from_json(text).map_err(|err| {
+            McpError::new(
+                McpErrorKind::NotAnEnvelope,
+                format!("{source} is neither a guarantee result nor a refusal: {err}"),
+            )
+        })?;
+        if !self.is_error() {
+            return Err(McpError::new(
+                McpErrorKind::IsErrorMismatch,
+                "isError is false but the result is a refusal: isError is true for every refusal"
+                    .to_owned(),
+            ));
+        }
+        Ok(Answer::Refused(refusal))
+    }
+
     fn carrier(&self) -> Result<(&'static str, &str), McpError> {
         if self.result_type() != COMPLETE {
             return Err(McpError::new(

@@ -8,6 +8,14 @@
 //! answer an `invalid-argument` envelope (code `bad-arguments`) naming the argument, where
 //! rmcp's would answer a plain-text error outside the contract.
 //!
+//! A guarantee tool returns a [`GuaranteeResult`](crate::guarantee::GuaranteeResult), or an
+//! [`Answer`] when it may refuse the call, and advertises
+//! `GuaranteeResult::<T>::rmcp_output_schema()`, which admits every answer (results and
+//! refusals). With the `replay` feature it takes its arguments with [`KeyedParameters`]: the
+//! `idempotencyKey` argument is required by its input schema, taken out before the tool reads
+//! its own arguments, and a missing or malformed key, like arguments that do not fit, answers
+//! the refusal the tool's output schema admits.
+//!
 //! Conversions go through the wire form both types model, so nothing is lost between them.
 
 use std::sync::Arc;
@@ -20,6 +28,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{CallToolResult, McpError};
+use crate::guarantee::{Answer, Refusal};
 use crate::{Envelope, ErrorCode, JsonObject, ToolError};
 
 /// A tool's arguments, for `rmcp` tools: a drop-in for rmcp's own `Parameters` (the `#[tool]`
@@ -194,6 +203,143 @@ impl<T: Serialize> IntoCallToolResult for crate::guarantee::GuaranteeResult<T> {
     }
 }
 
+impl<T: Serialize> IntoCallToolResult for Answer<T> {
+    /// The answer's projection: a result as [`CallToolResult::from_guarantee`], a refusal as
+    /// [`CallToolResult::from_refusal`]; never a JSON-RPC error.
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        CallToolResult::from_answer(&self)
+            .map_err(|err| {
+                ErrorData::internal_error(format!("the result does not serialize: {err}"), None)
+            })?
+            .into_call_tool_result()
+    }
+}
+
+impl IntoCallToolResult for Refusal {
+    /// [`CallToolResult::from_refusal`]: `isError: true` with the refusal's problem.
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        CallToolResult::from_refusal(&self).into_call_tool_result()
+    }
+}
+
+/// A guarantee tool's arguments, for `rmcp` tools (features `rmcp` and `replay`): the
+/// idempotency key taken out of the `idempotencyKey` argument, and the rest read as `T`. Its
+/// input schema is `T`'s with `idempotencyKey` added and required (`T` may deny unknown
+/// fields: it never sees the key). A missing or malformed key, or arguments that do not fit
+/// `T`, are a [`Refusal`], which the tool answers as it is.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, RefusalKind};
+/// use agent_tool_result::mcp::KeyedParameters;
+/// use serde_json::json;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct SmsArgs {
+///     to: String,
+/// }
+///
+/// // What a `#[tool]` function body does with them:
+/// fn send_sms(args: KeyedParameters<SmsArgs>) -> Answer {
+///     args.run(|_key, SmsArgs { to: _ }| {
+///         GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+///             .expect("one of one")
+///             .into()
+///     })
+/// }
+///
+/// let keyed = json!({ "to": "+15550100", "idempotencyKey": "sms-1" });
+/// assert!(matches!(send_sms(KeyedParameters::from_arguments(keyed)), Answer::Result(_)));
+/// let unkeyed = send_sms(KeyedParameters::from_arguments(json!({ "to": "+15550100" })));
+/// assert_eq!(unkeyed.refusal().map(|r| r.kind()), Some(RefusalKind::KeyMissing));
+/// let bad = send_sms(KeyedParameters::from_arguments(json!({ "to": 5, "idempotencyKey": "k" })));
+/// assert_eq!(bad.refusal().map(|r| r.kind()), Some(RefusalKind::InvalidArguments));
+/// ```
+#[cfg(feature = "replay")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
+pub struct KeyedParameters<T>(Result<(crate::replay::IdempotencyKey, T), Refusal>);
+
+#[cfg(feature = "replay")]
+impl<T: DeserializeOwned> KeyedParameters<T> {
+    /// Reads the arguments of a call (`null` or absent is an empty object): the key first,
+    /// then the rest.
+    #[must_use]
+    pub fn from_arguments(arguments: serde_json::Value) -> Self {
+        let mut arguments = match arguments {
+            serde_json::Value::Object(arguments) => arguments,
+            serde_json::Value::Null => JsonObject::new(),
+            other => {
+                return KeyedParameters(Err(Refusal::invalid_arguments(format!(
+                    "the arguments are a JSON object, not {}",
+                    crate::object::json_type(&other)
+                ))));
+            }
+        };
+        let key = match crate::replay::IdempotencyKey::take_from_arguments(&mut arguments) {
+            Ok(key) => key,
+            Err(err) => return KeyedParameters(Err(err.refusal())),
+        };
+        let parsed = Parameters::<T>::from_arguments(serde_json::Value::Object(arguments))
+            .into_result()
+            .map_err(|err| Refusal::invalid_arguments(err.detail()));
+        KeyedParameters(parsed.map(|arguments| (key, arguments)))
+    }
+}
+
+#[cfg(feature = "replay")]
+impl<T> KeyedParameters<T> {
+    /// The key and the arguments, or the refusal that says why the call cannot run.
+    ///
+    /// # Errors
+    ///
+    /// The [`Refusal`] (a key missing or malformed, or arguments that do not fit).
+    pub fn into_result(self) -> Result<(crate::replay::IdempotencyKey, T), Refusal> {
+        self.0
+    }
+
+    /// Runs the tool on the key and the arguments, or answers the refusal.
+    pub fn run<U>(
+        self,
+        tool: impl FnOnce(crate::replay::IdempotencyKey, T) -> Answer<U>,
+    ) -> Answer<U> {
+        match self.0 {
+            Ok((key, arguments)) => tool(key, arguments),
+            Err(refusal) => Answer::Refused(refusal),
+        }
+    }
+}
+
+#[cfg(feature = "replay")]
+impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for KeyedParameters<T> {
+    /// Never fails: a missing key or arguments that do not fit are carried to the tool as a
+    /// [`Refusal`].
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        let arguments = context.arguments.take().unwrap_or_default();
+        Ok(KeyedParameters::from_arguments(serde_json::Value::Object(
+            arguments,
+        )))
+    }
+}
+
+#[cfg(feature = "replay")]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for KeyedParameters<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Keyed{}", T::schema_name()).into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        format!("agent_tool_result::Keyed<{}>", T::schema_id()).into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = T::json_schema(generator);
+        if let Some(object) = schema.as_object_mut() {
+            crate::replay::IdempotencyKey::add_to_input_schema(object);
+        }
+        schema
+    }
+}
+
 impl<T: schemars::JsonSchema> crate::guarantee::GuaranteeResult<T> {
     /// [`GuaranteeResult::output_schema`](crate::guarantee::GuaranteeResult::output_schema)
     /// in the form `rmcp` takes for a tool's `output_schema`.
@@ -211,5 +357,17 @@ impl<T: DeserializeOwned> crate::guarantee::GuaranteeResult<T> {
     /// [`McpError`] as for [`CallToolResult::guarantee`].
     pub fn from_rmcp(result: &rmcp::model::CallToolResult) -> Result<Self, McpError> {
         CallToolResult::try_from(result)?.guarantee()
+    }
+}
+
+impl<T: DeserializeOwned> Answer<T> {
+    /// Reads anything a guarantee tool answered out of an `rmcp` `tools/call` result (the
+    /// client side): its result or its refusal.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError`] as for [`CallToolResult::answer`].
+    pub fn from_rmcp(result: &rmcp::model::CallToolResult) -> Result<Self, McpError> {
+        CallToolResult::try_from(result)?.answer()
     }
 }

@@ -36,16 +36,17 @@ impl InvalidKey {
         self.why == InvalidKey::MISSING
     }
 
-    /// The problem a producer answers with: 400, missing or malformed.
-    #[cfg(feature = "http")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    /// The refusal a producer answers with (400 over REST, the same problem over MCP):
+    /// missing or malformed, with this error's message as its detail.
     #[must_use]
-    pub fn refusal(&self) -> crate::http::KeyProblem {
-        if self.is_missing() {
-            crate::http::KeyProblem::Missing
+    pub fn refusal(&self) -> crate::guarantee::Refusal {
+        use crate::guarantee::{Refusal, RefusalKind};
+        let kind = if self.is_missing() {
+            RefusalKind::KeyMissing
         } else {
-            crate::http::KeyProblem::Invalid
-        }
+            RefusalKind::KeyInvalid
+        };
+        Refusal::new(kind, self.to_string())
     }
 }
 
@@ -134,6 +135,18 @@ impl IdempotencyKey {
                 why: "the argument is not a string",
             }),
         }
+    }
+
+    /// Takes the key of an MCP call out of its arguments: [`IdempotencyKey::from_arguments`],
+    /// and the [`MCP_ARGUMENT`] removed whatever it held, so the tool reads only its own.
+    ///
+    /// # Errors
+    ///
+    /// As for [`IdempotencyKey::from_arguments`].
+    pub fn take_from_arguments(arguments: &mut crate::JsonObject) -> Result<Self, InvalidKey> {
+        let key = IdempotencyKey::from_arguments(arguments);
+        arguments.remove(MCP_ARGUMENT);
+        key
     }
 
     /// The key of a REST call, from its `Idempotency-Key` header.

@@ -7,7 +7,7 @@
 //! invariant, the closed category set, the code form, no unknown envelope fields) and leaves
 //! the rest (unknown fields inside an error or a warning, the observation rules) to the full
 //! schema, [`ENVELOPE_SCHEMA`](crate::schema::ENVELOPE_SCHEMA), which CI validation uses. Only
-//! standard `format`s appear, and no prose: about 880 bytes beyond the result schema.
+//! standard `format`s appear, and no prose: under 900 bytes beyond the result schema.
 
 use serde_json::{Value, json};
 
@@ -91,27 +91,28 @@ pub fn output_schema_for(result_schema: &Value) -> Result<JsonObject, OutputSche
 fn compact(result: Option<Value>) -> JsonObject {
     let categories: Vec<&str> = ErrorCategory::ALL.iter().map(|c| c.as_str()).collect();
     let code = json!({ "type": "string", "pattern": crate::code::CODE_PATTERN });
-    let result_property = match &result {
-        Some(_) => json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/$defs/result" }] }),
-        None => json!({ "type": ["object", "null"] }),
-    };
     let mut defs = JsonObject::new();
     defs.insert("code".to_owned(), code);
-    if let Some(result) = result {
-        // The result must be an object whatever its own schema says about other types.
-        let object = json!({ "type": "object" });
-        let result = match result {
-            Value::Object(mut schema) if !schema.contains_key("type") => {
-                schema.insert("type".to_owned(), "object".into());
-                Value::Object(schema)
-            }
-            Value::Object(schema) if schema.get("type") == Some(&"object".into()) => {
-                Value::Object(schema)
-            }
-            other => json!({ "allOf": [object, other] }),
-        };
-        defs.insert("result".to_owned(), result);
-    }
+    let result_property = match result {
+        None => json!({ "type": ["object", "null"] }),
+        Some(result) => {
+            // The result must be an object (or null) whatever its own schema says of other
+            // types. A schema of object keywords only admits `null` as it is once its type
+            // says so; any other is wrapped.
+            let (def, property) = match result {
+                Value::Object(mut schema) if speaks_of_objects_only(&schema) => {
+                    schema.insert("type".to_owned(), json!(["object", "null"]));
+                    (Value::Object(schema), json!({ "$ref": "#/$defs/result" }))
+                }
+                other => (
+                    json!({ "allOf": [{ "type": "object" }, other] }),
+                    json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/$defs/result" }] }),
+                ),
+            };
+            defs.insert("result".to_owned(), def);
+            property
+        }
+    };
     let schema = json!({
         "type": "object",
         "required": ["ok"],
@@ -142,7 +143,7 @@ fn compact(result: Option<Value>) -> JsonObject {
             },
         },
         "if": { "properties": { "ok": { "const": true } } },
-        "then": { "not": { "required": ["error"] } },
+        "then": { "properties": { "error": false } },
         "else": { "required": ["error"], "properties": { "result": { "type": "null" } } },
         "$defs": defs,
     });
@@ -150,6 +151,28 @@ fn compact(result: Option<Value>) -> JsonObject {
         Value::Object(schema) => schema,
         _ => unreachable!("built as an object"),
     }
+}
+
+/// Whether every keyword of `schema` is an annotation, `type: object`, or one that constrains
+/// objects only (so that it admits `null` once its `type` does).
+fn speaks_of_objects_only(schema: &JsonObject) -> bool {
+    schema
+        .iter()
+        .all(|(keyword, value)| match keyword.as_str() {
+            "type" => value == "object",
+            "properties"
+            | "required"
+            | "additionalProperties"
+            | "patternProperties"
+            | "propertyNames"
+            | "minProperties"
+            | "maxProperties"
+            | "dependentRequired"
+            | "dependentSchemas"
+            | "unevaluatedProperties"
+            | "$defs" => true,
+            other => is_annotation(other),
+        })
 }
 
 /// Keywords that only annotate: a schema of nothing else accepts everything.
@@ -284,20 +307,33 @@ pub(crate) fn result_schema<T: schemars::JsonSchema>() -> Value {
 /// (the JSON Schema of its fields, as `schemars` gives it, or `true`): what such a tool
 /// advertises as its MCP `outputSchema`.
 ///
-/// It accepts every valid guarantee result (a deny included, so a client that validates
-/// `structuredContent` on `isError: true` accepts it) and keeps the closed sets and the
-/// shapes; the invariants between fields are left to the full schema,
-/// [`GUARANTEE_SCHEMA`](crate::schema::GUARANTEE_SCHEMA), which CI validation uses. The tool's
-/// own fields sit in `$defs/fields` with their `$ref`s rebased; a top-level
+/// It admits everything the tool can answer, since a client (the TypeScript SDK, the MCP
+/// Inspector) validates `structuredContent` on `isError: true` too:
+///
+/// - every valid guarantee result: allow, defer, **deny** and **unknown**. The tool's own fields
+///   keep their types but none is required at the top level, because a deny happens before the
+///   tool creates anything and an `unknown` may know no id;
+/// - every [`Refusal`](crate::guarantee::Refusal) (a key missing, malformed, reused or in
+///   flight, arguments that do not fit, the tool unavailable): its RFC 9457 problem, the same
+///   object REST answers with.
+///
+/// It keeps the closed sets and the shapes; the invariants between fields are left to the full
+/// schema, [`GUARANTEE_SCHEMA`](crate::schema::GUARANTEE_SCHEMA), which CI validation uses. The
+/// tool's own fields sit in `$defs/fields` with their `$ref`s rebased; a top-level
 /// `additionalProperties` of theirs is dropped, since the contract's fields stand beside them.
 ///
 /// ```
 /// use agent_tool_result::schema::guarantee_output_schema_for;
 /// use serde_json::json;
 ///
-/// let fields = json!({ "type": "object", "properties": { "campaignId": { "type": "string" } } });
+/// let fields = json!({
+///     "type": "object",
+///     "properties": { "campaignId": { "type": "string" } },
+///     "required": ["campaignId"],
+/// });
 /// let schema = guarantee_output_schema_for(&fields)?;
-/// assert!(serde_json::to_string(&schema)?.len() < 900);
+/// assert!(serde_json::to_string(&schema)?.len() < 1_000);
+/// assert!(schema["$defs"]["fields"].get("required").is_none(), "a deny has no campaignId");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -316,6 +352,7 @@ pub fn guarantee_output_schema_for(fields_schema: &Value) -> Result<JsonObject, 
                 "$id",
                 "additionalProperties",
                 "unevaluatedProperties",
+                "required",
             ] {
                 object.remove(key);
             }
@@ -336,8 +373,7 @@ pub fn guarantee_output_schema_for(fields_schema: &Value) -> Result<JsonObject, 
         }
     };
     let count = json!({ "type": "integer", "minimum": 0 });
-    let mut schema = json!({
-        "type": "object",
+    let mut result = json!({
         "required": ["schemaVersion", "settlement", "policy"],
         "properties": {
             "schemaVersion": { "const": 1 },
@@ -362,9 +398,26 @@ pub fn guarantee_output_schema_for(fields_schema: &Value) -> Result<JsonObject, 
             },
         },
     });
-    if let (Some(fields), Value::Object(object)) = (fields, &mut schema) {
+    let mut defs = JsonObject::new();
+    if let (Some(fields), Value::Object(object)) = (fields, &mut result) {
         object.insert("allOf".to_owned(), json!([{ "$ref": "#/$defs/fields" }]));
-        object.insert("$defs".to_owned(), json!({ "fields": fields }));
+        defs.insert("fields".to_owned(), fields);
+    }
+    let refusal = json!({
+        "required": ["type", "title", "status"],
+        "properties": {
+            "type": { "type": "string" },
+            "title": { "type": "string" },
+            "status": { "type": "integer" },
+            "detail": { "type": "string" },
+            "retryAt": { "type": "string", "format": "date-time" },
+        },
+    });
+    let mut schema = json!({ "type": "object", "anyOf": [result, refusal] });
+    if let Value::Object(object) = &mut schema
+        && !defs.is_empty()
+    {
+        object.insert("$defs".to_owned(), Value::Object(defs));
     }
     match schema {
         Value::Object(schema) => Ok(schema),

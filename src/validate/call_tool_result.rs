@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::{Report, Validator, locate_all};
 use crate::Rule;
+use crate::document::{Document, TopMembers};
 use crate::mcp::{CallToolResult, Content, McpErrorKind};
 use crate::rule::Finding;
 
@@ -64,15 +65,19 @@ impl Validator {
             ));
             return Report::new(locate_all(text, violations), Vec::new());
         };
-        // The carried JSON is an envelope, or (with a schemaVersion) a guarantee result.
-        let inner = if TopMembers::of(carrier.text).schema_version {
-            Validator::shared_guarantee().validate_text(carrier.text)
-        } else {
-            self.validate_text(carrier.text)
+        // The carried JSON is an envelope, a guarantee result or a guarantee tool's refusal,
+        // by the one rule every reader applies.
+        let document = TopMembers::of(carrier.text).document();
+        let inner = match document {
+            Document::Guarantee => Validator::shared_guarantee().validate_text(carrier.text),
+            Document::Refusal => refusal_report(carrier.text),
+            Document::Envelope => self.validate_text(carrier.text),
         };
         violations.extend(inner.violations.into_iter().map(|f| carrier.nest(&f)));
         let lints: Vec<Finding> = inner.lints.into_iter().map(|f| carrier.nest(&f)).collect();
-        violations.extend(mirror_and_copy(text, &result, &carrier, first_text));
+        violations.extend(mirror_and_copy(
+            text, &result, &carrier, first_text, document,
+        ));
         Report::new(locate_all(text, violations), locate_all(text, lints))
     }
 
@@ -87,8 +92,12 @@ impl Validator {
             return report;
         }
         let members = TopMembers::of(text);
-        if members.schema_version && !members.content {
-            return Validator::shared_guarantee().validate_text(text);
+        if !members.content {
+            match members.document() {
+                Document::Guarantee => return Validator::shared_guarantee().validate_text(text),
+                Document::Refusal => return refusal_report(text),
+                Document::Envelope => {}
+            }
         }
         let report = self.full_report(text);
         if report.is_valid() || !members.content {
@@ -144,12 +153,26 @@ impl<'a> Carrier<'a> {
     }
 }
 
-/// `isError` must be `!ok`; a text block next to `structuredContent` must hold the same JSON.
+/// A refusal's problem: `type`, `title` and `status` name a refusal.
+fn refusal_report(text: &str) -> Report {
+    match crate::guarantee::Refusal::from_json(text) {
+        Ok(_) => Report::new(Vec::new(), Vec::new()),
+        Err(err) => Report::new(
+            vec![Finding::new(Rule::RefusalShape, "", err.to_string())],
+            Vec::new(),
+        ),
+    }
+}
+
+/// `isError` mirrors the carried document (`!ok` for an envelope, a deny for a guarantee
+/// result, always for a refusal); a text block next to `structuredContent` must hold the same
+/// JSON.
 fn mirror_and_copy(
     text: &str,
     result: &CallToolResult,
     carrier: &Carrier<'_>,
     first_text: Option<(usize, &str)>,
+    document: Document,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     let envelope: Option<Value> = serde_json::from_str(carrier.text).ok();
@@ -158,10 +181,17 @@ fn mirror_and_copy(
     } else {
         ""
     };
+    if document == Document::Refusal && !result.is_error() {
+        findings.push(Finding::new(
+            Rule::McpIsErrorMirror,
+            is_error_at,
+            "isError is false but the result is a refusal: isError is true for every refusal",
+        ));
+    }
     // A guarantee result: isError is true exactly for a policy deny.
     if let Some(decision) = envelope
         .as_ref()
-        .filter(|e| e.get("schemaVersion").is_some())
+        .filter(|_| document == Document::Guarantee)
         .and_then(|e| e.pointer("/policy/decision"))
         .and_then(Value::as_str)
         && result.is_error() != (decision == "deny")
@@ -177,6 +207,7 @@ fn mirror_and_copy(
     }
     if let Some(ok) = envelope
         .as_ref()
+        .filter(|_| document == Document::Envelope)
         .and_then(|e| e.get("ok"))
         .and_then(Value::as_bool)
         && result.is_error() == ok
@@ -201,57 +232,4 @@ fn mirror_and_copy(
         ));
     }
     findings
-}
-
-/// Which of the members that route a document the top-level object in `text` has: read in
-/// one pass, keys borrowed, values skipped. A text that is not a JSON object has neither.
-#[derive(Clone, Copy, Debug, Default)]
-struct TopMembers {
-    schema_version: bool,
-    content: bool,
-    is_error: bool,
-}
-
-impl TopMembers {
-    fn of(text: &str) -> Self {
-        // Without the names in the text, spelt out or escaped, there is nothing to look for.
-        let may_have = ["schemaVersion", "content", "isError", "\\u"]
-            .iter()
-            .any(|needle| text.contains(needle));
-        if !may_have {
-            return TopMembers::default();
-        }
-        serde_json::from_str::<TopMembers>(text).unwrap_or_default()
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for TopMembers {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = TopMembers;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<TopMembers, A::Error> {
-                let mut members = TopMembers::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*key {
-                        "schemaVersion" => members.schema_version = true,
-                        "content" => members.content = true,
-                        "isError" => members.is_error = true,
-                        _ => {}
-                    }
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-                Ok(members)
-            }
-        }
-        deserializer.deserialize_map(Visitor)
-    }
 }

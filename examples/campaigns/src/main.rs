@@ -14,12 +14,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use agent_tool_result::http::{BearerGate, Fault, problem_responses, refuse_oversized_head};
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
 use clap::Parser;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use crate::rest::Access;
 use crate::service::{Config, Service};
 use crate::store::SendWindow;
+
+/// The largest request body the service reads, in bytes.
+const BODY_LIMIT: usize = 1024 * 1024;
 
 /// The principal every call runs as: the service has one account.
 const PRINCIPAL: &str = "acct_demo";
@@ -43,9 +50,20 @@ struct Args {
     /// How long the provider takes to accept one send, in milliseconds.
     #[arg(long, default_value_t = 0)]
     provider_delay_ms: u64,
-    /// The bearer token REST calls must carry.
+    /// The bearer token every call (REST and MCP) must carry.
     #[arg(long, default_value = "demo-token")]
     token: String,
+    /// The protected resource metadata URL (RFC 9728) named in every 401 and 403 challenge.
+    #[arg(long, value_name = "URL")]
+    resource_metadata: Option<String>,
+    /// A `Host` the MCP endpoint answers (repeat for more): DNS-rebinding protection. By
+    /// default only loopback names; name the service's public host when it has one.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// A browser `Origin` the MCP endpoint accepts (repeat for more, `http://localhost:*`
+    /// style). A request with any other `Origin` is refused; one without passes.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
     /// A number that opted out of messages (repeat for more).
     #[arg(long = "opt-out", value_name = "NUMBER")]
     opt_outs: Vec<String>,
@@ -76,21 +94,49 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     service.start_releasing();
 
-    let rest = rest::router(Arc::new(rest::Rest {
-        service: Arc::clone(&service),
+    let mut gate = BearerGate::new("campaigns");
+    if let Some(url) = args.resource_metadata {
+        gate = gate.with_resource_metadata(url);
+    }
+    let access = Arc::new(Access {
+        gate,
         token: args.token,
         principal: PRINCIPAL.to_owned(),
-    }));
+    });
     let handler = mcp::Mcp {
-        service,
-        principal: PRINCIPAL.to_owned(),
+        service: Arc::clone(&service),
     };
+    // Stateless Streamable HTTP: no session outlives its request, so sessions cost nothing
+    // between calls and any process can answer any request.
+    let mut mcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_max_request_body_bytes(BODY_LIMIT)
+        .enforce_origin_validation();
+    if !args.allowed_hosts.is_empty() {
+        mcp_config = mcp_config.with_allowed_hosts(args.allowed_hosts);
+    }
+    if !args.allowed_origins.is_empty() {
+        mcp_config = mcp_config.with_allowed_origins(args.allowed_origins);
+    }
     let mcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        Arc::new(NeverSessionManager::default()),
+        mcp_config,
     );
-    let app = rest.nest_service("/mcp", mcp);
+    let app = rest::router(service)
+        .nest_service("/mcp", mcp)
+        .fallback(|uri: Uri| async move { Fault::no_route(uri.path()) })
+        .method_not_allowed_fallback(|method: Method| async move {
+            Fault::method_not_allowed(method.as_str())
+        })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            access,
+            rest::authorize,
+        ))
+        .layer(axum::middleware::map_request(refuse_oversized_head))
+        .layer(axum::middleware::map_response(problem_responses));
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let mut stdout = std::io::stdout();

@@ -1,52 +1,38 @@
-//! The MCP side, served over Streamable HTTP at `/mcp`: the same tools on the same service.
-//! A guarantee tool takes its key as the `idempotencyKey` argument (named once, by the crate,
-//! and required by its input schema); its answer is the REST response the ledger keeps, read
-//! back by the crate's classifier and projected for MCP, so a replay over MCP is the first
-//! result too. Lookups answer the tool's envelope.
+//! The MCP side, served over Streamable HTTP at `/mcp`: the same tools on the same service,
+//! behind the same bearer gate. A guarantee tool takes its key as the `idempotencyKey`
+//! argument (required by its input schema, which the crate's `KeyedParameters` builds); its
+//! answer is the REST response the ledger keeps, read back by the crate as a transport-neutral
+//! `Answer` and projected for MCP, so a replay over MCP is the first result too, and a refusal
+//! is the problem the tool's `outputSchema` admits. Lookups answer the tool's envelope.
 
 use std::sync::Arc;
 
-use agent_tool_result::guarantee::GuaranteeResult;
-use agent_tool_result::http::{KeyProblem, RestOutcome, classify};
-use agent_tool_result::mcp::CallToolResult as AtrCallToolResult;
-use agent_tool_result::replay::{IdempotencyKey, MCP_ARGUMENT};
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal};
+use agent_tool_result::http::classify;
+use agent_tool_result::mcp::KeyedParameters;
+use agent_tool_result::{Envelope, ErrorCode, ToolError};
 use rmcp::ErrorData;
-use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::handler::server::tool::{IntoCallToolResult, schema_for_type};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::rest::Principal;
 use crate::service::{
-    Answer, BatchArgs, CampaignArgs, CampaignRef, CampaignStatus, Command, LOOKUP_CAMPAIGNS,
-    LOOKUP_SMS, MessageArgs, MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, Service,
-    SmsArgs,
+    BatchArgs, CampaignArgs, CampaignRef, CampaignStatus, Command, LOOKUP_CAMPAIGNS, LOOKUP_SMS,
+    MessageArgs, MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, Service, SmsArgs,
 };
 
-/// One MCP session's handler; every session shares the service.
+/// The handler every request shares: the server is stateless (no session is kept between
+/// requests), so any process can answer any request.
 #[derive(Clone)]
 pub struct Mcp {
     /// The service.
     pub service: Arc<Service>,
-    /// The principal every call runs as.
-    pub principal: String,
-}
-
-fn input_schema<T: JsonSchema>(keyed: bool) -> JsonObject {
-    let Ok(Value::Object(mut schema)) = serde_json::to_value(schemars::schema_for!(T)) else {
-        unreachable!("a derived schema is an object")
-    };
-    if keyed {
-        IdempotencyKey::add_to_input_schema(&mut schema);
-        // The key is one more property: the tool's own schema closes the others.
-        schema.remove("additionalProperties");
-    }
-    schema
 }
 
 /// The tools, with their input and output schemas, built once.
@@ -58,7 +44,7 @@ fn tools() -> &'static [Tool] {
                 SEND_SMS,
                 "Sends one SMS. An opted-out number is denied by contact policy before the \
              provider (isError, policy.decision deny).",
-                input_schema::<SmsArgs>(true),
+                schema_for_type::<KeyedParameters<SmsArgs>>(),
             )
             .with_raw_output_schema(GuaranteeResult::<MessageRef>::rmcp_output_schema()),
             Tool::new(
@@ -66,32 +52,24 @@ fn tools() -> &'static [Tool] {
                 "Sends a campaign: up to the window's cap now, the rest held durably for later \
              windows (committed + defer). Read campaignId and look it up with \
              lookup_marketing_campaigns; never send the batch again to resume it.",
-                input_schema::<BatchArgs>(true),
+                schema_for_type::<KeyedParameters<BatchArgs>>(),
             )
             .with_raw_output_schema(GuaranteeResult::<CampaignRef>::rmcp_output_schema()),
             Tool::new(
                 LOOKUP_CAMPAIGNS,
                 "Where a campaign stands, by campaignId: status, counts, updatedAt, next attempt. \
              The authority: re-query it rather than trusting notes.",
-                input_schema::<CampaignArgs>(false),
+                schema_for_type::<CampaignArgs>(),
             )
             .with_raw_output_schema(Envelope::<CampaignStatus>::rmcp_output_schema()),
             Tool::new(
                 LOOKUP_SMS,
                 "Whether a message was sent, by messageId.",
-                input_schema::<MessageArgs>(false),
+                schema_for_type::<MessageArgs>(),
             )
             .with_raw_output_schema(Envelope::<MessageStatus>::rmcp_output_schema()),
         ]
     })
-}
-
-/// A failure envelope for arguments that do not fit, or a key the call cannot run under.
-fn refused(code: String, category: ErrorCategory, detail: String) -> Envelope {
-    let code = ErrorCode::new(code).expect("a kebab-case code");
-    Envelope::failure(
-        ToolError::classified(code, category, detail).expect("the service's own code"),
-    )
 }
 
 fn bad_arguments(err: &impl std::fmt::Display) -> Envelope {
@@ -101,12 +79,8 @@ fn bad_arguments(err: &impl std::fmt::Display) -> Envelope {
     ))
 }
 
-fn key_refused(problem: KeyProblem, detail: String) -> Envelope {
-    let category = match problem {
-        KeyProblem::InFlight => ErrorCategory::Timeout,
-        _ => ErrorCategory::InvalidArgument,
-    };
-    refused(format!("idempotency-key-{problem}"), category, detail)
+fn internal(err: &impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(err.to_string(), None)
 }
 
 impl Mcp {
@@ -120,47 +94,28 @@ impl Mcp {
         }
     }
 
-    async fn guarantee(
-        &self,
-        tool: &str,
-        mut arguments: JsonObject,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let key = match IdempotencyKey::from_arguments(&arguments) {
-            Ok(key) => key,
-            Err(err) => return key_refused(err.refusal(), err.to_string()).into_call_tool_result(),
-        };
-        arguments.remove(MCP_ARGUMENT);
-        let arguments = Value::Object(arguments);
+    /// A guarantee tool call: the key taken out, the arguments checked, the call run (or
+    /// replayed, or refused) by the service, and its answer projected.
+    async fn guarantee(&self, tool: &str, principal: String, arguments: Value) -> Answer {
+        let (key, arguments) =
+            match KeyedParameters::<Value>::from_arguments(arguments).into_result() {
+                Ok(keyed) => keyed,
+                Err(refusal) => return refusal.into(),
+            };
         let command = match Command::parse(tool, &arguments) {
             Some(Ok(command)) => command,
-            Some(Err(err)) => return bad_arguments(&err).into_call_tool_result(),
+            Some(Err(refusal)) => return refusal.into(),
             None => unreachable!("only guarantee tools come here"),
         };
-        let (service, principal) = (Arc::clone(&self.service), self.principal.clone());
-        let answer = tokio::task::spawn_blocking(move || {
+        let service = Arc::clone(&self.service);
+        let response = tokio::task::spawn_blocking(move || {
             service.call(&command, &arguments, &principal, &key)
         })
-        .await
-        .map_err(|err| ErrorData::internal_error(err.to_string(), None))?
-        .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
-        let response = match answer {
-            Answer::Response(response) => response,
-            Answer::Refused(problem) => {
-                return key_refused(problem, problem.title().to_owned()).into_call_tool_result();
-            }
-        };
-        match classify(&response) {
-            RestOutcome::Settled(result)
-            | RestOutcome::Deferred { result, .. }
-            | RestOutcome::PolicyDenied { result, .. } => {
-                AtrCallToolResult::from_guarantee(&result)
-                    .map_err(|err| ErrorData::internal_error(err.to_string(), None))?
-                    .into_call_tool_result()
-            }
-            other => Err(ErrorData::internal_error(
-                format!("the service answered outside the contract: {other:?}"),
-                None,
-            )),
+        .await;
+        match response.map(|response| classify(&response).into_answer()) {
+            Ok(Some(answer)) => answer,
+            Ok(None) => Refusal::unavailable("the service answered outside the contract").into(),
+            Err(err) => Refusal::unavailable(format!("the call failed: {err}")).into(),
         }
     }
 }
@@ -186,21 +141,31 @@ impl rmcp::ServerHandler for Mcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = request.arguments.unwrap_or_default();
+        // The bearer gate in front of `/mcp` put the caller's principal on the HTTP request.
+        let principal = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+            .map(|Principal(principal)| principal.clone())
+            .ok_or_else(|| internal(&"the request reached no bearer gate"))?;
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
         match &*request.name {
-            SEND_SMS | SEND_CAMPAIGN_BATCH => self.guarantee(&request.name, arguments).await,
-            LOOKUP_CAMPAIGNS => Mcp::lookup(&Value::Object(arguments), |args: CampaignArgs| {
+            SEND_SMS | SEND_CAMPAIGN_BATCH => self
+                .guarantee(&request.name, principal, arguments)
+                .await
+                .into_call_tool_result(),
+            LOOKUP_CAMPAIGNS => Mcp::lookup(&arguments, |args: CampaignArgs| {
                 self.service
                     .lookup_campaign(&args.campaign_id)
-                    .map_err(|err| ErrorData::internal_error(err.to_string(), None))?
+                    .map_err(|err| internal(&err))?
                     .into_call_tool_result()
             }),
-            LOOKUP_SMS => Mcp::lookup(&Value::Object(arguments), |args: MessageArgs| {
+            LOOKUP_SMS => Mcp::lookup(&arguments, |args: MessageArgs| {
                 self.service
                     .lookup_message(&args.message_id)
-                    .map_err(|err| ErrorData::internal_error(err.to_string(), None))?
+                    .map_err(|err| internal(&err))?
                     .into_call_tool_result()
             }),
             other => Err(ErrorData::invalid_params(

@@ -1,14 +1,15 @@
 //! The tools, whatever the transport: a guarantee call goes through the idempotency ledger and
-//! answers the REST projection of its result, which the ledger keeps and replays; MCP reads
-//! the same response back with the crate's classifier.
+//! answers the REST projection of its answer (its result, or a refusal), which the ledger
+//! keeps and replays; MCP reads the same response back as the crate's transport-neutral
+//! `Answer` and projects that, so both transports give one decision.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, format_instant};
-use agent_tool_result::http::{KeyProblem, RestProfile};
+use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, Refusal, format_instant};
+use agent_tool_result::http::RestProfile;
 use agent_tool_result::replay::{
     self, Begin, Fingerprint, IdempotencyKey, Ledger, Pending, SqliteLedger, StoredResponse,
 };
@@ -134,12 +135,86 @@ pub enum Command {
     Batch(BatchArgs),
 }
 
+/// The most recipients one batch takes.
+pub const MAX_RECIPIENTS: usize = 10_000;
+
+/// The longest text one message carries, in characters.
+pub const MAX_TEXT: usize = 1_600;
+
+/// Whether `phone` is an E.164 number: `+`, a non-zero digit, at most 15 digits in all.
+fn is_e164(phone: &str) -> bool {
+    phone.strip_prefix('+').is_some_and(|digits| {
+        (2..=15).contains(&digits.len())
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && !digits.starts_with('0')
+    })
+}
+
+/// Why a text cannot be sent, if it cannot.
+fn text_problem(name: &str, text: &str) -> Option<String> {
+    if text.trim().is_empty() {
+        Some(format!(
+            "argument `{name}` is empty: there is nothing to send"
+        ))
+    } else if text.chars().count() > MAX_TEXT {
+        Some(format!(
+            "argument `{name}` is longer than {MAX_TEXT} characters"
+        ))
+    } else {
+        None
+    }
+}
+
+fn number_problem(at: &str, phone: &str) -> Option<String> {
+    (!is_e164(phone)).then(|| {
+        let shown: String = phone.chars().take(32).collect();
+        format!("{at} `{shown}` is not an E.164 number (+ and 2 to 15 digits, as +15550100)")
+    })
+}
+
 impl Command {
-    /// Reads the arguments of guarantee tool `tool`; `None` when `tool` is not one.
-    pub fn parse(tool: &str, arguments: &Value) -> Option<Result<Command, serde_json::Error>> {
+    /// Reads and checks the arguments of guarantee tool `tool`, before any policy decision:
+    /// `None` when `tool` is not one, the `invalid-arguments` refusal when they do not fit.
+    pub fn parse(tool: &str, arguments: &Value) -> Option<Result<Command, Refusal>> {
+        let shape = |err: serde_json::Error| {
+            Refusal::invalid_arguments(format!("the arguments do not fit {tool}: {err}"))
+        };
         let parsed = match tool {
-            SEND_SMS => SmsArgs::deserialize(arguments).map(Command::Sms),
-            SEND_CAMPAIGN_BATCH => BatchArgs::deserialize(arguments).map(Command::Batch),
+            SEND_SMS => SmsArgs::deserialize(arguments)
+                .map_err(shape)
+                .and_then(|args| {
+                    let problem = number_problem("argument `to`", &args.to)
+                        .or_else(|| text_problem("body", &args.body));
+                    match problem {
+                        Some(problem) => Err(Refusal::invalid_arguments(problem)),
+                        None => Ok(Command::Sms(args)),
+                    }
+                }),
+            SEND_CAMPAIGN_BATCH => BatchArgs::deserialize(arguments).map_err(shape).and_then(
+                |args| {
+                    let count = args.recipients.len();
+                    let problem = if count == 0 {
+                        Some("argument `recipients` is empty: a batch names at least one".into())
+                    } else if count > MAX_RECIPIENTS {
+                        Some(format!(
+                            "argument `recipients` names {count} numbers; a batch takes at most \
+                             {MAX_RECIPIENTS}"
+                        ))
+                    } else {
+                        args.recipients
+                            .iter()
+                            .enumerate()
+                            .find_map(|(i, phone)| {
+                                number_problem(&format!("recipients[{i}]"), phone)
+                            })
+                            .or_else(|| text_problem("message", &args.message))
+                    };
+                    match problem {
+                        Some(problem) => Err(Refusal::invalid_arguments(problem)),
+                        None => Ok(Command::Batch(args)),
+                    }
+                },
+            ),
             _ => return None,
         };
         Some(parsed)
@@ -151,14 +226,6 @@ impl Command {
             Command::Batch(_) => SEND_CAMPAIGN_BATCH,
         }
     }
-}
-
-/// How a guarantee call is answered.
-pub enum Answer {
-    /// The result's REST projection: produced now, or the first one replayed.
-    Response(Response<Vec<u8>>),
-    /// Refused over its key: used with another payload, or still running.
-    Refused(KeyProblem),
 }
 
 /// The service's settings.
@@ -179,6 +246,45 @@ pub enum ServiceError {
     /// The idempotency ledger.
     #[error("the idempotency ledger failed")]
     Ledger(#[from] replay::SqliteError),
+    /// The database file the service opened was deleted or replaced while it ran: what it
+    /// would write goes nowhere another process (or a restart) would see.
+    #[error("the database file {0} was deleted or replaced while the service ran")]
+    Gone(String),
+}
+
+/// The file the service opened, to tell when it is deleted or replaced under it.
+struct DbFile {
+    path: std::path::PathBuf,
+    identity: Option<(u64, u64)>,
+}
+
+impl DbFile {
+    fn open(path: &Path) -> Self {
+        DbFile {
+            path: path.to_owned(),
+            identity: DbFile::identity_of(path),
+        }
+    }
+
+    #[cfg(unix)]
+    fn identity_of(path: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn identity_of(path: &Path) -> Option<(u64, u64)> {
+        std::fs::metadata(path).ok().map(|_| (0, 0))
+    }
+
+    /// Fails once the path no longer names the file that was opened.
+    fn check(&self) -> Result<(), ServiceError> {
+        if self.identity.is_some() && DbFile::identity_of(&self.path) == self.identity {
+            Ok(())
+        } else {
+            Err(ServiceError::Gone(self.path.display().to_string()))
+        }
+    }
 }
 
 /// The campaign service on one SQLite file.
@@ -187,6 +293,7 @@ pub struct Service {
     ledger: SqliteLedger,
     config: Config,
     profile: RestProfile,
+    file: DbFile,
 }
 
 fn now_ms() -> i64 {
@@ -215,11 +322,13 @@ fn operation_id(prefix: &str, key: &IdempotencyKey, print: Fingerprint) -> Strin
 impl Service {
     /// Opens the service's tables and its ledger in the file at `path`.
     pub fn open(path: &Path, config: Config) -> Result<Self, ServiceError> {
+        let store = Store::open(path)?;
         Ok(Service {
-            store: Store::open(path)?,
+            store,
             ledger: SqliteLedger::open(path)?,
             config,
             profile: RestProfile::default(),
+            file: DbFile::open(path),
         })
     }
 
@@ -253,12 +362,15 @@ impl Service {
         let campaign = operation_id("cmp", &pending.key, pending.fingerprint);
         let message = operation_id("msg", &pending.key, pending.fingerprint);
         let unknown = GuaranteeResult::unknown();
-        let (tool, field, id) = if self.store.campaign(&campaign)?.is_some() {
+        // The operation is recorded before its key is begun, so a key left in flight always
+        // names the id to look up.
+        let (tool, field, id) = if self.store.operation(&campaign)?.is_some() {
             (LOOKUP_CAMPAIGNS, "campaignId", campaign)
-        } else if self.store.message(&message)?.is_some() {
+        } else if self.store.operation(&message)?.is_some() {
             (LOOKUP_SMS, "messageId", message)
         } else {
-            // Nothing was recorded, so nothing reached the provider; there is no id to give.
+            // Only a call begun by an older build of the service, before it recorded its
+            // operations, can come here: nothing names its id.
             return Ok(unknown);
         };
         let mut fields = JsonObject::new();
@@ -279,38 +391,65 @@ impl Service {
             .expect("the tool's fields serialize to an object")
     }
 
-    /// Runs guarantee `command` for `principal` under `key`: the first time it runs and its
-    /// response is recorded; with the same key and arguments it is replayed and nothing is
-    /// sent again.
+    /// Runs guarantee `command` for `principal` under `key` and answers its REST response:
+    /// the first time it runs and its response is recorded; with the same key and arguments it
+    /// is replayed and nothing is sent again; a key reused or in flight is refused; a store
+    /// that fails (or is gone) before anything was sent answers 503, "the same request with
+    /// the same key, later"; after a send, the answer names the operation's id.
     pub fn call(
         &self,
         command: &Command,
         arguments: &Value,
         principal: &str,
         key: &IdempotencyKey,
-    ) -> Result<Answer, ServiceError> {
+    ) -> Response<Vec<u8>> {
         let print = Fingerprint::of(command.tool(), principal, arguments);
-        match self.ledger.begin(key, print, SystemTime::now())? {
-            Begin::Fresh => {}
-            Begin::Replay(stored) => {
-                let replayed = stored
+        let (prefix, tool) = match command {
+            Command::Sms(_) => ("msg", SEND_SMS),
+            Command::Batch(_) => ("cmp", SEND_CAMPAIGN_BATCH),
+        };
+        let id = operation_id(prefix, key, print);
+        let began = self
+            .file
+            .check()
+            .and_then(|()| Ok(self.store.record_operation(&id, tool)?))
+            .and_then(|()| Ok(self.ledger.begin(key, print, SystemTime::now())?));
+        match began {
+            Ok(Begin::Fresh) => {}
+            Ok(Begin::Replay(stored)) => {
+                return stored
                     .replayed()
                     .expect("the ledger holds what it was given");
-                return Ok(Answer::Response(replayed));
             }
-            refused => {
-                return Ok(Answer::Refused(
-                    refused.refusal().expect("neither fresh nor replay"),
-                ));
+            Ok(refused) => {
+                let refusal = refused.refusal().expect("neither fresh nor replay");
+                return self.profile.refusal_response(&refusal);
             }
+            Err(err) => return self.unavailable(&err),
         }
         let response = match command {
-            Command::Sms(args) => self.send_sms(args, &operation_id("msg", key, print)),
-            Command::Batch(args) => self.send_batch(args, &operation_id("cmp", key, print)),
+            Command::Sms(args) => self.send_sms(args, &id),
+            Command::Batch(args) => self.send_batch(args, &id),
         };
-        self.ledger
-            .complete(key, StoredResponse::from_response(&response))?;
-        Ok(Answer::Response(response))
+        if let Err(err) = self.file.check().and_then(|()| {
+            Ok(self
+                .ledger
+                .complete(key, StoredResponse::from_response(&response))?)
+        }) {
+            // The answer stands (it names the operation); the key stays in flight until a
+            // restart answers it `unknown` with the same id.
+            eprintln!("campaigns: recording the answer of key {key} failed: {err}");
+        }
+        response
+    }
+
+    /// 503: the service cannot answer now, and nothing was sent.
+    fn unavailable(&self, err: &ServiceError) -> Response<Vec<u8>> {
+        let detail = match err {
+            ServiceError::Gone(_) => err.to_string(),
+            other => format!("{other}; nothing was sent"),
+        };
+        self.profile.refusal_response(&Refusal::unavailable(detail))
     }
 
     /// `send_sms`: an opted-out number is denied before the provider; any other is sent.
@@ -427,6 +566,7 @@ impl Service {
 
     /// Sends the held recipients that are due, within the window's cap; returns how many.
     pub fn release_due(&self) -> Result<usize, ServiceError> {
+        self.file.check()?;
         let claims = self.store.claim_due(self.config.window, now_ms())?;
         for claim in &claims {
             self.send_one(&claim.campaign_id, &claim.phone, &claim.message)?;
@@ -455,6 +595,7 @@ impl Service {
 
     /// `lookup_marketing_campaigns`: where the campaign stands, from the store.
     pub fn lookup_campaign(&self, id: &str) -> Result<Envelope<CampaignStatus>, ServiceError> {
+        self.file.check()?;
         let Some(row) = self.store.campaign(id)? else {
             return Ok(Envelope::failure(not_found(
                 "campaign-not-found",
@@ -494,6 +635,7 @@ impl Service {
 
     /// `lookup_sms`: whether the message was sent, from the store.
     pub fn lookup_message(&self, id: &str) -> Result<Envelope<MessageStatus>, ServiceError> {
+        self.file.check()?;
         Ok(match self.store.message(id)? {
             Some((status, updated_ms)) => Envelope::success(MessageStatus {
                 message_id: id.to_owned(),

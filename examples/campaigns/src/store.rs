@@ -45,7 +45,8 @@ const SCHEMA: &str = "
         sent_ms INTEGER NOT NULL
     );
     CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
-    CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);";
+    CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);
+    CREATE TABLE IF NOT EXISTS operations (id TEXT PRIMARY KEY, tool TEXT NOT NULL);";
 
 /// The per-window cap on campaign sends.
 #[derive(Clone, Copy, Debug)]
@@ -290,6 +291,25 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(settled)
+    }
+
+    /// Records operation `id` of `tool`, before its key is begun (once: the id is the same for
+    /// the same key and request).
+    pub fn record_operation(&self, id: &str, tool: &str) -> rusqlite::Result<()> {
+        self.lock().execute(
+            "INSERT OR IGNORE INTO operations (id, tool) VALUES (?1, ?2)",
+            [id, tool],
+        )?;
+        Ok(())
+    }
+
+    /// The tool of operation `id`, if it was recorded.
+    pub fn operation(&self, id: &str) -> rusqlite::Result<Option<String>> {
+        self.lock()
+            .query_row("SELECT tool FROM operations WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
+            .optional()
     }
 
     /// Records message `id` to `phone` as being sent.

@@ -7,11 +7,14 @@
 mod support;
 
 use agent_tool_result::Envelope;
-use agent_tool_result::guarantee::{GuaranteeResult, PolicyDecision, SettlementState};
+use agent_tool_result::guarantee::{
+    Answer, GuaranteeResult, PolicyDecision, Refusal, RefusalKind, SettlementState,
+};
 use agent_tool_result::replay::MCP_ARGUMENT;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use support::{Scratch, Service, numbers, provider_sends};
@@ -26,7 +29,9 @@ const FLAGS: &[&str] = &[
 ];
 
 async fn session(service: &Service) -> RunningService<RoleClient, ()> {
-    let transport = StreamableHttpClientTransport::from_uri(format!("{}/mcp", service.base));
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", service.base))
+        .auth_header(support::TOKEN);
+    let transport = StreamableHttpClientTransport::from_config(config);
     ().serve(transport).await.expect("the session initializes")
 }
 
@@ -127,10 +132,10 @@ async fn a_fresh_session_reads_the_counts_the_first_one_left() {
     other["message"] = json!("Another sale");
     let mismatch = call(&second, "send_campaign_batch", other).await;
     assert_eq!(mismatch.is_error, Some(true));
-    let refused = Envelope::<Value>::from_rmcp(&mismatch).unwrap();
+    let refused = Answer::<Value>::from_rmcp(&mismatch).unwrap();
     assert_eq!(
-        refused.error().unwrap().code().as_str(),
-        "idempotency-key-mismatch"
+        refused.refusal().map(Refusal::kind),
+        Some(RefusalKind::KeyMismatch)
     );
     let unkeyed = call(
         &second,
@@ -138,10 +143,11 @@ async fn a_fresh_session_reads_the_counts_the_first_one_left() {
         json!({ "to": "+15550100009", "body": "hi" }),
     )
     .await;
-    let refused = Envelope::<Value>::from_rmcp(&unkeyed).unwrap();
+    assert_eq!(unkeyed.is_error, Some(true));
+    let refused = Answer::<Value>::from_rmcp(&unkeyed).unwrap();
     assert_eq!(
-        refused.error().unwrap().code().as_str(),
-        "idempotency-key-missing"
+        refused.refusal().map(Refusal::kind),
+        Some(RefusalKind::KeyMissing)
     );
 
     // A deny is a tool result with isError and the whole result as structured content.

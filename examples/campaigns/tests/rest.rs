@@ -6,10 +6,16 @@ mod support;
 
 use std::thread;
 
-use agent_tool_result::guarantee::SettlementState;
-use agent_tool_result::http::{
-    IDEMPOTENT_REPLAYED, KeyProblem, RestOutcome, classify, profile_breaches,
-};
+use agent_tool_result::guarantee::{RefusalKind, SettlementState};
+use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify, profile_breaches};
+
+/// The kind of refusal a response reads back as, if it is one.
+fn refused(response: &http::Response<Vec<u8>>) -> Option<RefusalKind> {
+    match classify(response) {
+        RestOutcome::Refused { refusal, .. } => Some(refusal.kind()),
+        _ => None,
+    }
+}
 use serde_json::{Value, json};
 use support::{Scratch, Service, TOKEN, numbers, provider_sends, send};
 
@@ -67,10 +73,7 @@ fn sms_is_sent_once_and_an_opted_out_number_is_denied_before_the_provider() {
         "sms-1",
         &json!({ "to": "+15550100002", "body": "x" }),
     );
-    assert_eq!(
-        classify(&mismatch),
-        RestOutcome::KeyRefused(KeyProblem::Mismatch)
-    );
+    assert_eq!(refused(&mismatch), Some(RefusalKind::KeyMismatch));
 }
 
 #[test]
@@ -104,14 +107,11 @@ fn calls_without_a_token_or_a_key_are_refused_before_anything_runs() {
         RestOutcome::Unauthorized { error: Some(e), .. } if e == "invalid_token"
     ));
     assert_eq!(
-        classify(&post(Some(TOKEN), None)),
-        RestOutcome::KeyRefused(KeyProblem::Missing)
+        refused(&post(Some(TOKEN), None)),
+        Some(RefusalKind::KeyMissing)
     );
     let unquoted = post(Some(TOKEN), Some("k"));
-    assert_eq!(
-        classify(&unquoted),
-        RestOutcome::KeyRefused(KeyProblem::Invalid)
-    );
+    assert_eq!(refused(&unquoted), Some(RefusalKind::KeyInvalid));
     for response in [anonymous, forged, unquoted] {
         assert_keeps_profile(&response);
     }
@@ -200,7 +200,7 @@ fn racing_clients_with_one_key_run_the_batch_once() {
     assert_eq!(executed.len(), 1, "exactly one execution");
     for answer in &answers {
         match classify(answer) {
-            RestOutcome::KeyRefused(KeyProblem::InFlight) => {}
+            RestOutcome::Refused { refusal, .. } if refusal.kind() == RefusalKind::KeyInFlight => {}
             RestOutcome::Settled(_) => assert_eq!(answer.body(), executed[0].body()),
             other => panic!("{other:?}"),
         }
