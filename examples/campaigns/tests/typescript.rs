@@ -1,0 +1,242 @@
+//! Every answer a guarantee tool gives, read through the official TypeScript MCP SDK client
+//! (`@modelcontextprotocol/sdk`, pinned in `tests/typescript/package-lock.json`), which validates
+//! `structuredContent` against the tool's advertised `outputSchema` on error results too and
+//! throws on the first mismatch: allow, defer, deny, unknown, every key refusal, bad
+//! arguments and the service unable to answer all come back through `client.callTool` without
+//! an exception, with `isError` and the structured content the contract says.
+//!
+//! Needs Node.js (18 or newer) and npm; the SDK is installed with `npm ci` from the committed
+//! lockfile the first time.
+
+mod support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Scratch, Service, TOKEN, numbers};
+
+const OPTED_OUT: &str = "+15550100000";
+
+/// The client's directory, with the SDK installed.
+fn client_dir() -> PathBuf {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript");
+    let _once = INSTALL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let version = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+    };
+    assert!(
+        version("node").is_some() && version("npm").is_some(),
+        "this test drives the service with the official TypeScript MCP SDK: install Node.js 18 \
+         or newer and npm (on Debian: apt-get install nodejs npm)"
+    );
+    if !dir.join("node_modules/@modelcontextprotocol/sdk/package.json").exists() {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .status()
+            .expect("npm runs");
+        assert!(
+            status.success(),
+            "npm ci failed in {}: the npm registry must be reachable the first time",
+            dir.display()
+        );
+    }
+    dir
+}
+
+/// Runs the TypeScript client on `steps` (each a list of calls made at once) and returns its
+/// answers, one list per step.
+fn run_client(service: &Service, steps: &Value) -> Vec<Vec<Value>> {
+    let dir = client_dir();
+    let mut child = Command::new("node")
+        .arg(dir.join("client.mjs"))
+        .arg(format!("{}/mcp", service.base))
+        .arg(TOKEN)
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["tools"],
+        json!(["send_sms", "send_campaign_batch", "lookup_marketing_campaigns", "lookup_sms"])
+    );
+    let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
+    for answer in answers.iter().flatten() {
+        assert!(
+            answer.get("thrown").is_none(),
+            "client.callTool threw: {answer}"
+        );
+        // The text block carries the same JSON as structuredContent.
+        let text: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, answer["structuredContent"], "{answer}");
+    }
+    answers
+}
+
+fn sms(to: &str, key: Value) -> Value {
+    json!({ "tool": "send_sms", "arguments": { "to": to, "body": "Your code is 4411", "idempotencyKey": key } })
+}
+
+/// A refusal: `isError`, and the problem's type and status.
+fn assert_refused(answer: &Value, problem_type: &str, status: u16) {
+    assert_eq!(answer["isError"], true, "{answer}");
+    let problem = &answer["structuredContent"];
+    assert_eq!(problem["type"], problem_type, "{answer}");
+    assert_eq!(problem["status"], status, "{answer}");
+    assert!(problem["detail"].as_str().is_some_and(|d| !d.is_empty()), "{answer}");
+}
+
+const KEY_MISSING: &str = "https://agentsfirst.ai/problems/idempotency-key-missing";
+const KEY_INVALID: &str = "https://agentsfirst.ai/problems/idempotency-key-invalid";
+const KEY_MISMATCH: &str = "https://agentsfirst.ai/problems/idempotency-key-mismatch";
+const KEY_IN_FLIGHT: &str = "https://agentsfirst.ai/problems/idempotency-key-in-flight";
+
+#[test]
+fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
+    let scratch = Scratch::new("typescript");
+    let flags = [
+        "--cap",
+        "2",
+        "--window-secs",
+        "3600",
+        "--provider-delay-ms",
+        "400",
+        "--opt-out",
+        OPTED_OUT,
+    ];
+    let service = Service::start(&scratch.db(), &flags);
+    let steps = json!([
+        [
+            sms("+15550100001", json!("ts-sms-1")),
+            sms(OPTED_OUT, json!("ts-deny")),
+            { "tool": "send_campaign_batch", "arguments": { "recipients": numbers(4), "message": "Winter sale", "idempotencyKey": "ts-batch" } },
+            { "tool": "send_sms", "arguments": { "to": "+15550100003", "body": "hi" } },
+            sms("+15550100003", json!("")),
+            sms("+15550100003", json!(5)),
+            sms("+15550100003", json!("ключ")),
+            sms("abc", json!("ts-bad-number")),
+            sms("+1555010000300000000000000000000000000000", json!("ts-long-number")),
+            { "tool": "send_campaign_batch", "arguments": { "recipients": [], "message": "x", "idempotencyKey": "ts-empty" } },
+            { "tool": "send_sms", "arguments": { "to": "+15550100003", "idempotencyKey": "ts-no-body" } },
+            sms("+15550100002", json!("ts-race")),
+            sms("+15550100002", json!("ts-race")),
+        ],
+        [
+            { "tool": "send_sms", "arguments": { "to": "+15550100001", "body": "Another text", "idempotencyKey": "ts-sms-1" } },
+            sms("+15550100001", json!("ts-sms-1")),
+        ],
+    ]);
+    let answers = run_client(&service, &steps);
+    let first = &answers[0];
+
+    // Allow: committed, with the message's id.
+    assert_eq!(first[0]["isError"], false);
+    let allowed = &first[0]["structuredContent"];
+    assert_eq!(allowed["settlement"]["state"], "committed");
+    assert_eq!(allowed["policy"]["decision"], "allow");
+    assert!(allowed["messageId"].is_string());
+    // Deny: isError, before the provider, no messageId (the schema requires none).
+    assert_eq!(first[1]["isError"], true);
+    let denied = &first[1]["structuredContent"];
+    assert_eq!(denied["policy"]["decision"], "deny");
+    assert_eq!(denied["settlement"]["state"], "not_started");
+    assert!(denied.get("messageId").is_none());
+    // Defer with a partial send: committed, not an error, the campaign to look up.
+    assert_eq!(first[2]["isError"], false);
+    let held = &first[2]["structuredContent"];
+    assert_eq!(held["policy"]["decision"], "defer");
+    assert_eq!(held["settlement"]["state"], "committed");
+    assert_eq!(
+        held["impact"],
+        json!({ "requested": 4, "committed": 2, "deferred": 1, "denied": 1 }),
+        "numbers(4) holds the opted-out number"
+    );
+    assert!(held["campaignId"].is_string());
+    // Key refusals and bad arguments: problems the output schema admits.
+    assert_refused(&first[3], KEY_MISSING, 400);
+    for invalid in &first[4..7] {
+        assert_refused(invalid, KEY_INVALID, 400);
+    }
+    for bad in &first[7..11] {
+        assert_refused(bad, "about:blank", 400);
+    }
+    // One key, two calls at once: one runs, the other is told it is in flight.
+    let race = &first[11..13];
+    assert_eq!(
+        race.iter().filter(|a| a["isError"] == false).count(),
+        1,
+        "{race:?}"
+    );
+    let busy = race.iter().find(|a| a["isError"] == true).unwrap();
+    assert_refused(busy, KEY_IN_FLIGHT, 409);
+
+    // The same key with other arguments is refused; with the same, the first answer replays.
+    assert_refused(&answers[1][0], KEY_MISMATCH, 422);
+    assert_eq!(answers[1][1], first[0]);
+    drop(service);
+
+    // A call cut by a crash answers `unknown`, naming the message to look up.
+    let service = Service::start(&scratch.db(), &flags);
+    let cut = std::thread::spawn({
+        let base = service.base.clone();
+        move || {
+            let request = http::Request::post(format!("{base}/v1/tools/send_sms"))
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {TOKEN}"))
+                .header("idempotency-key", "\"ts-unknown\"")
+                .body(br#"{"to":"+15550100004","body":"Your code is 4411"}"#.to_vec())
+                .unwrap();
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            agent.run(request).is_err()
+        }
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    service.kill();
+    assert!(cut.join().unwrap(), "the cut call got no answer");
+    let service = Service::start(&scratch.db(), &flags);
+    let answers = run_client(&service, &json!([[sms("+15550100004", json!("ts-unknown"))]]));
+    let unknown = &answers[0][0];
+    assert_eq!(unknown["isError"], false, "{unknown}");
+    assert_eq!(unknown["structuredContent"]["settlement"]["state"], "unknown");
+    assert!(unknown["structuredContent"]["messageId"].is_string(), "{unknown}");
+    assert_eq!(
+        unknown["structuredContent"]["recovery"]["suggestedNextTool"],
+        "lookup_sms"
+    );
+
+    // The database deleted under the running service: it stops answering success.
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = scratch.db().into_os_string();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
+    let answers = run_client(&service, &json!([[sms("+15550100005", json!("ts-gone"))]]));
+    assert_refused(&answers[0][0], "about:blank", 503);
+}
