@@ -13,7 +13,9 @@
 //! ```
 #![allow(dead_code)] // the tests reuse `router` without `main`
 
-use agent_tool_result::http::{Credentials, Fault, credentials, require_json};
+use agent_tool_result::http::{
+    BearerGate, Fault, problem_responses, refuse_oversized_head, require_json,
+};
 use agent_tool_result::{Envelope, ErrorCode, ToolError};
 use axum::Router;
 use axum::body::Bytes;
@@ -40,6 +42,8 @@ pub fn router() -> Router {
             Fault::method_not_allowed(method.as_str())
         })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::map_request(refuse_oversized_head))
+        .layer(axum::middleware::map_response(problem_responses))
 }
 
 async fn call(
@@ -63,13 +67,13 @@ async fn call(
     }
 }
 
+/// The bearer check: a missing, repeated or refused token never reaches a tool.
 fn authorize(headers: &HeaderMap) -> Result<(), Fault> {
-    match credentials(headers) {
-        Credentials::Bearer(TOKEN) => Ok(()),
-        Credentials::Bearer(READ_ONLY_TOKEN) => Err(Fault::insufficient_scope("tools:call")),
-        Credentials::Bearer(_) => Err(Fault::invalid_token("tools", "the token is not valid")),
-        _ => Err(Fault::unauthenticated("tools")),
-    }
+    BearerGate::new("tools").authorize(headers, |token| match token {
+        TOKEN => Ok(()),
+        READ_ONLY_TOKEN => Err(Fault::insufficient_scope("tools:call")),
+        _ => Err(Fault::invalid_token("tools", "the token is not valid")),
+    })
 }
 
 /// A demo tool: finds a button by name.

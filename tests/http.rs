@@ -219,7 +219,24 @@ fn every_non_200_is_a_problem() {
     let auth = format!("Bearer {}", facade::TOKEN);
     let json = ("content-type", "application/json");
     let bearer = ("authorization", auth.as_str());
+    let long_path = format!("/tools/{}", "f".repeat(10_000));
+    let padding = "p".repeat(20_000);
     let cases: Vec<Request<'_>> = vec![
+        (
+            "POST",
+            "/tools/find",
+            vec![bearer, ("authorization", "Bearer other"), json],
+            args.to_vec(),
+            400,
+        ),
+        ("POST", &long_path, vec![bearer, json], args.to_vec(), 414),
+        (
+            "POST",
+            "/tools/find",
+            vec![bearer, json, ("x-padding", &padding)],
+            args.to_vec(),
+            431,
+        ),
         ("GET", "/tools/find", vec![bearer], vec![], 405),
         (
             "DELETE",

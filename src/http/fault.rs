@@ -313,7 +313,9 @@ impl Fault {
             Fault::HeadersTooLarge { limit } => problem.with_detail(format!(
                 "the header fields are larger than the {limit} bytes accepted"
             )),
-            Fault::Status { .. } => problem,
+            Fault::Status { .. } => {
+                problem.with_detail(format!("the request was refused: {}", self.status()))
+            }
             Fault::UnsupportedMediaType { content_type } => {
                 problem.with_detail(match content_type {
                     Some(found) => format!("the body must be application/json, not `{found}`"),

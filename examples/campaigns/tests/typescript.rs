@@ -25,7 +25,9 @@ const OPTED_OUT: &str = "+15550100000";
 fn client_dir() -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript");
-    let _once = INSTALL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _once = INSTALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let version = |tool: &str| {
         Command::new(tool)
             .arg("--version")
@@ -38,7 +40,10 @@ fn client_dir() -> PathBuf {
         "this test drives the service with the official TypeScript MCP SDK: install Node.js 18 \
          or newer and npm (on Debian: apt-get install nodejs npm)"
     );
-    if !dir.join("node_modules/@modelcontextprotocol/sdk/package.json").exists() {
+    if !dir
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(&dir)
@@ -82,7 +87,12 @@ fn run_client(service: &Service, steps: &Value) -> Vec<Vec<Value>> {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["tools"],
-        json!(["send_sms", "send_campaign_batch", "lookup_marketing_campaigns", "lookup_sms"])
+        json!([
+            "send_sms",
+            "send_campaign_batch",
+            "lookup_marketing_campaigns",
+            "lookup_sms"
+        ])
     );
     let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
     for answer in answers.iter().flatten() {
@@ -107,7 +117,10 @@ fn assert_refused(answer: &Value, problem_type: &str, status: u16) {
     let problem = &answer["structuredContent"];
     assert_eq!(problem["type"], problem_type, "{answer}");
     assert_eq!(problem["status"], status, "{answer}");
-    assert!(problem["detail"].as_str().is_some_and(|d| !d.is_empty()), "{answer}");
+    assert!(
+        problem["detail"].as_str().is_some_and(|d| !d.is_empty()),
+        "{answer}"
+    );
 }
 
 const KEY_MISSING: &str = "https://agentsfirst.ai/problems/idempotency-key-missing";
@@ -221,11 +234,20 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
     service.kill();
     assert!(cut.join().unwrap(), "the cut call got no answer");
     let service = Service::start(&scratch.db(), &flags);
-    let answers = run_client(&service, &json!([[sms("+15550100004", json!("ts-unknown"))]]));
+    let answers = run_client(
+        &service,
+        &json!([[sms("+15550100004", json!("ts-unknown"))]]),
+    );
     let unknown = &answers[0][0];
     assert_eq!(unknown["isError"], false, "{unknown}");
-    assert_eq!(unknown["structuredContent"]["settlement"]["state"], "unknown");
-    assert!(unknown["structuredContent"]["messageId"].is_string(), "{unknown}");
+    assert_eq!(
+        unknown["structuredContent"]["settlement"]["state"],
+        "unknown"
+    );
+    assert!(
+        unknown["structuredContent"]["messageId"].is_string(),
+        "{unknown}"
+    );
     assert_eq!(
         unknown["structuredContent"]["recovery"]["suggestedNextTool"],
         "lookup_sms"
