@@ -438,6 +438,7 @@ impl Validator {
         } else {
             Vec::new()
         };
+        let merged = !repeated.is_empty();
         for pointer in repeated {
             let key =
                 crate::pointer::unescape_token(pointer.rsplit('/').next().unwrap_or_default());
@@ -445,6 +446,19 @@ impl Validator {
             report
                 .violations
                 .push(Finding::new(Rule::NoDuplicateKeys, pointer, message));
+        }
+        if merged {
+            // The schema saw the last of each repeated value; the typed reader stops at the
+            // first breach in document order, which may lie in an earlier one (`{"ok":1,
+            // "ok":true}`). Its finding is reported too, so every reader's rule is here.
+            let typed = typed_error();
+            let known = report
+                .violations
+                .iter()
+                .any(|f| f.rule() == typed.rule() && f.pointer() == typed.pointer());
+            if !known {
+                report.violations.push(typed);
+            }
         }
         if report.violations.is_empty() {
             // Only the typed reader can tell: a valid document the fast path left to it, or

@@ -284,3 +284,47 @@ fn no_reader_takes_an_array_for_an_object() {
         "{err}"
     );
 }
+
+/// A repeated key whose first value breaks another rule: every reader names the typed reader's
+/// rule at its pointer, and the repeat beside it.
+#[test]
+fn a_repeated_key_and_an_earlier_breach_are_both_reported() {
+    use agent_tool_result::guarantee::GuaranteeResult;
+    for (text, guarantee) in [
+        (r#"{"ok":1,"ok":true}"#, false),
+        (r#"{"ok":true,"sessionId":5,"sessionId":"s"}"#, false),
+        (
+            r#"{"ok":false,"error":{"code":"x","category":"Timeout","category":"timeout","detail":""}}"#,
+            false,
+        ),
+        (
+            r#"{"schemaVersion":2,"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"}}"#,
+            true,
+        ),
+    ] {
+        let typed = if guarantee {
+            GuaranteeResult::<Value>::from_json(text).unwrap_err()
+        } else {
+            Envelope::<Value>::from_json(text).unwrap_err()
+        };
+        let validator = if guarantee {
+            Validator::shared_guarantee()
+        } else {
+            Validator::shared()
+        };
+        let report = validator.validate_text(text);
+        let found: Vec<(Rule, &str)> = report
+            .violations()
+            .iter()
+            .map(|v| (v.rule(), v.pointer()))
+            .collect();
+        assert!(
+            found.contains(&(typed.rule(), typed.pointer())),
+            "{text}: {found:?} lacks {typed}"
+        );
+        assert!(
+            found.iter().any(|(rule, _)| *rule == Rule::NoDuplicateKeys),
+            "{text}: {found:?}"
+        );
+    }
+}

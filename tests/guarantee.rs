@@ -271,3 +271,29 @@ fn wire_forms_of_each_outcome() {
         insta::assert_snapshot!(format!("guarantee-{name}"), json);
     }
 }
+
+/// Every instant the schema admits is read and written back, before 1970 too; the validator
+/// and the typed reader agree on each.
+#[test]
+fn every_retry_at_the_schema_admits_is_read() {
+    for at in [
+        "1969-07-20T20:17:40Z",
+        "1969-12-31T23:59:59.999Z",
+        "0001-01-01T00:00:00Z",
+        "1583-10-15T12:00:00Z",
+        "9999-12-31T23:59:59Z",
+    ] {
+        let text = format!(
+            r#"{{"schemaVersion":1,"settlement":{{"state":"not_started"}},"policy":{{"decision":"deny","code":"contact_policy","retryAt":"{at}"}}}}"#
+        );
+        let read =
+            GuaranteeResult::<JsonObject>::from_json(&text).unwrap_or_else(|e| panic!("{at}: {e}"));
+        assert_eq!(read.to_json().unwrap(), text);
+        assert!(
+            agent_tool_result::validate::Validator::shared_guarantee()
+                .validate_text(&text)
+                .is_valid(),
+            "{at}"
+        );
+    }
+}

@@ -79,7 +79,11 @@ fn describe(outcome: &RestOutcome) -> String {
             let _ = write!(line, " ({code})");
         }
         if let Some(at) = retry_at {
-            let _ = write!(line, ", retry at {}", httpdate::fmt_http_date(at));
+            let _ = write!(
+                line,
+                ", retry at {}",
+                agent_tool_result::guarantee::format_instant(at)
+            );
         }
         let _ = write!(
             line,
@@ -118,7 +122,11 @@ fn describe(outcome: &RestOutcome) -> String {
                 let _ = write!(line, ", {}", refusal.detail());
             }
             if let Some(at) = refusal.retry_at() {
-                let _ = write!(line, ", retry at {}", httpdate::fmt_http_date(at));
+                let _ = write!(
+                    line,
+                    ", retry at {}",
+                    agent_tool_result::guarantee::format_instant(at)
+                );
             }
             let _ = write!(line, ". Nothing was run: {}.", kind.next_step());
             line

@@ -479,7 +479,9 @@ fn classify_reads_curl_captures_and_har_logs_and_exits_on_profile_breaches() {
         good.stdout
             .contains("campaign-held.http: 202 deferred: settlement committed")
     );
-    assert!(good.stdout.contains("#1 http://127.0.0.1:8080/tools/send_campaign_batch: 409 idempotency key refused (in-flight)"));
+    assert!(good.stdout.contains(
+        "#1 http://127.0.0.1:8080/tools/send_campaign_batch: 409 refused (key-in-flight)"
+    ));
     // The HAR's third body is base64: decoded, it is an `unknown` settlement.
     assert!(good.stdout.contains("200 settled: settlement unknown"));
 
@@ -529,4 +531,64 @@ fn classify_reads_curl_captures_and_har_logs_and_exits_on_profile_breaches() {
     }
     let missing = run(&["classify", "no/such/file.http"], None);
     assert_eq!(missing.code, 2);
+}
+
+/// A transport fault that keeps RFC 9457 (the façade's and the service's own 400, 404, 415)
+/// and a server error are outcomes, not breaches: exit 0. A policy-deny problem served as
+/// `application/json` is a breach, and the message blames the content type.
+#[test]
+fn classify_accepts_legitimate_faults_and_blames_the_content_type() {
+    let problem = |status: u16, title: &str| {
+        format!(
+            "HTTP/1.1 {status} {title}\ncontent-type: application/problem+json\n\n\
+             {{\"type\":\"about:blank\",\"title\":\"{title}\",\"status\":{status},\"detail\":\"d\"}}"
+        )
+    };
+    for (capture, outcome) in [
+        (
+            problem(400, "Bad Request"),
+            "400 refused (invalid-arguments)",
+        ),
+        (
+            problem(404, "Not Found"),
+            "404 transport fault (about:blank), d",
+        ),
+        (
+            problem(415, "Unsupported Media Type"),
+            "415 transport fault",
+        ),
+        (
+            problem(503, "Service Unavailable"),
+            "503 refused (unavailable)",
+        ),
+        (
+            "HTTP/1.1 502 Bad Gateway\ncontent-type: text/html\n\n<h1>bad gateway</h1>".to_owned(),
+            "502 refused (unavailable)",
+        ),
+    ] {
+        let out = run(&["classify", "-"], Some(capture.as_bytes()));
+        assert_eq!(out.code, 0, "{capture}: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains(outcome), "{capture}: {}", out.stdout);
+    }
+    let out = run(&["classify", "-"], Some(b"HTTP/1.1 502 Bad Gateway\n\n"));
+    assert!(
+        out.stdout.contains("the same request with the same key"),
+        "{}",
+        out.stdout
+    );
+    let as_json = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/responses/sms-denied.http"),
+    )
+    .unwrap()
+    .replace("application/problem+json", "application/json");
+    let out = run(&["classify", "-"], Some(as_json.as_bytes()));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("served as application/json, not application/problem+json"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("status 422"), "{}", out.stdout);
 }

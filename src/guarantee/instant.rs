@@ -18,7 +18,8 @@ pub(crate) const PATTERN: &str = concat!(
     "T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:Z|[+-]00:00)$"
 );
 
-/// Reads an RFC 3339 UTC instant; `None` for anything else (or a time before 1970).
+/// Reads an RFC 3339 UTC instant, any year from 0000 to 9999 as the schema admits (before
+/// 1970 too); `None` for anything else.
 pub(crate) fn parse(text: &str) -> Option<SystemTime> {
     let b = text.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
@@ -62,8 +63,29 @@ pub(crate) fn parse(text: &str) -> Option<SystemTime> {
     }
     let days = days_from_civil(i64::from(year), month, day);
     let seconds = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
-    let seconds = u64::try_from(seconds).ok()?;
-    UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
+    let whole = match u64::try_from(seconds) {
+        Ok(after) => UNIX_EPOCH.checked_add(Duration::from_secs(after)),
+        Err(_) => UNIX_EPOCH.checked_sub(Duration::from_secs(seconds.unsigned_abs())),
+    };
+    whole?.checked_add(Duration::from_nanos(u64::from(nanos)))
+}
+
+/// Whole seconds since 1970 (negative before) and the nanoseconds past them.
+fn since_epoch(time: SystemTime) -> (i64, u32) {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => (
+            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            after.subsec_nanos(),
+        ),
+        Err(before) => {
+            let before = before.duration();
+            let seconds = i64::try_from(before.as_secs()).unwrap_or(i64::MAX);
+            match before.subsec_nanos() {
+                0 => (-seconds, 0),
+                nanos => (-seconds - 1, 1_000_000_000 - nanos),
+            }
+        }
+    }
 }
 
 /// Writes `time` as RFC 3339 UTC, with milliseconds only when there are some.
@@ -71,11 +93,9 @@ pub(crate) struct Rfc3339(pub(crate) SystemTime);
 
 impl fmt::Display for Rfc3339 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let since = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
-        let seconds = since.as_secs();
-        let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX);
-        let (year, month, day) = civil_from_days(days);
-        let rest = seconds % 86_400;
+        let (seconds, nanos) = since_epoch(self.0);
+        let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+        let rest = seconds.rem_euclid(86_400);
         write!(
             f,
             "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
@@ -83,7 +103,6 @@ impl fmt::Display for Rfc3339 {
             rest % 3600 / 60,
             rest % 60
         )?;
-        let nanos = since.subsec_nanos();
         if nanos != 0 {
             let fraction = format!("{nanos:09}");
             write!(f, ".{}", fraction.trim_end_matches('0'))?;
@@ -100,15 +119,12 @@ pub(crate) fn imf_fixdate(time: SystemTime) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let seconds = time
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX);
+    let (seconds, _) = since_epoch(time);
+    let days = seconds.div_euclid(86_400);
     let (year, month, day) = civil_from_days(days);
     let weekday = DAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
     let month = MONTHS[(month as usize).saturating_sub(1).min(11)];
-    let rest = seconds % 86_400;
+    let rest = seconds.rem_euclid(86_400);
     format!(
         "{weekday}, {day:02} {month} {year:04} {:02}:{:02}:{:02} GMT",
         rest / 3600,
@@ -169,6 +185,12 @@ mod tests {
             "2024-02-29T23:59:59Z",
             "2000-02-29T12:00:00.5Z",
             "2026-06-30T01:02:03.123Z",
+            "1969-12-31T23:59:59Z",
+            "1969-12-31T23:59:59.5Z",
+            "1900-01-01T00:00:00Z",
+            "0000-01-01T00:00:00Z",
+            "0004-02-29T12:00:00Z",
+            "9999-12-31T23:59:59.999Z",
         ] {
             let time = parse(text).unwrap_or_else(|| panic!("{text}"));
             assert_eq!(Rfc3339(time).to_string(), text);
@@ -188,7 +210,6 @@ mod tests {
             "2026-12-01T24:00:00Z",
             "2026-12-01T23:59:60Z",
             "2026-12-01T09:00:00.Z",
-            "1969-12-31T23:59:59Z",
             "tomorrow",
         ] {
             assert_eq!(parse(bad), None, "{bad}");
@@ -198,6 +219,8 @@ mod tests {
     #[test]
     fn http_dates_are_imf_fixdate() {
         assert_eq!(imf_fixdate(UNIX_EPOCH), "Thu, 01 Jan 1970 00:00:00 GMT");
+        let before = parse("1969-12-31T23:59:59.5Z").unwrap();
+        assert_eq!(imf_fixdate(before), "Wed, 31 Dec 1969 23:59:59 GMT");
         let time = parse("2026-12-01T09:00:00Z").unwrap();
         assert_eq!(imf_fixdate(time), "Tue, 01 Dec 2026 09:00:00 GMT");
         let leap = parse("2028-02-29T23:59:59.9Z").unwrap();
@@ -216,7 +239,9 @@ mod tests {
     #[test]
     fn the_schema_pattern_is_the_parser() {
         let pattern = regex_lite(PATTERN);
-        for year in [1970, 1999, 2000, 2024, 2025, 2100, 2400] {
+        for year in [
+            0, 4, 100, 1600, 1900, 1969, 1970, 1999, 2000, 2024, 2025, 2100, 2400, 9999,
+        ] {
             for month in 1..=12 {
                 for day in [1, 28, 29, 30, 31] {
                     let text = format!("{year:04}-{month:02}-{day:02}T10:20:30Z");

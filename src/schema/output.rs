@@ -170,7 +170,8 @@ fn speaks_of_objects_only(schema: &JsonObject) -> bool {
             | "dependentRequired"
             | "dependentSchemas"
             | "unevaluatedProperties"
-            | "$defs" => true,
+            | "$defs"
+            | "definitions" => true,
             other => is_annotation(other),
         })
 }

@@ -465,8 +465,8 @@ pub fn disagreement(validator: &Validator, text: &str) -> Option<String> {
         }
         _ => {}
     }
+    // The report holds the typed reader's finding, a repeated key or not.
     if let Err(found) = &v.typed
-        && !merged
         && !v.report.contains(found)
     {
         return Some(format!(
@@ -474,14 +474,17 @@ pub fn disagreement(validator: &Validator, text: &str) -> Option<String> {
         ));
     }
     // The report reads a skeleton of the text (payloads as their type, observations pruned);
-    // it must find what the schema finds in the whole value, repeated keys apart.
+    // it must find what the schema finds in the whole value, repeated keys (and the typed
+    // reader's finding, reported beside them) apart.
     if let Some(whole) = &v.whole
         && !whole.is_empty()
     {
+        let typed = v.typed.as_ref().err().filter(|_| merged);
         let reported: Vec<&(Rule, String)> = v
             .report
             .iter()
-            .filter(|(rule, _)| *rule != Rule::NoDuplicateKeys)
+            .filter(|finding| finding.0 != Rule::NoDuplicateKeys)
+            .filter(|finding| Some(*finding) != typed || whole.contains(finding))
             .collect();
         if reported != whole.iter().collect::<Vec<_>>() {
             return Some(format!(
