@@ -64,6 +64,14 @@ struct Args {
     /// style). A request with any other `Origin` is refused; one without passes.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
+    /// Fault injection: after this many writes, the service's disk is full (every write of
+    /// its own fails with `SQLITE_FULL`) for `--full-disk-ms`; the provider is unaffected. To
+    /// watch it recover without a restart.
+    #[arg(long, value_name = "WRITES", requires = "full_disk_ms")]
+    full_disk_after: Option<usize>,
+    /// How long the injected full disk lasts, in milliseconds.
+    #[arg(long, value_name = "MS", requires = "full_disk_after")]
+    full_disk_ms: Option<u64>,
     /// A number that opted out of messages (repeat for more).
     #[arg(long = "opt-out", value_name = "NUMBER")]
     opt_outs: Vec<String>,
@@ -80,6 +88,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             length_ms,
         },
         provider_delay: Duration::from_millis(args.provider_delay_ms),
+        full_disk: args
+            .full_disk_after
+            .zip(args.full_disk_ms)
+            .map(|(after, ms)| store::FullDisk {
+                after,
+                length: Duration::from_millis(ms),
+            }),
     };
     let service = Arc::new(Service::open(&args.db, config)?);
     for number in &args.opt_outs {

@@ -3,8 +3,9 @@
 //! keeps and replays; MCP reads the same response back as the crate's transport-neutral
 //! `Answer` and projects that, so both transports give one decision.
 
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::store::{CampaignRow, SendWindow, Store};
+use crate::store::{CampaignRow, FullDisk, SendWindow, Store};
 
 /// Sends one SMS.
 pub const SEND_SMS: &str = "send_sms";
@@ -229,12 +230,14 @@ impl Command {
 }
 
 /// The service's settings.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Config {
     /// The per-window cap on campaign sends.
     pub window: SendWindow,
     /// How long the provider takes to accept one send.
     pub provider_delay: Duration,
+    /// An injected full disk, to watch the service recover from one.
+    pub full_disk: Option<FullDisk>,
 }
 
 /// A failure of the service's own storage.
@@ -294,6 +297,12 @@ pub struct Service {
     config: Config,
     profile: RestProfile,
     file: DbFile,
+    /// The operations a call of this process is running now: their claims are not settled
+    /// behind their back.
+    running: Mutex<HashSet<String>>,
+    /// Answers sent whose record in the ledger failed (a full disk): recorded as soon as the
+    /// store takes writes again, so a replay gets them without a restart.
+    unrecorded: Mutex<Vec<(IdempotencyKey, StoredResponse)>>,
 }
 
 fn now_ms() -> i64 {
@@ -321,14 +330,16 @@ fn operation_id(prefix: &str, key: &IdempotencyKey, print: Fingerprint) -> Strin
 
 impl Service {
     /// Opens the service's tables and its ledger in the file at `path`.
-    pub fn open(path: &Path, config: Config) -> Result<Self, ServiceError> {
-        let store = Store::open(path)?;
+    pub fn open(path: &Path, mut config: Config) -> Result<Self, ServiceError> {
+        let store = Store::open(path, config.full_disk.take())?;
         Ok(Service {
             store,
             ledger: SqliteLedger::open(path)?,
             config,
             profile: RestProfile::default(),
             file: DbFile::open(path),
+            running: Mutex::new(HashSet::new()),
+            unrecorded: Mutex::new(Vec::new()),
         })
     }
 
@@ -341,7 +352,7 @@ impl Service {
     /// left `sending` against the provider, then every key begun before `started` and never
     /// completed, answered `unknown` with the id to look up. Returns the keys recovered.
     pub fn recover(&self, started: SystemTime) -> Result<Vec<Pending>, ServiceError> {
-        self.store.reconcile(now_ms())?;
+        self.store.reconcile(now_ms(), &[])?;
         let mut failed = None;
         let recovered = replay::recover(&self.ledger, started, |pending| {
             let answer = self.unknown_answer(pending).unwrap_or_else(|err| {
@@ -427,20 +438,64 @@ impl Service {
             }
             Err(err) => return self.unavailable(&err),
         }
+        self.lock_running().insert(id.clone());
         let response = match command {
             Command::Sms(args) => self.send_sms(args, &id),
             Command::Batch(args) => self.send_batch(args, &id),
         };
-        if let Err(err) = self.file.check().and_then(|()| {
-            Ok(self
-                .ledger
-                .complete(key, StoredResponse::from_response(&response))?)
-        }) {
-            // The answer stands (it names the operation); the key stays in flight until a
-            // restart answers it `unknown` with the same id.
-            eprintln!("campaigns: recording the answer of key {key} failed: {err}");
+        self.lock_running().remove(&id);
+        let stored = StoredResponse::from_response(&response);
+        if let Err(err) = self.record(key, stored.clone()) {
+            // The answer stands (it names the operation); it is recorded as soon as the store
+            // takes writes again, and until then the key answers 409 "in flight".
+            eprintln!("campaigns: recording the answer of key {key} failed, retrying: {err}");
+            self.lock_unrecorded().push((key.clone(), stored));
         }
         response
+    }
+
+    fn record(&self, key: &IdempotencyKey, stored: StoredResponse) -> Result<(), ServiceError> {
+        self.file.check()?;
+        self.store.may_write()?;
+        Ok(self.ledger.complete(key, stored)?)
+    }
+
+    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_unrecorded(&self) -> std::sync::MutexGuard<'_, Vec<(IdempotencyKey, StoredResponse)>> {
+        self.unrecorded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Settles, without a restart, what calls of this process left behind when the store
+    /// failed under them: answers not yet recorded are recorded, and claims left `sending` by
+    /// a call that has ended are settled against the provider. Returns how many of each.
+    pub fn settle_ended(&self) -> Result<(usize, usize), ServiceError> {
+        self.file.check()?;
+        let pending = std::mem::take(&mut *self.lock_unrecorded());
+        let mut recorded = 0;
+        let mut failed = None;
+        for (key, stored) in pending {
+            if failed.is_none() {
+                match self.record(&key, stored.clone()) {
+                    Ok(()) => {
+                        recorded += 1;
+                        continue;
+                    }
+                    Err(err) => failed = Some(err),
+                }
+            }
+            self.lock_unrecorded().push((key, stored));
+        }
+        if let Some(err) = failed {
+            return Err(err);
+        }
+        let running: Vec<String> = self.lock_running().iter().cloned().collect();
+        let settled = self.store.reconcile(now_ms(), &running)?;
+        Ok((recorded, settled))
     }
 
     /// 503: the service cannot answer now, and nothing was sent.
@@ -585,6 +640,9 @@ impl Service {
         );
         thread::spawn(move || {
             loop {
+                if let Err(err) = service.settle_ended() {
+                    eprintln!("campaigns: settling ended calls failed: {err}");
+                }
                 if let Err(err) = service.release_due() {
                     eprintln!("campaigns: releasing held recipients failed: {err}");
                 }

@@ -7,8 +7,9 @@
 //! [`Store::reconcile`] settles it against the provider when the service starts again.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -102,21 +103,65 @@ pub struct CampaignRow {
     pub next_attempt_ms: Option<i64>,
 }
 
+/// A disk that fills up, for fault injection: after `after` writes, every write of the
+/// service fails with `SQLITE_FULL` for `length`, then space is back. The provider's table is
+/// the provider's own: its sends never fail this way.
+#[derive(Debug)]
+pub struct FullDisk {
+    /// How many writes succeed first.
+    pub after: usize,
+    /// How long the disk stays full.
+    pub length: Duration,
+}
+
+#[derive(Debug)]
+struct Faults {
+    full: FullDisk,
+    writes: AtomicUsize,
+    until: Mutex<Option<Instant>>,
+}
+
 /// The service's tables, behind one connection.
 #[derive(Debug)]
 pub struct Store {
     connection: Mutex<Connection>,
+    faults: Option<Faults>,
 }
 
 impl Store {
     /// Opens (and creates, if need be) the tables in the file at `path`.
-    pub fn open(path: &Path) -> rusqlite::Result<Self> {
+    pub fn open(path: &Path, full: Option<FullDisk>) -> rusqlite::Result<Self> {
         let connection = Connection::open(path)?;
         connection.busy_timeout(Duration::from_secs(5))?;
         connection.execute_batch(SCHEMA)?;
         Ok(Store {
             connection: Mutex::new(connection),
+            faults: full.map(|full| Faults {
+                full,
+                writes: AtomicUsize::new(0),
+                until: Mutex::new(None),
+            }),
         })
+    }
+
+    /// Every write of the service's own asks first: fails while the (injected) disk is full.
+    pub fn may_write(&self) -> rusqlite::Result<()> {
+        let Some(faults) = &self.faults else {
+            return Ok(());
+        };
+        if faults.writes.fetch_add(1, Ordering::SeqCst) < faults.full.after {
+            return Ok(());
+        }
+        let mut until = faults.until.lock().unwrap_or_else(PoisonError::into_inner);
+        let until = *until.get_or_insert_with(|| Instant::now() + faults.full.length);
+        if Instant::now() < until {
+            Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+                Some("database or disk is full (injected)".to_owned()),
+            ))
+        } else {
+            Ok(())
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -127,6 +172,7 @@ impl Store {
 
     /// Records that `phone` opted out of messages.
     pub fn opt_out(&self, phone: &str) -> rusqlite::Result<()> {
+        self.may_write()?;
         self.lock().execute(
             "INSERT OR IGNORE INTO opt_outs (phone) VALUES (?1)",
             [phone],
@@ -155,6 +201,7 @@ impl Store {
         window: SendWindow,
         now_ms: i64,
     ) -> rusqlite::Result<Created> {
+        self.may_write()?;
         let mut connection = self.lock();
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
@@ -200,6 +247,7 @@ impl Store {
 
     /// Claims held recipients that are due, as many as the window has room for.
     pub fn claim_due(&self, window: SendWindow, now_ms: i64) -> rusqlite::Result<Vec<Claim>> {
+        self.may_write()?;
         let mut connection = self.lock();
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let room = room(&tx, window, now_ms)?;
@@ -251,6 +299,7 @@ impl Store {
 
     /// Records a claimed recipient as sent.
     pub fn mark_sent(&self, campaign_id: &str, phone: &str, now_ms: i64) -> rusqlite::Result<()> {
+        self.may_write()?;
         let mut connection = self.lock();
         let tx = connection.transaction()?;
         tx.execute(
@@ -261,33 +310,39 @@ impl Store {
         tx.commit()
     }
 
-    /// Settles what a stopped process left `sending` against the provider: a recipient or
-    /// message the provider has a send for is `sent`; one it has none for was never sent, so
-    /// a recipient is held again, due now, and a message is `not_sent`. Returns how many
-    /// were settled.
-    pub fn reconcile(&self, now_ms: i64) -> rusqlite::Result<usize> {
+    /// Settles what a stopped process (or a call that failed) left `sending` against the
+    /// provider: a recipient or message the provider has a send for is `sent`; one it has
+    /// none for was never sent, so a recipient is held again, due now, and a message is
+    /// `not_sent`. Operations in `running` (still being sent by a live call) are left alone.
+    /// Returns how many were settled.
+    pub fn reconcile(&self, now_ms: i64, running: &[String]) -> rusqlite::Result<usize> {
+        self.may_write()?;
+        let running = serde_json::to_string(running).expect("strings serialize");
         let mut connection = self.lock();
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE campaigns SET updated_ms = ?1 WHERE id IN \
-             (SELECT campaign_id FROM recipients WHERE state = 'sending')",
-            [now_ms],
+             (SELECT campaign_id FROM recipients WHERE state = 'sending') \
+             AND id NOT IN (SELECT value FROM json_each(?2))",
+            params![now_ms, running],
         )?;
         let mut settled = tx.execute(
             "UPDATE recipients SET state = 'sent' WHERE state = 'sending' AND EXISTS \
              (SELECT 1 FROM provider_sends p \
-              WHERE p.campaign_id = recipients.campaign_id AND p.phone = recipients.phone)",
-            [],
+              WHERE p.campaign_id = recipients.campaign_id AND p.phone = recipients.phone) \
+             AND campaign_id NOT IN (SELECT value FROM json_each(?1))",
+            [&running],
         )?;
         settled += tx.execute(
-            "UPDATE recipients SET state = 'held', next_attempt_ms = ?1 WHERE state = 'sending'",
-            [now_ms],
+            "UPDATE recipients SET state = 'held', next_attempt_ms = ?1 WHERE state = 'sending' \
+             AND campaign_id NOT IN (SELECT value FROM json_each(?2))",
+            params![now_ms, running],
         )?;
         settled += tx.execute(
             "UPDATE messages SET state = CASE WHEN EXISTS (SELECT 1 FROM provider_sends p \
              WHERE p.message_id = messages.id) THEN 'sent' ELSE 'not_sent' END, updated_ms = ?1 \
-             WHERE state = 'sending'",
-            [now_ms],
+             WHERE state = 'sending' AND id NOT IN (SELECT value FROM json_each(?2))",
+            params![now_ms, running],
         )?;
         tx.commit()?;
         Ok(settled)
@@ -296,6 +351,7 @@ impl Store {
     /// Records operation `id` of `tool`, before its key is begun (once: the id is the same for
     /// the same key and request).
     pub fn record_operation(&self, id: &str, tool: &str) -> rusqlite::Result<()> {
+        self.may_write()?;
         self.lock().execute(
             "INSERT OR IGNORE INTO operations (id, tool) VALUES (?1, ?2)",
             [id, tool],
@@ -314,6 +370,7 @@ impl Store {
 
     /// Records message `id` to `phone` as being sent.
     pub fn begin_message(&self, id: &str, phone: &str, now_ms: i64) -> rusqlite::Result<()> {
+        self.may_write()?;
         self.lock().execute(
             "INSERT INTO messages (id, phone, state, updated_ms) VALUES (?1, ?2, 'sending', ?3)",
             params![id, phone, now_ms],
@@ -323,6 +380,7 @@ impl Store {
 
     /// Records message `id` as sent.
     pub fn message_sent(&self, id: &str, now_ms: i64) -> rusqlite::Result<()> {
+        self.may_write()?;
         self.lock().execute(
             "UPDATE messages SET state = 'sent', updated_ms = ?2 WHERE id = ?1",
             params![id, now_ms],
@@ -411,7 +469,7 @@ mod tests {
 
     /// A store in memory: one connection, no files left behind.
     fn store() -> Store {
-        Store::open(std::path::Path::new(":memory:")).unwrap()
+        Store::open(std::path::Path::new(":memory:"), None).unwrap()
     }
 
     fn phones(n: usize) -> Vec<String> {
@@ -443,7 +501,7 @@ mod tests {
             .provider_send(None, Some("msg_b"), "+15559990001", "hi", now)
             .unwrap();
 
-        assert_eq!(store.reconcile(now + 1).unwrap(), 4);
+        assert_eq!(store.reconcile(now + 1, &[]).unwrap(), 4);
         let row = store.campaign("cmp_a").unwrap().unwrap();
         assert_eq!((row.sent, row.sending, row.held), (2, 0, 3));
         assert_eq!(store.message("msg_a").unwrap().unwrap().0, "not_sent");

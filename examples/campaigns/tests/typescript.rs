@@ -107,7 +107,8 @@ fn run_client(service: &Service, steps: &Value) -> Vec<Vec<Value>> {
     answers
 }
 
-fn sms(to: &str, key: Value) -> Value {
+fn sms(to: &str, key: impl Into<Value>) -> Value {
+    let key: Value = key.into();
     json!({ "tool": "send_sms", "arguments": { "to": to, "body": "Your code is 4411", "idempotencyKey": key } })
 }
 
@@ -144,23 +145,23 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
     let service = Service::start(&scratch.db(), &flags);
     let steps = json!([
         [
-            sms("+15550100001", json!("ts-sms-1")),
-            sms(OPTED_OUT, json!("ts-deny")),
+            sms("+15550100001", "ts-sms-1"),
+            sms(OPTED_OUT, "ts-deny"),
             { "tool": "send_campaign_batch", "arguments": { "recipients": numbers(4), "message": "Winter sale", "idempotencyKey": "ts-batch" } },
             { "tool": "send_sms", "arguments": { "to": "+15550100003", "body": "hi" } },
-            sms("+15550100003", json!("")),
-            sms("+15550100003", json!(5)),
-            sms("+15550100003", json!("ключ")),
-            sms("abc", json!("ts-bad-number")),
-            sms("+1555010000300000000000000000000000000000", json!("ts-long-number")),
+            sms("+15550100003", ""),
+            sms("+15550100003", 5),
+            sms("+15550100003", "ключ"),
+            sms("abc", "ts-bad-number"),
+            sms("+1555010000300000000000000000000000000000", "ts-long-number"),
             { "tool": "send_campaign_batch", "arguments": { "recipients": [], "message": "x", "idempotencyKey": "ts-empty" } },
             { "tool": "send_sms", "arguments": { "to": "+15550100003", "idempotencyKey": "ts-no-body" } },
-            sms("+15550100002", json!("ts-race")),
-            sms("+15550100002", json!("ts-race")),
+            sms("+15550100002", "ts-race"),
+            sms("+15550100002", "ts-race"),
         ],
         [
             { "tool": "send_sms", "arguments": { "to": "+15550100001", "body": "Another text", "idempotencyKey": "ts-sms-1" } },
-            sms("+15550100001", json!("ts-sms-1")),
+            sms("+15550100001", "ts-sms-1"),
         ],
     ]);
     let answers = run_client(&service, &steps);
@@ -210,8 +211,12 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
     // The same key with other arguments is refused; with the same, the first answer replays.
     assert_refused(&answers[1][0], KEY_MISMATCH, 422);
     assert_eq!(answers[1][1], first[0]);
-    drop(service);
+}
 
+#[test]
+fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_database() {
+    let scratch = Scratch::new("typescript-faults");
+    let flags = ["--provider-delay-ms", "400"];
     // A call cut by a crash answers `unknown`, naming the message to look up.
     let service = Service::start(&scratch.db(), &flags);
     let cut = std::thread::spawn({
@@ -234,10 +239,7 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
     service.kill();
     assert!(cut.join().unwrap(), "the cut call got no answer");
     let service = Service::start(&scratch.db(), &flags);
-    let answers = run_client(
-        &service,
-        &json!([[sms("+15550100004", json!("ts-unknown"))]]),
-    );
+    let answers = run_client(&service, &json!([[sms("+15550100004", "ts-unknown")]]));
     let unknown = &answers[0][0];
     assert_eq!(unknown["isError"], false, "{unknown}");
     assert_eq!(
@@ -259,6 +261,6 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
         path.push(suffix);
         let _ = std::fs::remove_file(path);
     }
-    let answers = run_client(&service, &json!([[sms("+15550100005", json!("ts-gone"))]]));
+    let answers = run_client(&service, &json!([[sms("+15550100005", "ts-gone")]]));
     assert_refused(&answers[0][0], "about:blank", 503);
 }

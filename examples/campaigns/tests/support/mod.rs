@@ -181,6 +181,7 @@ impl Raw {
 /// closes: for requests an HTTP client would not send (two `Authorization` headers, a forged
 /// `Host`, oversized heads).
 pub fn raw(base: &str, head: &str, body: &[u8]) -> Raw {
+    use std::fmt::Write as _;
     use std::io::{Read, Write};
     let addr = base.strip_prefix("http://").unwrap();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
@@ -189,12 +190,13 @@ pub fn raw(base: &str, head: &str, body: &[u8]) -> Raw {
         .unwrap();
     let mut request = head.replace('\n', "\r\n");
     if !request.contains("\r\nHost:") && !request.contains("\r\nhost:") {
-        request.push_str(&format!("\r\nHost: {addr}"));
+        let _ = write!(request, "\r\nHost: {addr}");
     }
-    request.push_str(&format!(
+    let _ = write!(
+        request,
         "\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
-    ));
+    );
     stream.write_all(request.as_bytes()).unwrap();
     stream.write_all(body).unwrap();
     let mut bytes = Vec::new();
