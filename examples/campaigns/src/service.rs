@@ -716,3 +716,60 @@ fn not_found(code: &'static str, detail: String) -> ToolError {
     )
     .expect("the service's own code rides under any category")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key cut after it was begun but before anything of its operation was written (no
+    /// campaign, no message): recovery still names the id to look up, since the operation
+    /// is recorded before the key is begun.
+    #[test]
+    fn an_unknown_always_names_the_operation() {
+        let dir = std::env::temp_dir().join(format!("campaigns-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = || Config {
+            window: SendWindow {
+                cap: 10,
+                length_ms: 60_000,
+            },
+            provider_delay: Duration::ZERO,
+            full_disk: None,
+        };
+        for (tool, prefix, field, lookup) in [
+            (SEND_CAMPAIGN_BATCH, "cmp", "campaignId", LOOKUP_CAMPAIGNS),
+            (SEND_SMS, "msg", "messageId", LOOKUP_SMS),
+        ] {
+            let path = dir.join(format!("{tool}.sqlite"));
+            let service = Service::open(&path, config()).unwrap();
+            let key = IdempotencyKey::new("cut-early").unwrap();
+            let print = Fingerprint::of(tool, "acct", &serde_json::json!({}));
+            let id = operation_id(prefix, &key, print);
+            // What `call` does before running anything; then the process stops.
+            service.store.record_operation(&id, tool).unwrap();
+            service
+                .ledger
+                .begin(&key, print, SystemTime::now())
+                .unwrap();
+            drop(service);
+
+            let service = Service::open(&path, config()).unwrap();
+            let recovered = service
+                .recover(SystemTime::now() + Duration::from_secs(1))
+                .unwrap();
+            assert_eq!(recovered.len(), 1);
+            let Begin::Replay(stored) = service
+                .ledger
+                .begin(&key, print, SystemTime::now())
+                .unwrap()
+            else {
+                panic!("a recovered key replays");
+            };
+            let body: Value = serde_json::from_slice(&stored.body).unwrap();
+            assert_eq!(body["settlement"]["state"], "unknown");
+            assert_eq!(body[field], id.as_str(), "{body}");
+            assert_eq!(body["recovery"]["suggestedNextTool"], lookup);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
