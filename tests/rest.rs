@@ -404,3 +404,92 @@ fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
         [ProfileBreach::NotContract(_)]
     ));
 }
+
+/// Nothing a tool puts in its result is lost on the way: a field named like a problem member
+/// cannot be built (it could not ride in a 422), and every member of a 2xx body reaches the
+/// classified result, whatever its name.
+#[test]
+fn no_member_is_lost_between_the_result_and_its_rest_read_back() {
+    use agent_tool_result::http::{RestOutcome, classify, classify_parts};
+    use http::{HeaderMap, StatusCode};
+
+    for name in ["type", "title", "status", "detail", "instance"] {
+        let refused = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+            .with_fields(json!({ name: "x" }))
+            .unwrap_err();
+        assert!(refused.to_string().contains(name), "{refused}");
+        assert!(
+            GuaranteeResult::committed(Impact::new())
+                .unwrap()
+                .with_fields(json!({ name: "x" }))
+                .is_err(),
+            "{name}"
+        );
+    }
+    // Each answer, its tool fields read back whole over REST.
+    let fields = json!({ "campaignId": "cmp_1", "ok": false, "note": { "type": "nested" } });
+    let results = [
+        GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap(),
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD, Some(retry_at()), Impact::new())
+            .unwrap(),
+        GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT),
+        GuaranteeResult::unknown(),
+    ];
+    for result in results {
+        let result = result.with_fields(fields.clone()).unwrap();
+        let response = RestProfile::default().response(&result).unwrap();
+        let read = match classify(&response) {
+            RestOutcome::Settled(read)
+            | RestOutcome::Deferred { result: read, .. }
+            | RestOutcome::PolicyDenied { result: read, .. } => read,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(Value::Object(read.fields().clone()), fields);
+    }
+    // Another producer's 200 with a member named `status` keeps it.
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", "application/json".parse().unwrap());
+    let body = br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"},"status":"queued","type":"sms"}"#;
+    let RestOutcome::Settled(read) = classify_parts(StatusCode::OK, &headers, body) else {
+        panic!("a settled result")
+    };
+    assert_eq!(read.fields()["status"], "queued");
+    assert_eq!(read.fields()["type"], "sms");
+}
+
+/// A producer's own problem types, refusals included, classify as it publishes them; the
+/// crate's defaults then do not.
+#[test]
+fn a_producers_own_problem_types_classify() {
+    use agent_tool_result::guarantee::{Refusal, RefusalKind};
+    use agent_tool_result::http::{ProblemTypes, RestOutcome, classify_with};
+
+    let types = ProblemTypes::default()
+        .with_policy_deny("https://api.example/problems/denied")
+        .with_refusal(
+            RefusalKind::KeyInFlight,
+            "https://api.example/problems/busy",
+        );
+    let profile = RestProfile::default().with_problem_types(types.clone());
+    let busy = profile.refusal_response(&Refusal::new(RefusalKind::KeyInFlight, "wait"));
+    let body: Value = serde_json::from_slice(busy.body()).unwrap();
+    assert_eq!(body["type"], "https://api.example/problems/busy");
+    let (parts, bytes) = busy.into_parts();
+    assert!(matches!(
+        classify_with(&types, parts.status, &parts.headers, &bytes),
+        RestOutcome::Refused { refusal, .. } if refusal.kind() == RefusalKind::KeyInFlight
+    ));
+    // Without the producer's types it is only a problem of some type: a fault, no refusal.
+    assert!(matches!(
+        agent_tool_result::http::classify_parts(parts.status, &parts.headers, &bytes),
+        RestOutcome::Fault { .. }
+    ));
+    let denied = profile
+        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .unwrap();
+    let (parts, bytes) = denied.into_parts();
+    assert!(matches!(
+        classify_with(&types, parts.status, &parts.headers, &bytes),
+        RestOutcome::PolicyDenied { .. }
+    ));
+}

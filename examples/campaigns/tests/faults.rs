@@ -136,3 +136,40 @@ fn arguments_that_cannot_be_sent_are_refused_before_any_policy_decision() {
     assert_eq!(sent.status(), 200);
     assert_eq!(provider_sends(&scratch.db()).len(), 1);
 }
+
+/// The database file replaced under the running service (another file renamed over it): it
+/// stops answering success, replays included, instead of writing where no restart
+/// would look.
+#[test]
+fn a_replaced_database_file_stops_the_service_answering_success() {
+    let scratch = Scratch::new("replaced");
+    let service = Service::start(&scratch.db(), &[]);
+    let sms = json!({ "to": "+15550100001", "body": "hi" });
+    assert_eq!(service.call("send_sms", "before", &sms).status(), 200);
+    let other = scratch.db().with_extension("other");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    std::fs::rename(&other, scratch.db()).unwrap();
+    let refused = service.call("send_sms", "after", &sms);
+    assert_eq!(
+        refused.status(),
+        503,
+        "{:?}",
+        String::from_utf8_lossy(refused.body())
+    );
+    match classify(&refused) {
+        RestOutcome::Refused { refusal, .. } => {
+            assert_eq!(refusal.kind(), RefusalKind::Unavailable);
+            assert!(
+                refusal.detail().contains("replaced"),
+                "{}",
+                refusal.detail()
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // The replay of the key that ran before is no success either.
+    assert_eq!(service.call("send_sms", "before", &sms).status(), 503);
+}
