@@ -95,17 +95,26 @@ pub async fn refuse_oversized_head<B>(
     Ok(request)
 }
 
+/// The response, or for a value that does not serialize (a server bug) a 500 problem saying
+/// what did not.
+fn or_server_error(
+    response: Result<http::Response<Vec<u8>>, serde_json::Error>,
+    what: &str,
+) -> Response {
+    match response {
+        Ok(response) => response.map(Body::from),
+        Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
+            .with_detail(format!("{what} does not serialize: {err}"))
+            .into_response()
+            .map(Body::from),
+    }
+}
+
 /// 200 with the envelope; an envelope whose result does not serialize is a server bug and
 /// answers 500 with a problem.
 impl<T: Serialize> IntoResponse for Envelope<T> {
     fn into_response(self) -> Response {
-        match envelope_response(&self) {
-            Ok(response) => response.map(Body::from),
-            Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
-                .with_detail(format!("the tool's envelope does not serialize: {err}"))
-                .into_response()
-                .map(Body::from),
-        }
+        or_server_error(envelope_response(&self), "the tool's envelope")
     }
 }
 
@@ -124,13 +133,10 @@ impl IntoResponse for Problem {
 /// The REST profile's response with its default settings for a result or a refusal.
 impl<T: Serialize> IntoResponse for crate::guarantee::Answer<T> {
     fn into_response(self) -> Response {
-        match super::RestProfile::default().answer_response(&self) {
-            Ok(response) => response.map(Body::from),
-            Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
-                .with_detail(format!("the guarantee result does not serialize: {err}"))
-                .into_response()
-                .map(Body::from),
-        }
+        or_server_error(
+            super::RestProfile::default().answer_response(&self),
+            "the guarantee result",
+        )
     }
 }
 
@@ -147,12 +153,9 @@ impl IntoResponse for crate::guarantee::Refusal {
 /// 422 policy-deny problem; fields that do not serialize are a server bug and answer 500.
 impl<T: Serialize> IntoResponse for crate::guarantee::GuaranteeResult<T> {
     fn into_response(self) -> Response {
-        match super::RestProfile::default().response(&self) {
-            Ok(response) => response.map(Body::from),
-            Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
-                .with_detail(format!("the guarantee result does not serialize: {err}"))
-                .into_response()
-                .map(Body::from),
-        }
+        or_server_error(
+            super::RestProfile::default().response(&self),
+            "the guarantee result",
+        )
     }
 }
