@@ -1,6 +1,18 @@
 //! Which contract a JSON document is: one rule, by its top-level member names alone, the same
 //! in every reader (the typed readers of `tools/call` results, the validator, `atr`).
 //!
+//! ```
+//! use agent_tool_result::document::{self, Document};
+//!
+//! assert_eq!(document::of(r#"{"ok":true}"#), Document::Envelope);
+//! // A tool's own field may be called `ok`: the schemaVersion decides.
+//! assert_eq!(document::of(r#"{"schemaVersion":1,"ok":false}"#), Document::Guarantee);
+//! assert_eq!(
+//!     document::of(r#"{"type":"about:blank","title":"Bad Request","status":400}"#),
+//!     Document::Refusal
+//! );
+//! ```
+//!
 //! - a top-level `schemaVersion`: a guarantee result, whatever else it holds (a tool's own
 //!   field may be called `ok`);
 //! - otherwise, no `ok` but a `type` and a `status`: a guarantee tool's refusal, an RFC 9457
@@ -14,14 +26,21 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 /// The contract a document is read under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Document {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Document {
     /// The first contract's envelope.
     Envelope,
     /// A guarantee result.
     Guarantee,
     /// A guarantee tool's refusal (a problem).
     Refusal,
+}
+
+/// The contract of the JSON text `text` (anything that is not a JSON object is an
+/// envelope, which its reader then refuses).
+#[must_use]
+pub fn of(text: &str) -> Document {
+    TopMembers::of(text).document()
 }
 
 /// The top-level members that route a document, read in one pass, keys borrowed, values

@@ -36,6 +36,7 @@
 //! reading one can say, [`ParseError`] and its [`Rule`]. Each other concept is a module:
 //!
 //! - [`code`]: the open codes, the well-known ones and [`code::KnownErrorCode`] to match them.
+//! - [`document`]: the one rule that tells an envelope, a guarantee result and a refusal apart.
 //! - [`category`]: the category table, with [`category::RetryClass`].
 //! - [`observation`]: capture summaries, windows and the no-base64 rule.
 //! - [`artifact`]: the session's artifact directory, where captures are written.
@@ -67,7 +68,7 @@ pub mod artifact;
 mod breach;
 pub mod category;
 pub mod code;
-mod document;
+pub mod document;
 mod envelope;
 mod error;
 mod finding;

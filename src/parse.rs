@@ -117,6 +117,17 @@ impl ParseError {
                 message = Breach::ByteOrderMark.to_string();
                 Rule::WellFormedJson
             }
+            Category::Syntax if message.contains("hex escape") => {
+                if let Some(escape) = lone_surrogate(input, offset(input, err.line(), err.column()))
+                {
+                    message = format!(
+                        "a lone surrogate `{escape}` in a string: a high surrogate (\\ud800 to \\udbff) \
+                         is valid JSON text only followed by a low one (\\udc00 to \\udfff), and \
+                         a low one only after a high one"
+                    );
+                }
+                Rule::WellFormedJson
+            }
             Category::Io | Category::Eof | Category::Syntax => Rule::WellFormedJson,
             Category::Data => match pending {
                 Some(pending) => {
@@ -130,6 +141,22 @@ impl ParseError {
             finding: Finding::new(rule, pointer, message).at(err.line(), err.column()),
         }
     }
+}
+
+/// The `\uXXXX` surrogate escape that ends at or just before `at` (where serde stopped
+/// reading), if the text there is one.
+fn lone_surrogate(input: &[u8], at: usize) -> Option<String> {
+    let end = at.min(input.len());
+    let window = &input[end.saturating_sub(16)..end.saturating_add(1).min(input.len())];
+    let text = String::from_utf8_lossy(window);
+    let found = text.rmatch_indices("\\u").find_map(|(i, _)| {
+        let hex = text.get(i + 2..i + 6)?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (0xD800..=0xDFFF)
+            .contains(&unit)
+            .then(|| format!("\\u{hex}"))
+    });
+    found
 }
 
 /// UTF-8's encoding of U+FEFF, which some editors write at the start of a file.

@@ -219,11 +219,28 @@ pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Report 
         }
         Ok(text) => match contract {
             Contract::Envelope => validator.validate_text(text),
+            // A `tools/call` result carrying a guarantee result: the transport, `isError`
+            // and the result inside it.
+            Contract::Guarantee if is_call_tool_result(text) => {
+                validator.validate_call_tool_result_text(text)
+            }
             Contract::Guarantee => Validator::shared_guarantee().validate_text(text),
             Contract::CallToolResult => validator.validate_call_tool_result_text(text),
             Contract::Auto => validator.validate_any_text(text),
         },
     }
+}
+
+/// Whether `text` is an object with `content` and no `schemaVersion`: a `tools/call` result.
+fn is_call_tool_result(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Top {
+        content: Option<serde::de::IgnoredAny>,
+        #[serde(rename = "schemaVersion")]
+        schema_version: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Top>(text)
+        .is_ok_and(|top| top.content.is_some() && top.schema_version.is_none())
 }
 
 /// The message for a document that is not UTF-8, shared by every subcommand.

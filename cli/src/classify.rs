@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
-use agent_tool_result::guarantee::GuaranteeResult;
+use agent_tool_result::guarantee::{GuaranteeResult, SettlementState};
 use agent_tool_result::http::{RestOutcome, classify_parts, profile_breaches};
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
@@ -58,10 +58,9 @@ pub fn classify(inputs: &[std::path::PathBuf]) -> Result<(), Failure> {
         if total == 1 { "" } else { "s" }
     );
     crate::commands::print(&report)?;
+    // The summary's last line says it all; nothing is repeated on stderr.
     if breaking > 0 {
-        Err(Failure::Invalid(format!(
-            "{breaking} of {total} responses break the REST profile"
-        )))
+        Err(Failure::Reported)
     } else {
         Ok(())
     }
@@ -97,6 +96,9 @@ fn describe(outcome: &RestOutcome) -> String {
         line
     };
     match outcome {
+        RestOutcome::Settled(result) if result.settlement() == SettlementState::Unknown => {
+            result_line("outcome unknown", result, None)
+        }
         RestOutcome::Settled(result) => result_line("settled", result, None),
         RestOutcome::Deferred { result, retry_at } => result_line("deferred", result, *retry_at),
         RestOutcome::PolicyDenied { result, retry_at } => {

@@ -3,17 +3,22 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use agent_tool_result::Rule;
 use agent_tool_result::category::RetryClass;
-use agent_tool_result::guarantee::{PolicyDecision, SettlementState};
+use agent_tool_result::document::{self, Document};
+use agent_tool_result::guarantee::{GuaranteeResult, PolicyDecision, Refusal, SettlementState};
 use agent_tool_result::legacy::Migration;
-use agent_tool_result::mcp::{CallToolResult, McpRevision};
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, Observation, WarningCode};
+use agent_tool_result::mcp::{CallToolResult, Content, McpRevision};
+use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, WarningCode};
 use serde_json::Value;
 
 /// Why a command did not succeed.
 pub enum Failure {
     /// The input breaks the contract (exit 1).
     Invalid(String),
+    /// The input breaks the contract and the report on stdout already says how (exit 1,
+    /// nothing more on stderr).
+    Reported,
     /// A usage or I/O error (exit 2).
     Usage(String),
 }
@@ -156,6 +161,20 @@ pub fn explain(name: Option<&str>) -> Result<(), Failure> {
         }
     } else if warning {
         warning_text(&mut text);
+    } else if let Some(count) = code.selector_match_count() {
+        // `selector-matched-0` and `-1` parse, and `atr validate` lints them: say what the
+        // lint says rather than call them unknown.
+        line(
+            &mut text,
+            format_args!(
+                "{code}: a selector-matched-N code with N = {count}, which `atr validate` lints \
+                 ({}): {}. {count} {} is not ambiguous: use a no-target code such as \
+                 element-not-found for none, and succeed for one.",
+                Rule::SelectorMatchCount,
+                Rule::SelectorMatchCount.summary(),
+                if count == 1 { "match" } else { "matches" },
+            ),
+        );
     } else {
         line(
             &mut text,
@@ -241,6 +260,12 @@ fn describe_category(category: ErrorCategory) -> String {
 
 /// `atr schema [envelope|output --result-schema FILE]`.
 pub fn schema(kind: SchemaKind, result_schema: Option<&Path>) -> Result<(), Failure> {
+    if kind != SchemaKind::Output && result_schema.is_some() {
+        return Err(Failure::Usage(
+            "--result-schema applies to `atr schema output` only (a tool's outputSchema)"
+                .to_owned(),
+        ));
+    }
     match kind {
         SchemaKind::Envelope => print(agent_tool_result::schema::ENVELOPE_SCHEMA),
         SchemaKind::Guarantee => print(agent_tool_result::schema::GUARANTEE_SCHEMA),
@@ -263,18 +288,48 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
         .parse()
         .map_err(|err| Failure::Usage(format!("{err}")))?;
     let text = read(input)?;
+    let invalid = |err: &dyn std::error::Error| {
+        Failure::Invalid(format!("{}: {}", input.display(), chain(err)))
+    };
     if read_back {
-        let envelope = Envelope::<Value>::from_call_tool_result(&text)
-            .map_err(|err| Failure::Invalid(format!("{}: {}", input.display(), chain(&err))))?;
-        let json = envelope
-            .to_json()
-            .expect("an envelope that was read writes back");
+        let result = CallToolResult::from_json(&text).map_err(|err| invalid(&err))?;
+        let carried = result.structured_content().or_else(|| {
+            result.content().iter().find_map(|block| match block {
+                Content::Text(text) => Some(text.text()),
+                _ => None,
+            })
+        });
+        let json = match carried.map(document::of) {
+            Some(Document::Guarantee | Document::Refusal) => result
+                .answer::<JsonObject>()
+                .map_err(|err| invalid(&err))?
+                .to_json()
+                .expect("an answer that was read writes back"),
+            _ => result
+                .envelope::<Value>()
+                .map_err(|err| invalid(&err))?
+                .to_json()
+                .expect("an envelope that was read writes back"),
+        };
         return print(&json);
     }
-    let envelope = Envelope::<Value>::from_json(&text)
-        .map_err(|err| Failure::Invalid(format!("{}: {}", input.display(), chain(&err))))?;
-    let result = CallToolResult::from_envelope_for(&envelope, revision)
-        .expect("an envelope that was read writes back");
+    let result = match document::of(&text) {
+        Document::Guarantee => {
+            let read =
+                GuaranteeResult::<JsonObject>::from_json(&text).map_err(|err| invalid(&err))?;
+            CallToolResult::from_guarantee_for(&read, revision)
+                .expect("a guarantee result that was read writes back")
+        }
+        Document::Refusal => {
+            let read = Refusal::from_json(&text).map_err(|err| invalid(&err))?;
+            CallToolResult::from_refusal_for(&read, revision)
+        }
+        Document::Envelope => {
+            let read = Envelope::<Value>::from_json(&text).map_err(|err| invalid(&err))?;
+            CallToolResult::from_envelope_for(&read, revision)
+                .expect("an envelope that was read writes back")
+        }
+    };
     print(&result.to_json())
 }
 

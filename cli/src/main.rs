@@ -30,7 +30,8 @@ enum Command {
     /// Validate envelopes or MCP tool results in files, directories or standard input.
     ///
     /// Exit status: 0 when every document is valid, 1 when any is invalid (or has lints, with
-    /// --deny-lints), 2 on a usage or I/O error.
+    /// --deny-lints), 2 on a usage or I/O error, or when no document was checked at all (a
+    /// path that matches nothing: pass --allow-empty to accept that).
     Validate {
         /// Files, directories (walked for *.json, *.ndjson, *.jsonl) or `-` for standard input.
         #[arg(required = true)]
@@ -50,6 +51,9 @@ enum Command {
         /// Threads checking documents, 1 to 256 (default: every core).
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
         jobs: Option<u16>,
+        /// Succeed when the paths hold no document (by default that fails, as a typo would).
+        #[arg(long)]
+        allow_empty: bool,
     },
     /// Explain the error categories, one category, or an error or warning code.
     Explain {
@@ -112,7 +116,18 @@ fn main() -> ExitCode {
             format,
             deny_lints,
             jobs,
-        } => return validate(&paths, ndjson, contract, format, deny_lints, jobs),
+            allow_empty,
+        } => {
+            let options = Options {
+                ndjson,
+                contract,
+                format,
+                deny_lints,
+                jobs,
+                allow_empty,
+            };
+            return validate(&paths, &options);
+        }
         Command::Explain { name } => commands::explain(name.as_deref()),
         Command::Schema {
             kind,
@@ -137,6 +152,7 @@ fn main() -> ExitCode {
             eprintln!("atr: {}", output::printable(&message));
             ExitCode::from(1)
         }
+        Err(commands::Failure::Reported) => ExitCode::from(1),
         Err(commands::Failure::Usage(message)) => {
             eprintln!("atr: {}", output::printable(&message));
             ExitCode::from(2)
@@ -146,22 +162,41 @@ fn main() -> ExitCode {
 
 /// Whether to colour the report: human format, on a terminal, and no `NO_COLOR` (any
 /// non-empty value turns colour off, as <https://no-color.org> asks).
-fn colour_wanted(format: Format, terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+/// Colour for the human format: never with a non-empty `NO_COLOR`; always with a
+/// `CLICOLOR_FORCE` other than `0` (a CI log that renders colour); else on a terminal.
+fn colour_wanted(
+    format: Format,
+    terminal: bool,
+    no_color: Option<std::ffi::OsString>,
+    force: Option<std::ffi::OsString>,
+) -> bool {
     let refused = no_color.is_some_and(|value| !value.is_empty());
-    format == Format::Human && terminal && !refused
+    let forced = force.is_some_and(|value| !value.is_empty() && value != "0");
+    format == Format::Human && !refused && (terminal || forced)
 }
 
-/// Inputs larger than this in all get a progress bar (on a terminal).
-const PROGRESS_BYTES: u64 = 4 << 20;
-
-fn validate(
-    paths: &[PathBuf],
+/// `atr validate`'s options.
+struct Options {
     ndjson: bool,
     contract: Contract,
     format: Format,
     deny_lints: bool,
     jobs: Option<u16>,
-) -> ExitCode {
+    allow_empty: bool,
+}
+
+/// Inputs larger than this in all get a progress bar (on a terminal).
+const PROGRESS_BYTES: u64 = 4 << 20;
+
+fn validate(paths: &[PathBuf], options: &Options) -> ExitCode {
+    let Options {
+        ndjson,
+        contract,
+        format,
+        deny_lints,
+        jobs,
+        allow_empty,
+    } = *options;
     let sources = check::sources(paths, ndjson);
     let total: u64 = sources
         .iter()
@@ -191,7 +226,12 @@ fn validate(
         .unwrap_or(1)
         .max(1);
     let stdout = std::io::stdout();
-    let colour = colour_wanted(format, stdout.is_terminal(), std::env::var_os("NO_COLOR"));
+    let colour = colour_wanted(
+        format,
+        stdout.is_terminal(),
+        std::env::var_os("NO_COLOR"),
+        std::env::var_os("CLICOLOR_FORCE"),
+    );
     let mut reporter =
         output::Reporter::new(std::io::BufWriter::new(stdout.lock()), format, colour);
     pipeline::run(sources, contract, workers, &progress, &mut |outcome| {
@@ -207,6 +247,12 @@ fn validate(
     }
     if summary.io_errors > 0 {
         ExitCode::from(2)
+    } else if summary.documents == 0 && !allow_empty {
+        eprintln!(
+            "atr: no document was checked: the paths hold no .json, .ndjson or .jsonl file \
+             (a typo?); pass --allow-empty to accept that"
+        );
+        ExitCode::from(2)
     } else if summary.invalid > 0 || (deny_lints && summary.lints > 0) {
         ExitCode::from(1)
     } else {
@@ -219,12 +265,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_color_turns_colour_off() {
-        assert!(colour_wanted(Format::Human, true, None));
-        assert!(colour_wanted(Format::Human, true, Some("".into())));
-        assert!(!colour_wanted(Format::Human, true, Some("1".into())));
-        assert!(!colour_wanted(Format::Human, false, None));
-        assert!(!colour_wanted(Format::Json, true, None));
+    fn no_color_turns_colour_off_and_clicolor_force_on() {
+        assert!(colour_wanted(Format::Human, true, None, None));
+        assert!(colour_wanted(Format::Human, true, Some("".into()), None));
+        assert!(!colour_wanted(Format::Human, true, Some("1".into()), None));
+        assert!(!colour_wanted(Format::Human, false, None, None));
+        assert!(!colour_wanted(Format::Json, true, None, None));
+        assert!(colour_wanted(Format::Human, false, None, Some("1".into())));
+        assert!(!colour_wanted(Format::Human, false, None, Some("0".into())));
+        assert!(!colour_wanted(Format::Human, false, None, Some("".into())));
+        assert!(!colour_wanted(
+            Format::Human,
+            false,
+            Some("1".into()),
+            Some("1".into())
+        ));
+        assert!(!colour_wanted(Format::Json, false, None, Some("1".into())));
     }
 
     #[test]

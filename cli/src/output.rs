@@ -221,15 +221,18 @@ impl<W: Write> Reporter<W> {
                 writeln!(self.out)?;
             }
             Format::Human | Format::Github => {
+                let plural = |n: u64, one: &str, many: &str| {
+                    format!("{n} {}", if n == 1 { one } else { many })
+                };
                 writeln!(
                     self.out,
-                    "{} documents checked: {} valid, {} invalid, {} lints{}",
-                    s.documents,
+                    "{} checked: {} valid, {} invalid, {}{}",
+                    plural(s.documents, "document", "documents"),
                     s.valid,
                     s.invalid,
-                    s.lints,
+                    plural(s.lints, "lint", "lints"),
                     if s.io_errors > 0 {
-                        format!(", {} inputs unreadable", s.io_errors)
+                        format!(", {} unreadable", plural(s.io_errors, "input", "inputs"))
                     } else {
                         String::new()
                     }

@@ -60,7 +60,7 @@ fn validate_the_bundled_examples_in_every_format() {
     assert!(
         github
             .stdout
-            .ends_with("30 documents checked: 23 valid, 7 invalid, 1 lints\n")
+            .ends_with("30 documents checked: 23 valid, 7 invalid, 1 lint\n")
     );
 }
 
@@ -483,7 +483,8 @@ fn classify_reads_curl_captures_and_har_logs_and_exits_on_profile_breaches() {
         "#1 http://127.0.0.1:8080/tools/send_campaign_batch: 409 refused (key-in-flight)"
     ));
     // The HAR's third body is base64: decoded, it is an `unknown` settlement.
-    assert!(good.stdout.contains("200 settled: settlement unknown"));
+    assert!(good.stdout.contains("200 outcome unknown: settlement unknown"));
+    assert!(!good.stdout.contains("settled: settlement unknown"));
 
     let broken = run(&["classify", "examples/responses/broken"], None);
     assert_eq!(broken.code, 2, "a directory is not a capture");
@@ -591,4 +592,207 @@ fn classify_accepts_legitimate_faults_and_blames_the_content_type() {
         out.stdout
     );
     assert!(!out.stdout.contains("status 422"), "{}", out.stdout);
+}
+
+/// A CI job with a typo must not pass: nothing checked is a failure (exit 2) unless
+/// `--allow-empty` says it is expected.
+#[test]
+fn validate_fails_when_nothing_was_checked() {
+    let dir = scratch("nothing");
+    let empty = dir.join("empty");
+    let texts = dir.join("texts");
+    fs::create_dir_all(&empty).unwrap();
+    fs::create_dir_all(&texts).unwrap();
+    fs::write(texts.join("notes.txt"), "{\"ok\":true}").unwrap();
+    let typo = dir.join("no-such-dir-*");
+    for path in [&empty, &texts] {
+        let out = run(&["validate", path.to_str().unwrap()], None);
+        assert_eq!(out.code, 2, "{}", path.display());
+        assert!(
+            out.stderr.contains("no document was checked") && out.stderr.contains("--allow-empty"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stdout
+                .ends_with("0 documents checked: 0 valid, 0 invalid, 0 lints\n")
+        );
+        let allowed = run(&["validate", "--allow-empty", path.to_str().unwrap()], None);
+        assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+    }
+    assert_eq!(run(&["validate", typo.to_str().unwrap()], None).code, 2);
+}
+
+/// Counts read as English: one document, one lint, one input.
+#[test]
+fn summaries_use_singulars_for_one() {
+    let dir = scratch("plurals");
+    let file = dir.join("one.json");
+    fs::write(
+        &file,
+        r#"{"ok":false,"error":{"code":"selector-matched-1","category":"ambiguous-selector","detail":"d"}}"#,
+    )
+    .unwrap();
+    let out = run(&["validate", file.to_str().unwrap()], None);
+    assert!(
+        out.stdout
+            .ends_with("1 document checked: 1 valid, 0 invalid, 1 lint\n"),
+        "{}",
+        out.stdout
+    );
+    let missing = dir.join("missing.json");
+    let out = run(
+        &[
+            "validate",
+            file.to_str().unwrap(),
+            missing.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        out.stdout.contains(", 1 input unreadable"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `explain` says of `selector-matched-0` and `-1` what the lint says, not "not well-known".
+#[test]
+fn explain_says_what_the_selector_lint_says() {
+    for (code, count) in [
+        ("selector-matched-1", "1 match"),
+        ("selector-matched-0", "0 matches"),
+    ] {
+        let out = run(&["explain", code], None);
+        assert_eq!(out.code, 0);
+        assert!(
+            out.stdout.contains("selector-match-count"),
+            "{}",
+            out.stdout
+        );
+        assert!(out.stdout.contains(count), "{}", out.stdout);
+        assert!(
+            !out.stdout.contains("not a well-known code"),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+/// A flag that does not apply is a usage error, not silently ignored.
+#[test]
+fn result_schema_without_output_is_a_usage_error() {
+    let dir = scratch("result-schema");
+    let file = dir.join("r.json");
+    fs::write(&file, r#"{"type":"object"}"#).unwrap();
+    for kind in [&[][..], &["envelope"][..], &["guarantee"][..]] {
+        let mut args = vec!["schema"];
+        args.extend_from_slice(kind);
+        args.extend(["--result-schema", file.to_str().unwrap()]);
+        let out = run(&args, None);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains("atr schema output"), "{}", out.stderr);
+    }
+}
+
+/// A lone surrogate is named as such, wherever it stands.
+#[test]
+fn a_lone_surrogate_is_named() {
+    for text in [
+        r#"{"ok":true,"sessionId":"\ud800"}"#,
+        r#"{"ok":true,"sessionId":"\ud800x"}"#,
+        r#"{"ok":true,"sessionId":"\udc00"}"#,
+    ] {
+        let out = run(&["validate", "-"], Some(text.as_bytes()));
+        assert_eq!(out.code, 1, "{text}");
+        assert!(
+            out.stdout.contains("lone surrogate"),
+            "{text}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// `atr mcp` projects guarantee results and refusals too, and reads them back; `--contract
+/// guarantee` checks a tools/call result carrying one, `isError` included; a failing classify
+/// prints its summary once.
+#[test]
+fn mcp_and_validate_take_guarantee_results_in_tools_call_results() {
+    let dir = scratch("mcp-guarantee");
+    let denied = dir.join("denied.json");
+    fs::write(
+        &denied,
+        r#"{"schemaVersion":1,"settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"contact_opted_out"}}"#,
+    )
+    .unwrap();
+    let out = run(&["mcp", denied.to_str().unwrap()], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let projected: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(projected["isError"], true);
+    assert_eq!(projected["structuredContent"]["policy"]["decision"], "deny");
+    let call = dir.join("denied.call-tool-result.json");
+    fs::write(&call, &out.stdout).unwrap();
+    let read = run(&["mcp", "--read", call.to_str().unwrap()], None);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&read.stdout).unwrap(),
+        serde_json::from_str::<Value>(&fs::read_to_string(&denied).unwrap()).unwrap()
+    );
+    let checked = run(
+        &[
+            "validate",
+            "--contract",
+            "guarantee",
+            call.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(checked.code, 0, "{}{}", checked.stdout, checked.stderr);
+    let flipped = dir.join("flipped.call-tool-result.json");
+    fs::write(
+        &flipped,
+        out.stdout.replace("\"isError\":true", "\"isError\":false"),
+    )
+    .unwrap();
+    let checked = run(
+        &[
+            "validate",
+            "--contract",
+            "guarantee",
+            flipped.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(checked.code, 1);
+    assert!(
+        checked.stdout.contains("mcp-is-error-mirror"),
+        "{}",
+        checked.stdout
+    );
+
+    let refusal = dir.join("refusal.json");
+    fs::write(
+        &refusal,
+        r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-missing","title":"An Idempotency-Key is required","status":400,"detail":"send one"}"#,
+    )
+    .unwrap();
+    let out = run(&["mcp", refusal.to_str().unwrap()], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let projected: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(projected["isError"], true);
+    assert_eq!(projected["structuredContent"]["status"], 400);
+
+    let broken = run(
+        &[
+            "classify",
+            "examples/responses/broken/held-with-location.http",
+        ],
+        None,
+    );
+    assert_eq!(broken.code, 1);
+    assert!(
+        broken.stderr.is_empty(),
+        "the summary is printed once: {}",
+        broken.stderr
+    );
 }

@@ -85,7 +85,7 @@ fn control_characters_are_escaped_in_every_echo() {
     assert!(
         lines
             .iter()
-            .all(|l| l.starts_with("-:") || l.contains("documents checked"))
+            .all(|l| l.starts_with("-:") || l.contains(" checked: "))
     );
     assert!(
         human.stdout.contains("x\\u{a}examples/fake.json"),
@@ -180,8 +180,13 @@ fn empty_inputs() {
         json.stdout
     );
     for name in ["empty.ndjson", "blank.ndjson"] {
-        let out = run(&["validate", dir.join(name).to_str().unwrap()], None);
-        assert_eq!(out.code, 0, "{name}");
+        let path = dir.join(name);
+        // A stream without documents checked nothing: a failure unless that is expected.
+        let out = run(&["validate", path.to_str().unwrap()], None);
+        assert_eq!(out.code, 2, "{name}");
         assert!(out.stdout.contains("0 documents checked"), "{}", out.stdout);
+        assert!(out.stderr.contains("--allow-empty"), "{}", out.stderr);
+        let out = run(&["validate", "--allow-empty", path.to_str().unwrap()], None);
+        assert_eq!(out.code, 0, "{name}");
     }
 }
