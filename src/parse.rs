@@ -149,14 +149,13 @@ fn lone_surrogate(input: &[u8], at: usize) -> Option<String> {
     let end = at.min(input.len());
     let window = &input[end.saturating_sub(16)..end.saturating_add(1).min(input.len())];
     let text = String::from_utf8_lossy(window);
-    let found = text.rmatch_indices("\\u").find_map(|(i, _)| {
+    text.rmatch_indices("\\u").find_map(|(i, _)| {
         let hex = text.get(i + 2..i + 6)?;
         let unit = u16::from_str_radix(hex, 16).ok()?;
         (0xD800..=0xDFFF)
             .contains(&unit)
             .then(|| format!("\\u{hex}"))
-    });
-    found
+    })
 }
 
 /// UTF-8's encoding of U+FEFF, which some editors write at the start of a file.

@@ -483,7 +483,10 @@ fn classify_reads_curl_captures_and_har_logs_and_exits_on_profile_breaches() {
         "#1 http://127.0.0.1:8080/tools/send_campaign_batch: 409 refused (key-in-flight)"
     ));
     // The HAR's third body is base64: decoded, it is an `unknown` settlement.
-    assert!(good.stdout.contains("200 outcome unknown: settlement unknown"));
+    assert!(
+        good.stdout
+            .contains("200 outcome unknown: settlement unknown")
+    );
     assert!(!good.stdout.contains("settled: settlement unknown"));
 
     let broken = run(&["classify", "examples/responses/broken"], None);
