@@ -26,8 +26,28 @@ impl<T> Outcome<T> {
 
 /// The result envelope: `{ ok, sessionId?, result?, warnings?, error? }`.
 ///
-/// `T` is the tool's result type; it must serialize to a JSON object. The untyped form,
-/// `Envelope` (that is, `Envelope<serde_json::Value>`), reads any valid envelope.
+/// `T` is the tool's result type; it must serialize to a JSON object. The default, `Envelope`
+/// (that is, `Envelope<JsonObject>`), holds any object, so a result that is not one cannot be
+/// built. `Envelope<serde_json::Value>` takes what `json!` builds and refuses a result that is
+/// not an object when it is written ([`Envelope::to_json`] names the rule); both read any
+/// valid envelope.
+///
+/// ```
+/// use agent_tool_result::{Envelope, JsonObject};
+/// use serde_json::{Value, json};
+///
+/// fn find() -> Envelope<Value> {
+///     Envelope::success(json!({ "automationId": "btnOk" }))
+/// }
+/// assert_eq!(find().to_json()?, r#"{"ok":true,"result":{"automationId":"btnOk"}}"#);
+/// assert!(Envelope::success(json!([1, 2])).to_json().is_err());
+///
+/// let mut result = JsonObject::new();
+/// result.insert("automationId".into(), "btnOk".into());
+/// let typed: Envelope = Envelope::success(result);
+/// assert_eq!(typed.to_json()?, find().to_json()?);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 ///
 /// Serialization writes the contract's compact wire form: keys in the order `ok`, `sessionId`,
 /// `result`, `warnings`, `error`, with absent fields (and an empty warning list) omitted, never

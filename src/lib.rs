@@ -1,4 +1,5 @@
-//! One result envelope and one closed error taxonomy for AI-agent tools.
+//! The result contracts AI-agent tools return: one envelope with one closed error taxonomy,
+//! and guarantee results for tools with side effects.
 //!
 //! Every tool call answers with an [`Envelope`]: `ok`, then either a `result` or an `error`
 //! whose [`ErrorCategory`] comes from a closed set an agent can branch on exhaustively, plus
@@ -45,7 +46,12 @@
 //! - [`schema`]: the contract's JSON Schema and tools' output schemas.
 //! - `validate` (feature `validate`): the compiled validator and the lints.
 //! - [`legacy`]: migrating the older `CommandResult` shape.
-//! - [`mcp`]: the MCP projection; `http` (feature `http`): the HTTP façade.
+//! - [`guarantee`]: the second contract, guarantee results (settlement, policy, impact,
+//!   recovery) for tools with side effects, and their refusals.
+//! - `replay` (feature `replay`): same-key replay, idempotency keys, RFC 8785 fingerprints
+//!   and the ledger.
+//! - [`mcp`]: the MCP projection of both contracts; `http` (feature `http`): the HTTP façade,
+//!   RFC 9457 problems, the REST profile of guarantee results and the agent's classifier.
 //!
 //! # Features
 //!
@@ -57,11 +63,14 @@
 //! - `blank-check`: `frame::blank_check` and `SessionArtifacts::summarize_png`, which decode
 //!   captures with the `png` crate (on a second thread for large frames: call them from a
 //!   blocking pool in async code).
-//! - `http`: `http`, the HTTP façade's responses and RFC 9457 problems, with the `http` crate.
-//! - `axum`: `IntoResponse` for envelopes, faults and problems (only `axum-core`).
-//! - `rmcp`: return envelopes from `rmcp` tools; see [`mcp`].
-//! - `replay`: same-key replay, `replay`: idempotency keys, request fingerprints (SHA-256),
-//!   the ledger trait and its in-memory store.
+//! - `http`: the HTTP façade's responses, RFC 9457 problems, the REST profile, the classifier
+//!   and the bearer gate, with the `http` crate.
+//! - `axum`: `IntoResponse` for envelopes, faults, problems and guarantee answers, and the
+//!   layers that make every error a problem (only `axum-core`).
+//! - `rmcp`: return envelopes and guarantee answers from `rmcp` tools; see [`mcp`].
+//! - `replay`: idempotency keys, request fingerprints (SHA-256 over RFC 8785 JSON), the ledger
+//!   trait and its in-memory store.
+//! - `sqlite`: the SQLite ledger, SQLite bundled.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod artifact;
@@ -106,12 +115,9 @@ pub use parse::ParseError;
 pub use rule::Rule;
 pub use warning::Warning;
 
-/// The README's Rust examples, compiled and run as doctests (they use every feature).
-#[cfg(all(
-    doctest,
-    feature = "validate",
-    feature = "blank-check",
-    feature = "axum"
-))]
+/// The README's Rust examples, compiled and run as doctests in every build, each feature alone
+/// included: an example that needs a feature says so and is guarded by it, so one that
+/// compiles only with more features than it says fails in that feature's build.
+#[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

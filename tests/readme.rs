@@ -1,4 +1,5 @@
-//! The README's category table is generated from the code's one table.
+//! The README's generated parts: the category table from the code's one table, and the
+//! feature table's crate counts from `cargo tree`.
 
 use std::fmt::Write;
 
@@ -27,27 +28,129 @@ fn table() -> String {
 
 /// Fails when the README's table differs from the code's. Run with `UPDATE_README=1` to
 /// rewrite it.
-#[test]
-fn the_category_table_matches_the_code() {
+/// Checks that the README holds `expected` between the markers `start` and `end` (rewriting
+/// it with `UPDATE_README=1`).
+fn keep_generated(what: &str, start: &str, end: &str, expected: &str) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).unwrap();
-    let start = readme
-        .find(START)
-        .expect("README lacks the table start marker")
-        + START.len();
-    let end = readme.find(END).expect("README lacks the table end marker");
-    let expected = table();
-    if readme[start..end] != expected {
+    let from = readme
+        .find(start)
+        .unwrap_or_else(|| panic!("README lacks the {what} start marker"))
+        + start.len();
+    let to = readme
+        .find(end)
+        .unwrap_or_else(|| panic!("README lacks the {what} end marker"));
+    if readme[from..to] != *expected {
         if std::env::var_os("UPDATE_README").is_some() {
-            let updated = format!("{}{expected}{}", &readme[..start], &readme[end..]);
+            let updated = format!("{}{expected}{}", &readme[..from], &readme[to..]);
             std::fs::write(path, updated).unwrap();
         } else {
             panic!(
-                "README.md's category table is out of date; run \
-                 `UPDATE_README=1 cargo test --test readme`. Expected:\n{expected}"
+                "README.md's {what} is out of date; run \
+                 `UPDATE_README=1 cargo test --all-features --test readme`. Expected:\n{expected}"
             );
         }
     }
+}
+
+#[test]
+fn the_category_table_matches_the_code() {
+    keep_generated("category table", START, END, &table());
+}
+
+/// The crates a build of the library with exactly `features` pulls in, itself left out, as
+/// `cargo tree -e normal` lists them.
+fn crates_with(features: &str) -> usize {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--quiet", "--locked", "-e", "normal"])
+        .args([
+            "--prefix",
+            "none",
+            "-p",
+            "agent-tool-result",
+            "--no-default-features",
+        ]);
+    if !features.is_empty() {
+        command.args(["--features", features]);
+    }
+    let out = command.output().expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: std::collections::BTreeSet<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| line.trim_end_matches(" (*)").to_owned())
+        .filter(|line| !line.is_empty())
+        .collect();
+    listed.len() - 1
+}
+
+/// The features, what each adds, in the table's order.
+const FEATURES: &[(&str, &str)] = &[
+    ("", "the types"),
+    (
+        "schemars",
+        "`JsonSchema` for the wire types; tools' compact output schemas",
+    ),
+    (
+        "validate",
+        "`validate::Validator`: the compiled schema (the `jsonschema` crate, without its network \
+         features) plus the lints",
+    ),
+    (
+        "blank-check",
+        "`frame::blank_check` and `SessionArtifacts::summarize_png`, decoding captures with the \
+         `png` crate",
+    ),
+    (
+        "http",
+        "`http::envelope_response`, `Fault`, `Problem`, the REST profile, the classifier, \
+         `BearerGate`: the HTTP side with the `http` crate",
+    ),
+    (
+        "axum",
+        "`IntoResponse` for envelopes, faults, problems and guarantee answers, and the layers \
+         that make every error a problem (only `axum-core`)",
+    ),
+    (
+        "rmcp",
+        "`rmcp` tools return envelopes and guarantee answers; conversions to and from `rmcp`'s \
+         `CallToolResult`",
+    ),
+    (
+        "replay",
+        "same-key replay: keys, RFC 8785 fingerprints, the ledger trait, the memory ledger",
+    ),
+    ("sqlite", "the SQLite ledger (`rusqlite`, SQLite bundled)"),
+];
+
+/// The feature table's crate counts are what `cargo tree` says, so they cannot drift.
+#[test]
+fn the_feature_table_counts_what_cargo_tree_lists() {
+    let mut table = String::from(
+        "| feature | what it adds | crates (`cargo tree -e normal`, that feature alone) |\n\
+         |---|---|---:|\n",
+    );
+    for (feature, adds) in FEATURES {
+        let name = if feature.is_empty() {
+            "(none)".to_owned()
+        } else {
+            format!("`{feature}`")
+        };
+        writeln!(table, "| {name} | {adds} | {} |", crates_with(feature)).unwrap();
+    }
+    keep_generated(
+        "feature table",
+        "<!-- feature-table:start -->\n",
+        "<!-- feature-table:end -->",
+        &table,
+    );
 }
 
 #[test]
@@ -59,4 +162,147 @@ fn the_readme_starts_with_the_two_commands() {
     assert!(head.contains("`cargo test --workspace --all-features`"));
     let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
     assert!(ci.contains("cargo test --workspace --all-features"));
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+/// The crate's root docs name every public module under "Where things are" and every feature
+/// of `Cargo.toml` once under "Features".
+#[test]
+fn the_root_docs_name_every_module_and_every_feature_once() {
+    let lib = read("src/lib.rs");
+    let docs: String = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (where_things_are, features) = docs.split_once("# Features").expect("a Features section");
+    for line in lib.lines() {
+        if let Some(module) = line.trim().strip_prefix("pub mod ") {
+            let module = module.trim_end_matches(';');
+            assert!(
+                where_things_are.contains(&format!("[`{module}`]"))
+                    || where_things_are.contains(&format!("`{module}` (feature")),
+                "the root docs do not say where `{module}` is"
+            );
+        }
+    }
+    let manifest = read("Cargo.toml");
+    let table = manifest
+        .split("[features]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap();
+    for feature in table
+        .lines()
+        .filter_map(|line| line.split_once(" = "))
+        .map(|(name, _)| name.trim())
+        .filter(|name| !name.starts_with('#') && *name != "default")
+    {
+        let listed = features.matches(&format!("- `{feature}`:")).count();
+        assert_eq!(
+            listed, 1,
+            "the feature `{feature}` is listed {listed} times"
+        );
+    }
+}
+
+/// The README says which of the library's features `atr` turns on, as its manifest does.
+#[test]
+fn the_readme_names_the_features_atr_turns_on() {
+    let manifest = read("cli/Cargo.toml");
+    let line = manifest
+        .lines()
+        .find(|line| line.starts_with("agent-tool-result = "))
+        .unwrap();
+    let features: Vec<&str> = line
+        .split("features = [")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|f| f.trim().trim_matches('"'))
+        .collect();
+    let named = features
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect::<Vec<_>>();
+    let sentence = match named.as_slice() {
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => unreachable!("atr turns features on"),
+    };
+    let readme = read("README.md");
+    assert!(
+        readme.contains(&format!("The `atr` CLI turns on {sentence}.")),
+        "the README should say: The `atr` CLI turns on {sentence}."
+    );
+}
+
+/// What `cargo package` ships: the library without its tests (which need the workspace),
+/// benchmarks or tooling; the CLI with a README and the licence.
+#[test]
+fn packages_ship_what_a_user_needs() {
+    let list = |package: &str| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let out = std::process::Command::new(cargo)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "package",
+                "--quiet",
+                "--list",
+                "--allow-dirty",
+                "-p",
+                package,
+            ])
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let library = list("agent-tool-result");
+    for shipped in [
+        "README.md",
+        "LICENSE",
+        "CHANGELOG.md",
+        "src/lib.rs",
+        "schema/agent-tool-result.schema.json",
+        "examples/results/capture.json",
+    ] {
+        assert!(
+            library.lines().any(|l| l == shipped),
+            "the library lacks {shipped}"
+        );
+    }
+    for kept in [
+        "tests/",
+        "bench/",
+        "benches/",
+        "clippy.toml",
+        ".pre-commit-hooks.yaml",
+        ".ci/",
+        "examples/campaigns/",
+    ] {
+        assert!(
+            !library.lines().any(|l| l.starts_with(kept)),
+            "the library ships {kept}"
+        );
+    }
+    let cli = list("agent-tool-result-cli");
+    for shipped in ["README.md", "LICENSE", "src/main.rs"] {
+        assert!(cli.lines().any(|l| l == shipped), "the CLI lacks {shipped}");
+    }
+    assert!(!cli.lines().any(|l| l.starts_with("tests/")));
+    let manifest = read("cli/Cargo.toml");
+    for field in ["readme = ", "keywords = ", "categories = "] {
+        assert!(manifest.contains(field), "the CLI's manifest lacks {field}");
+    }
 }
