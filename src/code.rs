@@ -121,6 +121,17 @@ macro_rules! code_type {
             ///
             /// Panics if `code` is not kebab-case. In a `const` item that panic is a compile
             /// error, which is the point: a misspelt constant never ships.
+            ///
+            #[doc = concat!("```\nuse agent_tool_result::", stringify!($name), ";\n\nconst CACHE_COLD: ", stringify!($name), " = ", stringify!($name), "::from_static(\"cache-cold-150\");\nassert_eq!(CACHE_COLD.as_str(), \"cache-cold-150\");\n```")]
+            ///
+            /// Not kebab-case (upper case, underscores), empty, or with a doubled hyphen: each
+            /// fails to compile.
+            ///
+            #[doc = concat!("```compile_fail,E0080\nuse agent_tool_result::", stringify!($name), ";\n\nconst NOT_KEBAB: ", stringify!($name), " = ", stringify!($name), "::from_static(\"Element_Not_Found\");\nlet _ = NOT_KEBAB;\n```")]
+            ///
+            #[doc = concat!("```compile_fail,E0080\nuse agent_tool_result::", stringify!($name), ";\n\nconst EMPTY: ", stringify!($name), " = ", stringify!($name), "::from_static(\"\");\nlet _ = EMPTY;\n```")]
+            ///
+            #[doc = concat!("```compile_fail,E0080\nuse agent_tool_result::", stringify!($name), ";\n\nconst DOUBLED: ", stringify!($name), " = ", stringify!($name), "::from_static(\"window--closed\");\nlet _ = DOUBLED;\n```")]
             #[must_use]
             pub const fn from_static(code: &'static str) -> Self {
                 $name(Cow::Borrowed(checked_static(code)))

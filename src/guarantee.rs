@@ -124,6 +124,20 @@ impl PolicyCode {
     /// # Panics
     ///
     /// If `code` is not a policy code; in a `const` that is a compile error.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::PolicyCode;
+    ///
+    /// const QUIET_HOURS: PolicyCode = PolicyCode::from_static("quiet_hours");
+    /// assert_eq!(QUIET_HOURS.as_str(), "quiet_hours");
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// use agent_tool_result::guarantee::PolicyCode;
+    ///
+    /// const SHOUTED: PolicyCode = PolicyCode::from_static("Quiet Hours");
+    /// let _ = SHOUTED;
+    /// ```
     #[must_use]
     pub const fn from_static(code: &'static str) -> Self {
         assert!(

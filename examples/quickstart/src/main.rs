@@ -1,7 +1,7 @@
 //! Quickstart: build a success and a failure, print their wire form, read them back and branch
 //! the way an agent does.
 //!
-//! Run with `cargo run --example quickstart`.
+//! Run with `cargo run --release -p quickstart`.
 
 use agent_tool_result::validate::Validator;
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError, Warning, WarningCode};
