@@ -27,24 +27,25 @@ impl<T> Outcome<T> {
 /// The result envelope: `{ ok, sessionId?, result?, warnings?, error? }`.
 ///
 /// `T` is the tool's result type; it must serialize to a JSON object. The default, `Envelope`
-/// (that is, `Envelope<JsonObject>`), holds any object, so a result that is not one cannot be
-/// built. `Envelope<serde_json::Value>` takes what `json!` builds and refuses a result that is
-/// not an object when it is written ([`Envelope::to_json`] names the rule); both read any
-/// valid envelope.
+/// (that is, `Envelope<serde_json::Value>`), reads any valid envelope and takes what `json!`
+/// builds, so the common case needs no type; a result that is not an object is refused when
+/// the envelope is written ([`Envelope::to_json`] names the rule). A typed result (a struct, or
+/// [`JsonObject`](crate::JsonObject)) cannot be anything else.
 ///
 /// ```
 /// use agent_tool_result::{Envelope, JsonObject};
-/// use serde_json::{Value, json};
+/// use serde_json::json;
 ///
-/// fn find() -> Envelope<Value> {
+/// fn find() -> Envelope {
 ///     Envelope::success(json!({ "automationId": "btnOk" }))
 /// }
 /// assert_eq!(find().to_json()?, r#"{"ok":true,"result":{"automationId":"btnOk"}}"#);
-/// assert!(Envelope::success(json!([1, 2])).to_json().is_err());
+/// let not_an_object = Envelope::success(json!([1, 2])).to_json().unwrap_err();
+/// assert!(not_an_object.to_string().contains("object"), "{not_an_object}");
 ///
 /// let mut result = JsonObject::new();
 /// result.insert("automationId".into(), "btnOk".into());
-/// let typed: Envelope = Envelope::success(result);
+/// let typed: Envelope<JsonObject> = Envelope::success(result);
 /// assert_eq!(typed.to_json()?, find().to_json()?);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -77,7 +78,7 @@ impl<T> Outcome<T> {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct Envelope<T = crate::JsonObject> {
+pub struct Envelope<T = serde_json::Value> {
     session_id: Option<String>,
     outcome: Outcome<T>,
     warnings: Vec<Warning>,

@@ -91,7 +91,7 @@ impl Migration {
     /// # Errors
     ///
     /// [`LegacyError`] when the value is not an object or has no boolean `success`.
-    pub fn migrate(&self, legacy: &Value) -> Result<Envelope, LegacyError> {
+    pub fn migrate(&self, legacy: &Value) -> Result<Envelope<JsonObject>, LegacyError> {
         let object = legacy.as_object().ok_or(LegacyError::NotAnObject)?;
         let success = object
             .get("success")

@@ -83,7 +83,7 @@ fn tool_error() -> impl Strategy<Value = ToolError> {
         })
 }
 
-fn envelope() -> impl Strategy<Value = Envelope> {
+fn envelope() -> impl Strategy<Value = Envelope<agent_tool_result::JsonObject>> {
     let outcome = prop_oneof![
         prop::option::of(json_object()).prop_map(|r| match r {
             Some(r) => Envelope::success(r),

@@ -236,7 +236,7 @@ fn serialized_output_holds_no_null_at_contract_level() {
     envelopes.push(Envelope::success_empty());
     let mut result = agent_tool_result::JsonObject::new();
     result.insert("value".into(), Value::Null);
-    envelopes.push(Envelope::success(result));
+    envelopes.push(Envelope::success(Value::Object(result)));
     for envelope in envelopes {
         let value: Value = serde_json::from_str(&envelope.to_json().unwrap()).unwrap();
         for level in contract_levels(&value) {
@@ -276,20 +276,25 @@ fn accessors_expose_what_was_built() {
     );
 }
 
-/// The untyped envelope is an envelope of a JSON object: a result that is not one cannot be
-/// built without naming another type, so serializing the default type cannot fail on it.
+/// The untyped envelope takes what `json!` builds, so a tool's common case needs no type; a
+/// result that is not an object is refused when written, naming the rule, and an envelope of
+/// `JsonObject` cannot hold one at all.
 #[test]
-fn the_untyped_default_is_an_object() {
-    fn untyped(envelope: Envelope) -> Envelope<agent_tool_result::JsonObject> {
-        envelope
+fn the_untyped_default_takes_json_and_refuses_a_non_object_when_written() {
+    fn tool() -> Envelope {
+        Envelope::success(json!({ "n": 1 }))
+    }
+    assert_eq!(tool().to_json().unwrap(), r#"{"ok":true,"result":{"n":1}}"#);
+    for not_object in [json!([1]), json!(5), json!("s"), json!(true)] {
+        let err = Envelope::success(not_object.clone()).to_json().unwrap_err();
+        assert!(err.to_string().contains("object"), "{not_object}: {err}");
     }
     let mut result = agent_tool_result::JsonObject::new();
     result.insert("n".into(), json!(1));
-    let envelope = untyped(Envelope::success(result));
-    assert_eq!(
-        envelope.to_json().unwrap(),
-        r#"{"ok":true,"result":{"n":1}}"#
-    );
+    let typed: Envelope<agent_tool_result::JsonObject> = Envelope::success(result);
+    assert_eq!(typed.to_json().unwrap(), tool().to_json().unwrap());
+    // Reading still guarantees an object.
     let read: Envelope = Envelope::from_json(r#"{"ok":true,"result":{"a":[1]}}"#).unwrap();
     assert_eq!(read.result().unwrap()["a"], json!([1]));
+    assert!(Envelope::<Value>::from_json(r#"{"ok":true,"result":[1]}"#).is_err());
 }
