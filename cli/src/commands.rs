@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use crate::ordered::Ordered;
 use agent_tool_result::Rule;
 use agent_tool_result::category::RetryClass;
 use agent_tool_result::document::{self, Document};
@@ -306,7 +307,7 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
                 .to_json()
                 .expect("an answer that was read writes back"),
             _ => result
-                .envelope::<Value>()
+                .envelope::<Ordered>()
                 .map_err(|err| invalid(&err))?
                 .to_json()
                 .expect("an envelope that was read writes back"),
@@ -325,7 +326,10 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
             CallToolResult::from_refusal_for(&read, revision)
         }
         Document::Envelope => {
-            let read = Envelope::<Value>::from_json(&text).map_err(|err| invalid(&err))?;
+            // Checked as the contract says, then projected with the payload's members in the
+            // order the tool wrote them.
+            Envelope::<Value>::from_json(&text).map_err(|err| invalid(&err))?;
+            let read = Envelope::<Ordered>::from_json(&text).map_err(|err| invalid(&err))?;
             CallToolResult::from_envelope_for(&read, revision)
                 .expect("an envelope that was read writes back")
         }

@@ -3,6 +3,7 @@
 mod check;
 mod classify;
 mod commands;
+mod ordered;
 mod output;
 mod pipeline;
 mod sarif;

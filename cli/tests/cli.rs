@@ -799,3 +799,23 @@ fn mcp_and_validate_take_guarantee_results_in_tools_call_results() {
         broken.stderr
     );
 }
+
+/// A projection keeps the payload's key order, both ways.
+#[test]
+fn mcp_keeps_the_payloads_key_order() {
+    let dir = scratch("mcp-order");
+    let envelope = dir.join("find.json");
+    let text = r#"{"ok":true,"result":{"handle":1,"className":"Button","bounds":{"y":2,"x":1}}}"#;
+    fs::write(&envelope, text).unwrap();
+    let out = run(&["mcp", envelope.to_str().unwrap()], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(r#""structuredContent":{"ok":true,"result":{"handle":1,"className":"Button","bounds":{"y":2,"x":1}}}"#),
+        "{}",
+        out.stdout
+    );
+    let call = dir.join("find.call-tool-result.json");
+    fs::write(&call, &out.stdout).unwrap();
+    let read = run(&["mcp", "--read", call.to_str().unwrap()], None);
+    assert_eq!(read.stdout.trim_end(), text);
+}
