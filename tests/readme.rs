@@ -306,3 +306,36 @@ fn packages_ship_what_a_user_needs() {
         assert!(manifest.contains(field), "the CLI's manifest lacks {field}");
     }
 }
+
+/// The campaign walkthrough leaves nothing in the repository: in its shell commands, the
+/// database and every capture go to a scratch directory.
+#[test]
+fn the_campaign_walkthrough_writes_to_a_scratch_directory() {
+    let walkthrough = read("examples/campaigns/README.md");
+    assert!(walkthrough.contains("W=$(mktemp -d)"));
+    let mut in_shell = false;
+    let mut checked = 0;
+    for line in walkthrough.lines() {
+        if line.starts_with("```") {
+            in_shell = line == "```sh";
+            continue;
+        }
+        if !in_shell {
+            continue;
+        }
+        for writes in ["--db ", "tee ", "> "] {
+            if let Some(at) = line.find(writes) {
+                let target = line[at + writes.len()..].trim_start();
+                assert!(
+                    target.starts_with("\"$W/") || target.starts_with("$W/"),
+                    "a file outside the scratch directory: {line}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked >= 2,
+        "the walkthrough writes its database and a capture"
+    );
+}
