@@ -37,24 +37,8 @@ enum Command {
         /// Files, directories (walked for *.json, *.ndjson, *.jsonl) or `-` for standard input.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Read every input as one document per line.
-        #[arg(long)]
-        ndjson: bool,
-        /// What the documents are.
-        #[arg(long, value_enum, default_value_t = Contract::Auto)]
-        contract: Contract,
-        /// How to report.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        /// Fail on lints too.
-        #[arg(long)]
-        deny_lints: bool,
-        /// Threads checking documents, 1 to 256 (default: every core).
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
-        jobs: Option<u16>,
-        /// Succeed when the paths hold no document (by default that fails, as a typo would).
-        #[arg(long)]
-        allow_empty: bool,
+        #[command(flatten)]
+        options: Options,
     },
     /// Explain the error categories, one category, or an error or warning code.
     Explain {
@@ -110,25 +94,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Validate {
-            paths,
-            ndjson,
-            contract,
-            format,
-            deny_lints,
-            jobs,
-            allow_empty,
-        } => {
-            let options = Options {
-                ndjson,
-                contract,
-                format,
-                deny_lints,
-                jobs,
-                allow_empty,
-            };
-            return validate(&paths, &options);
-        }
+        Command::Validate { paths, options } => return validate(&paths, &options),
         Command::Explain { name } => commands::explain(name.as_deref()),
         Command::Schema {
             kind,
@@ -177,12 +143,25 @@ fn colour_wanted(
 }
 
 /// `atr validate`'s options.
+#[derive(clap::Args)]
 struct Options {
+    /// Read every input as one document per line.
+    #[arg(long)]
     ndjson: bool,
+    /// What the documents are.
+    #[arg(long, value_enum, default_value_t = Contract::Auto)]
     contract: Contract,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Fail on lints too.
+    #[arg(long)]
     deny_lints: bool,
+    /// Threads checking documents, 1 to 256 (default: every core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
+    /// Succeed when the paths hold no document (by default that fails, as a typo would).
+    #[arg(long)]
     allow_empty: bool,
 }
 
