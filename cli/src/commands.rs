@@ -300,12 +300,14 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
                 _ => None,
             })
         });
-        let json = match carried.map(document::of) {
-            Some(Document::Guarantee | Document::Refusal) => result
-                .answer::<JsonObject>()
-                .map_err(|err| invalid(&err))?
-                .to_json()
-                .expect("an answer that was read writes back"),
+        let json = match carried.map(|text| (text, document::of(text))) {
+            Some((text, Document::Guarantee | Document::Refusal)) => {
+                // Checked as the contract says, then written as carried, members in order.
+                result.answer::<JsonObject>().map_err(|err| invalid(&err))?;
+                let ordered: Ordered =
+                    serde_json::from_str(text).expect("a checked answer is JSON");
+                serde_json::to_string(&ordered).expect("JSON writes")
+            }
             _ => result
                 .envelope::<Ordered>()
                 .map_err(|err| invalid(&err))?
@@ -318,8 +320,7 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
         Document::Guarantee => {
             let read =
                 GuaranteeResult::<JsonObject>::from_json(&text).map_err(|err| invalid(&err))?;
-            CallToolResult::from_guarantee_for(&read, revision)
-                .expect("a guarantee result that was read writes back")
+            return print(&guarantee_in_order(&text, &read, revision));
         }
         Document::Refusal => {
             let read = Refusal::from_json(&text).map_err(|err| invalid(&err))?;
@@ -336,6 +337,61 @@ pub fn mcp(input: &Path, read_back: bool, revision: &str) -> Result<(), Failure>
     };
     print(&result.to_json())
 }
+
+/// The `tools/call` result of a guarantee result, as the library projects it (the contract's
+/// members as it writes them, `isError` for a deny), with the tool's own fields in the order
+/// the tool wrote them: the library's reader keeps them in a sorted map.
+fn guarantee_in_order(
+    text: &str,
+    read: &GuaranteeResult<JsonObject>,
+    revision: McpRevision,
+) -> String {
+    let contract = read
+        .clone()
+        .with_fields(JsonObject::new())
+        .map(|bare| bare.to_json().expect("a result that was read writes back"))
+        .expect("no fields break no invariant");
+    let (Ok(Ordered::Object(mut members)), Ok(Ordered::Object(written))) = (
+        serde_json::from_str::<Ordered>(&contract),
+        serde_json::from_str::<Ordered>(text),
+    ) else {
+        unreachable!("a guarantee result is an object")
+    };
+    let names: Vec<String> = members.iter().map(|(name, _)| name.clone()).collect();
+    members.extend(
+        written.into_iter().filter(|(name, _)| {
+            !GUARANTEE_MEMBERS.contains(&name.as_str()) && !names.contains(name)
+        }),
+    );
+    let structured = Ordered::Object(members);
+    let json = serde_json::to_string(&structured).expect("JSON writes");
+    let mut call = Vec::new();
+    if revision.has_result_type() {
+        call.push((
+            "resultType".to_owned(),
+            Ordered::String("complete".to_owned()),
+        ));
+    }
+    let block = Ordered::Object(vec![
+        ("type".to_owned(), Ordered::String("text".to_owned())),
+        ("text".to_owned(), Ordered::String(json)),
+    ]);
+    call.push(("content".to_owned(), Ordered::Array(vec![block])));
+    if revision.has_structured_content() {
+        call.push(("structuredContent".to_owned(), structured));
+    }
+    call.push(("isError".to_owned(), Ordered::Bool(read.is_deny())));
+    serde_json::to_string(&Ordered::Object(call)).expect("JSON writes")
+}
+
+/// The guarantee result's own members, which the contract writes.
+const GUARANTEE_MEMBERS: &[&str] = &[
+    "schemaVersion",
+    "settlement",
+    "policy",
+    "impact",
+    "recovery",
+];
 
 /// `atr migrate [--tool NAME] [--session ID] [--last-observation FILE] FILE|-`.
 pub fn migrate(

@@ -818,4 +818,39 @@ fn mcp_keeps_the_payloads_key_order() {
     fs::write(&call, &out.stdout).unwrap();
     let read = run(&["mcp", "--read", call.to_str().unwrap()], None);
     assert_eq!(read.stdout.trim_end(), text);
+
+    // A guarantee result's own fields too, and the projection is the library's otherwise.
+    let guarantee = dir.join("sms.json");
+    let text = r#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"},"messageId":"m1","attempts":2,"carrier":{"z":1,"a":2}}"#;
+    fs::write(&guarantee, text).unwrap();
+    for revision in ["2026-07-28", "2025-06-18", "2025-03-26"] {
+        let out = run(
+            &["mcp", "--revision", revision, guarantee.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let read = agent_tool_result::guarantee::GuaranteeResult::<Value>::from_json(text).unwrap();
+        let library = agent_tool_result::mcp::CallToolResult::from_guarantee_for(
+            &read,
+            revision.parse().unwrap(),
+        )
+        .unwrap()
+        .to_json();
+        // Equal as JSON, the text block's JSON compared as JSON too.
+        let normal = |text: &str| {
+            let mut value: Value = serde_json::from_str(text).unwrap();
+            let block = value["content"][0]["text"].as_str().unwrap().to_owned();
+            value["content"][0]["text"] = serde_json::from_str(&block).unwrap();
+            value
+        };
+        assert_eq!(normal(&out.stdout), normal(&library), "{revision}");
+        // In the text block (every revision has one), the tool's order.
+        let escaped = r#"\"messageId\":\"m1\",\"attempts\":2,\"carrier\":{\"z\":1,\"a\":2}"#;
+        assert!(out.stdout.contains(escaped), "{}", out.stdout);
+    }
+    let out = run(&["mcp", guarantee.to_str().unwrap()], None);
+    let call = dir.join("sms.call-tool-result.json");
+    fs::write(&call, &out.stdout).unwrap();
+    let read = run(&["mcp", "--read", call.to_str().unwrap()], None);
+    assert_eq!(read.stdout.trim_end(), text);
 }
