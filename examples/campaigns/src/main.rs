@@ -7,6 +7,7 @@ mod mcp;
 mod rest;
 mod service;
 mod store;
+mod tools;
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -22,9 +22,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::rest::Principal;
-use crate::service::{
+use crate::service::Service;
+use crate::tools::{
     BatchArgs, CampaignArgs, CampaignRef, CampaignStatus, Command, LOOKUP_CAMPAIGNS, LOOKUP_SMS,
-    MessageArgs, MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, Service, SmsArgs,
+    MessageArgs, MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, SmsArgs,
 };
 
 /// The handler every request shares: the server is stateless (no session is kept between

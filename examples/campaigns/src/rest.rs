@@ -20,7 +20,8 @@ use http::HeaderMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::service::{Command, Service, ServiceError};
+use crate::service::{Service, ServiceError};
+use crate::tools::Command;
 
 /// The principal a request runs as, once its token is checked: in the request's extensions.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@ use super::Verdict;
 
 /// The typed reader's verdict and lints, which this path must never contradict.
 fn skimmed(text: &str) -> Option<Vec<String>> {
-    let envelope = super::super::skim(text).ok()?;
+    let envelope = super::super::text::skim(text).ok()?;
     let lints = envelope
         .error()
         .map(|error| super::super::lints_for(error.code(), Some(error.category())))
