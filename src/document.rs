@@ -66,10 +66,8 @@ impl TopMembers {
             .iter()
             .any(|needle| text.contains(needle));
         if !may_have {
-            return TopMembers {
-                ok: text.contains("\"ok\""),
-                ..TopMembers::default()
-            };
+            // Neither a guarantee result nor a refusal (no `status`): an envelope.
+            return TopMembers::default();
         }
         serde_json::from_str::<TopMembers>(text).unwrap_or_default()
     }

@@ -73,7 +73,7 @@ impl Fingerprint {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part.as_bytes());
         }
-        hasher.update(canonical(arguments).as_bytes());
+        hasher.update(canonical_json(arguments).as_bytes());
         Fingerprint(hasher.finalize().into())
     }
 
@@ -120,10 +120,6 @@ impl Fingerprint {
 #[must_use]
 pub fn canonical_json(value: &Value) -> String {
     serde_json_canonicalizer::to_string(value).expect("every JSON value has a canonical form")
-}
-
-fn canonical(value: &Value) -> String {
-    canonical_json(value)
 }
 
 /// A response as it was first sent: replayed byte for byte.

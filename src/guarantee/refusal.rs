@@ -289,11 +289,14 @@ impl Serialize for Refusal {
 #[error("not a refusal problem: {0}")]
 pub struct NotARefusal(String);
 
+/// A refusal's problem as read: `title` must be there (RFC 9457 and the output schema require
+/// it) though the kind's table, not the text, gives a refusal its title.
 #[derive(Deserialize)]
 struct Wire {
     #[serde(rename = "type")]
     type_uri: String,
-    title: String,
+    #[serde(rename = "title")]
+    _title: String,
     status: u16,
     #[serde(default)]
     detail: Option<String>,
@@ -323,7 +326,6 @@ impl Wire {
             })?),
             None => None,
         };
-        let _ = self.title;
         Ok(Refusal {
             kind,
             detail: self.detail.unwrap_or_default(),

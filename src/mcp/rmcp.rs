@@ -133,12 +133,21 @@ impl<T: Serialize> IntoCallToolResult for Envelope<T> {
     /// The envelope's projection; an envelope that does not serialize (its result is not an
     /// object) is a bug in the tool, reported as an internal error.
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        CallToolResult::from_envelope(&self)
-            .map_err(|err| {
-                ErrorData::internal_error(format!("the envelope does not serialize: {err}"), None)
-            })?
-            .into_call_tool_result()
+        projected(CallToolResult::from_envelope(&self), "the envelope")
     }
+}
+
+/// A projection's response, or for a value that does not serialize (a bug in the tool) an
+/// internal error saying what did not.
+fn projected(
+    result: Result<CallToolResult, serde_json::Error>,
+    what: &str,
+) -> Result<CallToolResponse, ErrorData> {
+    result
+        .map_err(|err| {
+            ErrorData::internal_error(format!("{what} does not serialize: {err}"), None)
+        })?
+        .into_call_tool_result()
 }
 
 impl IntoCallToolResult for CallToolResult {
@@ -195,11 +204,7 @@ impl<T: Serialize> IntoCallToolResult for crate::guarantee::GuaranteeResult<T> {
     /// error. Fields that do not serialize are a bug in the tool, reported as an internal
     /// error.
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        CallToolResult::from_guarantee(&self)
-            .map_err(|err| {
-                ErrorData::internal_error(format!("the result does not serialize: {err}"), None)
-            })?
-            .into_call_tool_result()
+        projected(CallToolResult::from_guarantee(&self), "the result")
     }
 }
 
@@ -207,11 +212,7 @@ impl<T: Serialize> IntoCallToolResult for Answer<T> {
     /// The answer's projection: a result as [`CallToolResult::from_guarantee`], a refusal as
     /// [`CallToolResult::from_refusal`]; never a JSON-RPC error.
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        CallToolResult::from_answer(&self)
-            .map_err(|err| {
-                ErrorData::internal_error(format!("the result does not serialize: {err}"), None)
-            })?
-            .into_call_tool_result()
+        projected(CallToolResult::from_answer(&self), "the result")
     }
 }
 
