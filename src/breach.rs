@@ -16,98 +16,44 @@ use serde::de;
 use crate::Rule;
 use crate::pointer::push_token;
 
-/// An object the contract defines and closes (`additionalProperties: false`).
+/// An object the contract defines and closes (`additionalProperties: false`), as data: each
+/// object's module declares its own (with its field enum, `object::fields!`), so this module
+/// knows no object and every object's reader can raise a breach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Object {
-    /// The envelope itself.
-    Envelope,
-    /// `error`.
-    Error,
-    /// An item of `warnings`.
-    Warning,
-    /// A `lastObservation` whose kind is `capture-summary`.
-    CaptureSummary,
-    /// A capture summary's `window`.
-    Window,
-    /// A capture summary's `blankCheck`.
-    BlankCheck,
-    /// A guarantee result (whose other keys are the tool's own fields).
-    Guarantee,
-    /// A guarantee result's `settlement`.
-    Settlement,
-    /// A guarantee result's `policy`.
-    Policy,
-    /// A guarantee result's `impact`.
-    Impact,
-    /// A guarantee result's `recovery`.
-    Recovery,
+pub(crate) struct Object {
+    noun: &'static str,
+    fields: &'static [&'static str],
+    required: &'static [&'static str],
 }
 
 impl Object {
+    /// The object called `noun` (with its article, for messages), with its fields and the
+    /// required ones among them, each in wire order.
+    pub(crate) const fn new(
+        noun: &'static str,
+        fields: &'static [&'static str],
+        required: &'static [&'static str],
+    ) -> Object {
+        Object {
+            noun,
+            fields,
+            required,
+        }
+    }
+
     /// The object with its article, for messages.
     pub(crate) const fn noun(self) -> &'static str {
-        match self {
-            Object::Envelope => "an envelope",
-            Object::Error => "an error",
-            Object::Warning => "a warning",
-            Object::CaptureSummary => "a capture summary",
-            Object::Window => "a window",
-            Object::BlankCheck => "a blank check",
-            Object::Guarantee => "a guarantee result",
-            Object::Settlement => "settlement",
-            Object::Policy => "policy",
-            Object::Impact => "impact",
-            Object::Recovery => "recovery",
-        }
+        self.noun
     }
 
     /// The fields the object allows, in wire order.
-    pub(crate) fn fields(self) -> &'static [&'static str] {
-        use crate::object::FieldName;
-        match self {
-            Object::Envelope => crate::envelope::wire::Field::NAMES,
-            Object::Error => crate::error::Field::NAMES,
-            Object::Warning => crate::warning::Field::NAMES,
-            Object::CaptureSummary => crate::observation::CaptureField::NAMES,
-            Object::Window => crate::observation::WindowField::NAMES,
-            Object::BlankCheck => crate::observation::BlankCheckField::NAMES,
-            Object::Guarantee => crate::guarantee::wire::CONTRACT_FIELDS,
-            Object::Settlement => crate::guarantee::wire::SettlementField::NAMES,
-            Object::Policy => crate::guarantee::wire::PolicyField::NAMES,
-            Object::Impact => crate::guarantee::wire::ImpactField::NAMES,
-            Object::Recovery => crate::guarantee::wire::RecoveryField::NAMES,
-        }
+    pub(crate) const fn fields(self) -> &'static [&'static str] {
+        self.fields
     }
 
-    /// The closed object a JSON Pointer into a guarantee result names, if any.
-    #[cfg(feature = "validate")]
-    pub(crate) fn in_guarantee(pointer: &str) -> Option<Object> {
-        match pointer {
-            "" => Some(Object::Guarantee),
-            "/settlement" => Some(Object::Settlement),
-            "/policy" => Some(Object::Policy),
-            "/impact" => Some(Object::Impact),
-            "/recovery" => Some(Object::Recovery),
-            _ => None,
-        }
-    }
-
-    /// The closed object a JSON Pointer into an envelope names, if any.
-    #[cfg(feature = "validate")]
-    pub(crate) fn at(pointer: &str) -> Option<Object> {
-        let mut tokens = pointer.split('/').skip(1);
-        let object = match (tokens.next(), tokens.next(), tokens.next(), tokens.next()) {
-            (None, ..) => Object::Envelope,
-            (Some("error"), None, ..) => Object::Error,
-            (Some("warnings"), Some(_), None, _) => Object::Warning,
-            (Some("error"), Some("lastObservation"), None, _) => Object::CaptureSummary,
-            (Some("error"), Some("lastObservation"), Some("window"), None) => Object::Window,
-            (Some("error"), Some("lastObservation"), Some("blankCheck"), None) => {
-                Object::BlankCheck
-            }
-            _ => return None,
-        };
-        Some(object)
+    /// The fields the object requires, in wire order.
+    pub(crate) const fn required(self) -> &'static [&'static str] {
+        self.required
     }
 }
 
@@ -230,7 +176,7 @@ impl fmt::Display for Breach<'_> {
             }
             Breach::MissingField { object, field } => {
                 write!(f, "missing field `{field}`: {} requires ", object.noun())?;
-                write_list(f, required(object))
+                write_list(f, object.required())
             }
             Breach::DuplicateKey { key } => write!(f, "duplicate field `{key}`"),
             Breach::WrongType { expected, found } => {
@@ -269,25 +215,9 @@ impl fmt::Display for Breach<'_> {
             Breach::TooDeep => write!(
                 f,
                 "the document nests deeper than {} levels",
-                crate::strict::MAX_DEPTH
+                crate::rule::MAX_DEPTH
             ),
         }
-    }
-}
-
-/// The required fields of each closed object, in wire order.
-fn required(object: Object) -> &'static [&'static str] {
-    match object {
-        Object::Envelope => &["ok"],
-        Object::Error => &["code", "category", "detail"],
-        Object::Warning => &["code", "detail"],
-        Object::CaptureSummary => &["kind", "width", "height", "encoding", "bytes", "blankCheck"],
-        Object::Window => Object::Window.fields(),
-        Object::BlankCheck => Object::BlankCheck.fields(),
-        Object::Guarantee => &["schemaVersion", "settlement", "policy"],
-        Object::Settlement => &["state"],
-        Object::Policy => &["decision"],
-        Object::Impact | Object::Recovery => &[],
     }
 }
 
@@ -394,24 +324,23 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "validate")]
-    fn objects_are_found_by_pointer_and_name_their_fields() {
-        assert_eq!(Object::at(""), Some(Object::Envelope));
-        assert_eq!(Object::at("/warnings/3"), Some(Object::Warning));
-        assert_eq!(
-            Object::at("/error/lastObservation/window"),
-            Some(Object::Window)
-        );
-        assert_eq!(Object::at("/result"), None);
-        assert_eq!(Object::at("/error/partialResult"), None);
-        let message = Breach::UnknownField {
-            object: Object::Warning,
+    fn messages_name_the_object_and_its_fields() {
+        const WARNING: Object = Object::new("a warning", &["code", "detail"], &["code"]);
+        let unknown = Breach::UnknownField {
+            object: WARNING,
             key: "x",
-        }
-        .to_string();
+        };
         assert_eq!(
-            message,
+            unknown.to_string(),
             "unknown field `x`: a warning has only code and detail"
+        );
+        let missing = Breach::MissingField {
+            object: WARNING,
+            field: "code",
+        };
+        assert_eq!(
+            missing.to_string(),
+            "missing field `code`: a warning requires code"
         );
         for rule_breach in [Breach::TooDeep, Breach::NoArtifactField] {
             let text = rule_breach.to_string();

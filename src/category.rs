@@ -320,7 +320,6 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for category in ErrorCategory::ALL {
             assert!(seen.insert(category.as_str()), "duplicate {category}");
-            assert!(crate::code::is_kebab_case(category.as_str()));
         }
     }
 

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::breach::Object;
+use crate::object::FieldName;
 use crate::object::{Inside, OptionalObject, fields, read_once, required};
 
 use crate::code::CategoryMismatch;
@@ -163,7 +163,7 @@ impl ToolError {
 
 fields! {
     /// An error's fields.
-    pub(crate) enum Field for Error {
+    pub(crate) enum Field for "an error" requires ["code", "category", "detail"] {
         Code = "code",
         Category = "category",
         Detail = "detail",
@@ -227,9 +227,9 @@ impl<'de> Visitor<'de> for ToolErrorVisitor {
             }
         }
         Ok(ToolError {
-            code: required(code, Object::Error, "code")?,
-            category: required(category, Object::Error, "category")?,
-            detail: required(detail, Object::Error, "detail")?,
+            code: required(code, Field::OBJECT, "code")?,
+            category: required(category, Field::OBJECT, "category")?,
+            detail: required(detail, Field::OBJECT, "detail")?,
             last_observation: last_observation.flatten(),
             partial_result: partial_result.flatten(),
         })

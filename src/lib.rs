@@ -80,7 +80,6 @@ pub mod code;
 pub mod document;
 mod envelope;
 mod error;
-mod finding;
 pub mod frame;
 pub mod guarantee;
 #[cfg(feature = "http")]

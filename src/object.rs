@@ -483,10 +483,11 @@ pub(crate) fn field_key<'de, F: FieldName, D: Deserializer<'de>>(
     deserializer.deserialize_identifier(KeyVisitor(std::marker::PhantomData))
 }
 
-/// Declares the field enum of a closed object: its variants, their wire names and its
-/// `Deserialize` as a key.
+/// Declares the field enum of a closed object: its variants, their wire names, the object
+/// they belong to (its noun for messages, and which fields it requires) and its `Deserialize`
+/// as a key.
 macro_rules! fields {
-    ($(#[$doc:meta])* $vis:vis enum $name:ident for $object:ident {
+    ($(#[$doc:meta])* $vis:vis enum $name:ident for $noun:literal requires [$($required:literal),*] {
         $($variant:ident = $wire:literal),+ $(,)?
     }) => {
         $(#[$doc])*
@@ -496,7 +497,8 @@ macro_rules! fields {
         }
 
         impl $crate::object::FieldName for $name {
-            const OBJECT: $crate::breach::Object = $crate::breach::Object::$object;
+            const OBJECT: $crate::breach::Object =
+                $crate::breach::Object::new($noun, &[$($wire),+], &[$($required),*]);
             const NAMES: &'static [&'static str] = &[$($wire),+];
             fn from_key(key: &str) -> Option<Self> {
                 match key {

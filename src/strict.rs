@@ -14,9 +14,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::breach::{self, Breach};
-
-/// How many arrays and objects deep a document may nest (`serde_json`'s limit, less one).
-pub const MAX_DEPTH: usize = 127;
+use crate::rule::MAX_DEPTH;
 
 /// An integer type a contract field holds.
 pub(crate) trait Integer: Sized {

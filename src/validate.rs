@@ -23,6 +23,7 @@ use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unacco
 
 mod annotations;
 mod call_tool_result;
+mod closed;
 mod lints;
 mod scan;
 mod skeleton;
@@ -317,8 +318,8 @@ impl Validator {
     /// The closed object of this validator's contract that a pointer names, if any.
     fn object_at(&self, pointer: &str) -> Option<Object> {
         match self.kind {
-            Kind::Envelope => Object::at(pointer),
-            Kind::Guarantee => Object::in_guarantee(pointer),
+            Kind::Envelope => closed::in_envelope(pointer),
+            Kind::Guarantee => closed::in_guarantee(pointer),
         }
     }
 

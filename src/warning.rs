@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::breach::Object;
+use crate::object::FieldName;
 use crate::object::{fields, read_once, required};
 
 use crate::WarningCode;
@@ -65,7 +65,7 @@ impl Warning {
 
 fields! {
     /// A warning's fields.
-    pub(crate) enum Field for Warning {
+    pub(crate) enum Field for "a warning" requires ["code", "detail"] {
         Code = "code",
         Detail = "detail",
     }
@@ -96,8 +96,8 @@ impl<'de> Visitor<'de> for WarningVisitor {
             }
         }
         Ok(Warning {
-            code: required(code, Object::Warning, "code")?,
-            detail: required(detail, Object::Warning, "detail")?,
+            code: required(code, Field::OBJECT, "code")?,
+            detail: required(detail, Field::OBJECT, "detail")?,
         })
     }
 }

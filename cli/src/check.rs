@@ -8,7 +8,23 @@ use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::{Report, Validator};
 
-use crate::output::printable;
+use crate::printable::printable;
+
+/// Counts for the summary.
+#[derive(Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Documents checked.
+    pub documents: u64,
+    /// Documents that keep the contract.
+    pub valid: u64,
+    /// Documents that break it.
+    pub invalid: u64,
+    /// Lints reported.
+    pub lints: u64,
+    /// Inputs that could not be read.
+    pub io_errors: u64,
+}
 
 /// What the documents are taken to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

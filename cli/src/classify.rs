@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde_json::Value;
 
 use crate::commands::Failure;
-use crate::output::printable;
+use crate::printable::printable;
 
 /// One captured response.
 struct Captured {

@@ -76,7 +76,7 @@ fn read(path: &Path) -> Result<String, Failure> {
     } else {
         std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes))
     };
-    let shown = crate::output::printable(&path.display().to_string()).into_owned();
+    let shown = crate::printable::printable(&path.display().to_string()).into_owned();
     read.map_err(|err| Failure::Usage(format!("cannot read {shown}: {err}")))?;
     String::from_utf8(bytes).map_err(|err| {
         Failure::Invalid(format!(

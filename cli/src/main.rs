@@ -6,6 +6,7 @@ mod commands;
 mod ordered;
 mod output;
 mod pipeline;
+mod printable;
 mod sarif;
 
 use std::io::IsTerminal;
@@ -116,12 +117,12 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(commands::Failure::Invalid(message)) => {
-            eprintln!("atr: {}", output::printable(&message));
+            eprintln!("atr: {}", printable::printable(&message));
             ExitCode::from(1)
         }
         Err(commands::Failure::Reported) => ExitCode::from(1),
         Err(commands::Failure::Usage(message)) => {
-            eprintln!("atr: {}", output::printable(&message));
+            eprintln!("atr: {}", printable::printable(&message));
             ExitCode::from(2)
         }
     }

@@ -1,11 +1,11 @@
 //! How `atr validate` reports: human, JSON lines, GitHub workflow annotations, or SARIF.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use agent_tool_result::rule::{Finding, Severity};
 
-use crate::check::Outcome;
+use crate::check::{Outcome, Summary};
+use crate::printable::printable;
 use crate::sarif;
 
 /// The report formats.
@@ -19,22 +19,6 @@ pub enum Format {
     Github,
     /// One SARIF 2.1.0 log (for code scanning), the counts as the run's properties.
     Sarif,
-}
-
-/// Counts for the summary.
-#[derive(Debug, Default, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    /// Documents checked.
-    pub documents: u64,
-    /// Documents that keep the contract.
-    pub valid: u64,
-    /// Documents that break it.
-    pub invalid: u64,
-    /// Lints reported.
-    pub lints: u64,
-    /// Inputs that could not be read.
-    pub io_errors: u64,
 }
 
 /// Writes findings as they come, in input order, and the summary at the end. Counting never
@@ -259,26 +243,6 @@ struct JsonFinding<'a> {
 #[derive(serde::Serialize)]
 struct JsonSummary<'a> {
     summary: &'a Summary,
-}
-
-/// `text` with every control character (C0, DEL, C1) and every bidirectional override shown
-/// as an escape (`\u{1b}`), so that nothing echoed from a document can forge an output line
-/// or reach the terminal as a control sequence.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    if !text.chars().any(hidden) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if hidden(c) {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// Escapes a workflow command's message.

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use agent_tool_result::validate::{Report, Validator};
 
 use crate::check::{Contract, Input, Outcome, Source, check};
-use crate::output::printable;
+use crate::printable::printable;
 
 /// The bytes of NDJSON a worker takes at a time (more when one line is longer).
 const CHUNK: usize = 256 << 10;

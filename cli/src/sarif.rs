@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use agent_tool_result::rule::{Finding, Rule};
 use serde_json::json;
 
-use crate::output::Summary;
+use crate::check::Summary;
 
 /// The SARIF version written.
 pub const VERSION: &str = "2.1.0";

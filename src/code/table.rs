@@ -3,7 +3,7 @@
 //! code's constant and wire name. These are the codes the contract's reference producer emits
 //! (and the contract document's own examples), with their categories as it writes them.
 
-use super::{ErrorCode, WarningCode};
+use super::open::{ErrorCode, WarningCode, WellKnown};
 use crate::ErrorCategory;
 
 /// Declares the well-known error codes: one row per code, with the categories it rides under
@@ -86,7 +86,7 @@ macro_rules! known_error_codes {
         }
 
         /// The fixed well-known code spelt `code`, if any.
-        pub(super) fn known_error_code(code: &str) -> Option<(&'static str, KnownErrorCode)> {
+        fn known_error_code(code: &str) -> Option<(&'static str, KnownErrorCode)> {
             match code {
                 $( $wire => Some(($wire, KnownErrorCode::$variant)), )+
                 _ => None,
@@ -246,7 +246,7 @@ macro_rules! known_warning_codes {
         }
 
         /// The well-known warning code spelt `code`, if any.
-        pub(super) fn known_warning_code(code: &str) -> Option<&'static str> {
+        fn known_warning_code(code: &str) -> Option<&'static str> {
             match code {
                 $( $wire => Some($wire), )+
                 _ => None,
@@ -271,6 +271,67 @@ known_warning_codes! {
     OCR_FALLBACK = "ocr-fallback";
     /// A recording that was never fetched was thrown away when a new one started.
     UNFETCHED_RECORDING_DISCARDED = "unfetched-recording-discarded";
+}
+
+impl WellKnown for ErrorCode {
+    fn spelling(code: &str) -> Option<&'static str> {
+        known_error_code(code).map(|(wire, _)| wire)
+    }
+}
+
+impl WellKnown for WarningCode {
+    fn spelling(code: &str) -> Option<&'static str> {
+        known_warning_code(code)
+    }
+}
+
+impl ErrorCode {
+    /// The well-known code this is, to `match` on; `None` for a code this crate does not know
+    /// (and for `selector-matched-0` and `-1`, which report no ambiguity).
+    #[must_use]
+    pub fn known(&self) -> Option<KnownErrorCode> {
+        if let Some((_, known)) = known_error_code(self.as_str()) {
+            return Some(known);
+        }
+        self.selector_match_count()
+            .filter(|&n| n >= 2)
+            .map(KnownErrorCode::SelectorMatched)
+    }
+
+    /// The categories this code rides under, as the reference producer writes it: one for
+    /// most well-known codes, two for a few, all twelve for `unhandled` (which keeps the
+    /// category the failure named); empty for a code this crate does not know.
+    ///
+    /// ```
+    /// use agent_tool_result::{ErrorCategory, ErrorCode};
+    ///
+    /// assert_eq!(
+    ///     ErrorCode::FRAME_UNIFORM.categories(),
+    ///     [ErrorCategory::CaptureBlank, ErrorCategory::OcrBlank]
+    /// );
+    /// assert_eq!(ErrorCode::FRAME_UNIFORM.category(), None, "two categories: the producer picks");
+    /// ```
+    #[must_use]
+    pub fn categories(&self) -> &'static [ErrorCategory] {
+        self.known().map_or(&[], KnownErrorCode::categories)
+    }
+
+    /// The category a [`ToolError::new`](crate::ToolError::new) with this code gets: the one
+    /// a well-known code rides under, or `internal` for `unhandled` (which keeps whatever
+    /// category a failure names, internal when none). `None` for a code that rides under
+    /// several and for a code this crate does not know: those are given one.
+    #[must_use]
+    pub fn category(&self) -> Option<ErrorCategory> {
+        self.known().and_then(KnownErrorCode::category)
+    }
+
+    /// Whether this code may ride under `category`: any category for a code this crate does
+    /// not know, one of its own for a well-known one.
+    #[must_use]
+    pub fn rides_under(&self, category: ErrorCategory) -> bool {
+        let categories = self.categories();
+        categories.is_empty() || categories.contains(&category)
+    }
 }
 
 #[cfg(test)]

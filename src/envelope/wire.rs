@@ -8,7 +8,8 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Envelope, Outcome};
-use crate::breach::{self, Breach, Object};
+use crate::breach::{self, Breach};
+use crate::object::FieldName;
 use crate::object::{AsObject, Inside, OptionalObject, fields, read_once, required};
 use crate::{ParseError, Rule, ToolError, Warning};
 
@@ -54,7 +55,7 @@ impl<T: Serialize> Serialize for Envelope<T> {
 
 fields! {
     /// The envelope's fields.
-    pub(crate) enum Field for Envelope {
+    pub(crate) enum Field for "an envelope" requires ["ok"] {
         Ok = "ok",
         SessionId = "sessionId",
         Result = "result",
@@ -104,7 +105,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for EnvelopeVisitor<T> {
             }
         }
 
-        let ok = required(ok, Object::Envelope, "ok")?;
+        let ok = required(ok, Field::OBJECT, "ok")?;
         let result = result.flatten();
         let outcome = match (ok, error) {
             (true, Some(_)) => return Err(breach::raise(Breach::SuccessWithError)),

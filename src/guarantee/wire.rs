@@ -12,7 +12,7 @@ use super::instant::{self, Rfc3339};
 use super::{GuaranteeResult, Impact, InvariantError, Policy, PolicyCode, PolicyDecision};
 use super::{Recovery, SettlementState};
 use crate::breach::{self, Breach, Object};
-use crate::object::{ObjectOf, fields, read_once, required};
+use crate::object::{FieldName, ObjectOf, fields, read_once, required};
 use crate::strict::Integral;
 use crate::{JsonObject, ParseError, Rule};
 
@@ -25,14 +25,21 @@ pub(crate) const CONTRACT_FIELDS: &[&str] = &[
     "recovery",
 ];
 
+/// A guarantee result, whose other keys are the tool's own fields.
+pub(crate) const GUARANTEE: Object = Object::new(
+    "a guarantee result",
+    CONTRACT_FIELDS,
+    &["schemaVersion", "settlement", "policy"],
+);
+
 fields! {
     /// The settlement's fields.
-    pub(crate) enum SettlementField for Settlement { State = "state" }
+    pub(crate) enum SettlementField for "settlement" requires ["state"] { State = "state" }
 }
 
 fields! {
     /// The policy's fields.
-    pub(crate) enum PolicyField for Policy {
+    pub(crate) enum PolicyField for "policy" requires ["decision"] {
         Decision = "decision",
         Code = "code",
         RetryAt = "retryAt",
@@ -41,7 +48,7 @@ fields! {
 
 fields! {
     /// The impact's fields.
-    pub(crate) enum ImpactField for Impact {
+    pub(crate) enum ImpactField for "impact" requires [] {
         Requested = "requested",
         Committed = "committed",
         Deferred = "deferred",
@@ -52,7 +59,7 @@ fields! {
 
 fields! {
     /// The recovery's fields.
-    pub(crate) enum RecoveryField for Recovery { SuggestedNextTool = "suggestedNextTool" }
+    pub(crate) enum RecoveryField for "recovery" requires [] { SuggestedNextTool = "suggestedNextTool" }
 }
 
 /// The members of an RFC 9457 problem, which a policy deny's 422 problem takes for itself:
@@ -290,7 +297,7 @@ impl<'de> Deserialize<'de> for SettlementRead {
                 }
                 Ok(SettlementRead(required(
                     state,
-                    Object::Settlement,
+                    SettlementField::OBJECT,
                     "state",
                 )?))
             }
@@ -321,7 +328,7 @@ impl<'de> Deserialize<'de> for Policy {
                     }
                 }
                 Ok(Policy {
-                    decision: required::<PolicyDecision, _>(decision, Object::Policy, "decision")?,
+                    decision: required::<PolicyDecision, _>(decision, PolicyField::OBJECT, "decision")?,
                     code,
                     retry_at: retry_at.map(|r| r.0),
                 })
@@ -478,10 +485,10 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for GuaranteeVisitor<T> {
                 }
             }
         }
-        required(version, Object::Guarantee, "schemaVersion")?;
+        required(version, GUARANTEE, "schemaVersion")?;
         let result = GuaranteeResult {
-            settlement: required(settlement, Object::Guarantee, "settlement")?.0,
-            policy: required(policy, Object::Guarantee, "policy")?,
+            settlement: required(settlement, GUARANTEE, "settlement")?.0,
+            policy: required(policy, GUARANTEE, "policy")?,
             impact: impact.unwrap_or_default(),
             recovery: recovery.unwrap_or_default(),
             fields: (),

@@ -7,11 +7,15 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{CAPTURE_SUMMARY_KIND, WindowInfo};
+use super::WindowInfo;
 use crate::Rule;
-use crate::breach::{self, Breach, Object};
+use crate::breach::{self, Breach};
+use crate::object::FieldName;
 use crate::object::{ObjectOf, fields, read_once, required};
 use crate::strict::Integral;
+
+/// The `kind` that marks a capture summary.
+pub(crate) const CAPTURE_SUMMARY_KIND: &str = "capture-summary";
 
 /// The blank-frame verdict of a capture: `{ blank, dominantFraction, dominantIsDark }`.
 ///
@@ -108,7 +112,7 @@ pub struct InvalidFraction(f64);
 
 fields! {
     /// A blank check's fields.
-    pub(crate) enum BlankCheckField for BlankCheck {
+    pub(crate) enum BlankCheckField for "a blank check" requires ["blank", "dominantFraction", "dominantIsDark"] {
         Blank = "blank",
         DominantFraction = "dominantFraction",
         DominantIsDark = "dominantIsDark",
@@ -142,7 +146,7 @@ impl<'de> Deserialize<'de> for BlankCheck {
                         }
                     }
                 }
-                let object = Object::BlankCheck;
+                let object = BlankCheckField::OBJECT;
                 let blank = required(blank, object, "blank")?;
                 let fraction: f64 = required(fraction, object, "dominantFraction")?;
                 let dark = required(dark, object, "dominantIsDark")?;
@@ -425,7 +429,7 @@ impl Serialize for CaptureSummary {
 
 fields! {
     /// A capture summary's fields.
-    pub(crate) enum CaptureField for CaptureSummary {
+    pub(crate) enum CaptureField for "a capture summary" requires ["kind", "width", "height", "encoding", "bytes", "blankCheck"] {
         Kind = "kind",
         Window = "window",
         Handle = "handle",
@@ -498,7 +502,7 @@ impl<'de> Visitor<'de> for CaptureVisitor {
                 }
             }
         }
-        let object = Object::CaptureSummary;
+        let object = CaptureField::OBJECT;
         let kind = required(kind, object, "kind")?;
         if kind != CAPTURE_SUMMARY_KIND {
             return Err(breach::raise_at(

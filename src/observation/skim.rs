@@ -8,9 +8,11 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{CAPTURE_SUMMARY_KIND, Observation, is_inline_base64};
+use super::base64::is_inline_base64;
+use super::capture::CAPTURE_SUMMARY_KIND;
+use super::last::{Observation, ObservationError};
 use crate::JsonObject;
-use crate::strict::MAX_DEPTH;
+use crate::rule::MAX_DEPTH;
 
 /// The visitor methods of the scalars that need no check: none is image data or a capture's
 /// kind.
@@ -207,3 +209,17 @@ impl<'de> Visitor<'de> for Kind<'_> {
 
     scalars_are_not_captures!();
 }
+
+impl<'de> Deserialize<'de> for Observation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if crate::strict::Skimming::active() {
+            // A verdict-only read: checked, not built.
+            check(deserializer)?;
+            return Ok(Observation::Other(JsonObject::new()));
+        }
+        let object = JsonObject::deserialize(deserializer)?;
+        Observation::from_object(object)
+            .map_err(ObservationError::raise)
+    }
+}
+

@@ -5,7 +5,8 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::breach::{self, Object};
+use crate::breach;
+use crate::object::FieldName;
 use crate::object::{fields, read_once, required};
 use crate::strict::Integral;
 
@@ -41,7 +42,7 @@ pub struct WindowInfo {
 
 fields! {
     /// A window's fields.
-    pub(crate) enum WindowField for Window {
+    pub(crate) enum WindowField for "a window" requires ["handle", "title", "className", "processName", "processId", "x", "y", "width", "height"] {
         Handle = "handle",
         Title = "title",
         ClassName = "className",
@@ -201,7 +202,7 @@ impl<'de> serde::de::Visitor<'de> for WindowVisitor {
                 WindowField::Height => read_once(m, &mut height, "height", Integral::new())?,
             }
         }
-        let object = Object::Window;
+        let object = WindowField::OBJECT;
         Ok(WindowInfo {
             handle: required(handle, object, "handle")?,
             title: required(title, object, "title")?,

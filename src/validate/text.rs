@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::lints::{lints_for, unaccounted_lint};
 use super::scan::{self, Verdict};
-use super::{Kind, Report, Validator, skeleton};
-use crate::breach::{Breach, Object};
+use super::{Kind, Report, Validator, closed, skeleton};
+use crate::breach::Breach;
 use crate::guarantee::GuaranteeResult;
 use crate::rule::Finding;
 use crate::strict::Checked;
@@ -105,11 +105,8 @@ impl Validator {
         // The parsed value has merged repeated keys; the text still has them. Keys may not
         // repeat in the contract's own objects; inside a payload, the last one wins.
         let closed = |pointer: &str| match self.kind {
-            Kind::Envelope => matches!(
-                Object::at(pointer),
-                Some(Object::Envelope | Object::Error | Object::Warning)
-            ),
-            Kind::Guarantee => Object::in_guarantee(pointer).is_some(),
+            Kind::Envelope => closed::is_envelope_own(pointer),
+            Kind::Guarantee => closed::in_guarantee(pointer).is_some(),
         };
         let repeated = if maybe_repeated {
             crate::locate::repeated_keys(text, &closed)
