@@ -119,3 +119,14 @@ mod generated {
 pub fn generated_envelope_schema() -> Value {
     schemars::schema_for!(crate::Envelope<serde_json::Value>).to_value()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_schema_file_carries_the_instant_pattern() {
+        assert_eq!(
+            super::guarantee_schema()["properties"]["policy"]["properties"]["retryAt"]["pattern"],
+            crate::guarantee::instant::PATTERN
+        );
+    }
+}

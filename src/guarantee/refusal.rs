@@ -29,9 +29,12 @@ use std::time::SystemTime;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::GuaranteeResult;
+use super::result::GuaranteeResult;
 use super::instant::{self, Rfc3339};
 use crate::category::RetryClass;
+
+/// The problem type of a policy deny, by default (REST answers it as a 422 problem).
+pub const POLICY_DENY_TYPE: &str = "https://agentsfirst.ai/problems/policy-deny";
 
 /// The problem type RFC 9457 gives a problem with no meaning beyond its status.
 pub const ABOUT_BLANK: &str = "about:blank";
@@ -413,7 +416,7 @@ mod tests {
                 Some(kind)
             );
             assert!((400..600).contains(&kind.status()));
-            assert_ne!(kind.problem_type(), crate::guarantee::POLICY_DENY_TYPE);
+            assert_ne!(kind.problem_type(), POLICY_DENY_TYPE);
             let refusal = Refusal::new(kind, "why").with_retry_at(SystemTime::UNIX_EPOCH);
             assert_eq!(Refusal::from_json(&refusal.to_json()), Ok(refusal));
         }

@@ -9,21 +9,15 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::instant::{self, Rfc3339};
-use super::{GuaranteeResult, Impact, InvariantError, Policy, PolicyCode, PolicyDecision};
-use super::{Recovery, SettlementState};
+use super::fields::{CONTRACT_FIELDS, check_fields};
+use super::impact::Impact;
+use super::policy::{Policy, PolicyCode};
+use super::result::{GuaranteeResult, Recovery, SCHEMA_VERSION};
+use super::state::{PolicyDecision, SettlementState};
 use crate::breach::{self, Breach, Object};
 use crate::object::{FieldName, ObjectOf, fields, read_once, required};
 use crate::strict::Integral;
 use crate::{JsonObject, ParseError, Rule};
-
-/// The contract's top-level fields, which the tool's own fields may not use.
-pub(crate) const CONTRACT_FIELDS: &[&str] = &[
-    "schemaVersion",
-    "settlement",
-    "policy",
-    "impact",
-    "recovery",
-];
 
 /// A guarantee result, whose other keys are the tool's own fields.
 pub(crate) const GUARANTEE: Object = Object::new(
@@ -62,45 +56,11 @@ fields! {
     pub(crate) enum RecoveryField for "recovery" requires [] { SuggestedNextTool = "suggestedNextTool" }
 }
 
-/// The members of an RFC 9457 problem, which a policy deny's 422 problem takes for itself:
-/// a tool's own field of one of these names could not ride in it, so none may be built.
-pub(crate) const PROBLEM_MEMBERS: &[&str] = &["type", "title", "status", "detail", "instance"];
-
-/// Checks that `fields` serialize to an object naming none of the contract's fields and, when
-/// `for_every_transport`, none of a problem's members either.
-pub(crate) fn check_fields<U: Serialize>(
-    fields: &U,
-    for_every_transport: bool,
-) -> Result<JsonObject, InvariantError> {
-    let problem = |problem: &str| InvariantError::of(Breach::ToolFields { problem });
-    match serde_json::to_value(fields) {
-        Ok(Value::Object(object)) => {
-            if let Some(key) = object
-                .keys()
-                .find(|k| CONTRACT_FIELDS.contains(&k.as_str()))
-            {
-                return Err(problem(&format!("use the contract's field name `{key}`")));
-            }
-            match object
-                .keys()
-                .find(|k| for_every_transport && PROBLEM_MEMBERS.contains(&k.as_str()))
-            {
-                Some(key) => Err(problem(&format!(
-                    "use the name `{key}`, which a policy deny's problem (RFC 9457) takes for                      itself: the field would be lost from the 422"
-                ))),
-                None => Ok(object),
-            }
-        }
-        Ok(_) => Err(problem("do not serialize to a JSON object")),
-        Err(err) => Err(problem(&format!("do not serialize: {err}"))),
-    }
-}
-
 impl<T: Serialize> Serialize for GuaranteeResult<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let own = check_fields(&self.fields, false).map_err(serde::ser::Error::custom)?;
         let mut out = serializer.serialize_map(None)?;
-        out.serialize_entry("schemaVersion", &super::SCHEMA_VERSION)?;
+        out.serialize_entry("schemaVersion", &SCHEMA_VERSION)?;
         out.serialize_entry("settlement", &SettlementWire(self.settlement))?;
         out.serialize_entry("policy", &self.policy)?;
         if !self.impact.is_empty() {
@@ -239,7 +199,7 @@ impl<'de> Deserialize<'de> for Version {
                 f.write_str("schemaVersion 1")
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Version, E> {
-                if v == super::SCHEMA_VERSION {
+                if v == SCHEMA_VERSION {
                     Ok(Version)
                 } else {
                     Err(Self::refuse(&v))

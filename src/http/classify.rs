@@ -446,7 +446,7 @@ fn not_contract(why: &str) -> RestOutcome {
 /// (`type`, `title`, `status`, `detail`, `instance`), which no tool field may take.
 fn guarantee_members(body: &Value) -> Result<GuaranteeResult, String> {
     let mut members: JsonObject = body.as_object().cloned().unwrap_or_default();
-    for problem in crate::guarantee::wire::PROBLEM_MEMBERS {
+    for problem in crate::guarantee::fields::PROBLEM_MEMBERS {
         members.remove(*problem);
     }
     GuaranteeResult::from_value(&Value::Object(members)).map_err(|err| err.to_string())

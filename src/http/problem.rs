@@ -128,7 +128,7 @@ impl Problem {
         value: Value,
     ) -> Result<Self, ReservedMember> {
         let name = name.into();
-        if crate::guarantee::wire::PROBLEM_MEMBERS.contains(&name.as_str()) {
+        if crate::guarantee::fields::PROBLEM_MEMBERS.contains(&name.as_str()) {
             return Err(ReservedMember(name));
         }
         self.extensions.insert(name, value);

@@ -1,0 +1,133 @@
+//! `policy`: what policy decided ([`PolicyDecision`](super::PolicyDecision)), why
+//! ([`PolicyCode`]) and when to try again.
+
+use std::time::SystemTime;
+
+use super::state::PolicyDecision;
+use crate::code::InvalidCode;
+
+/// A policy code: lowercase words of letters and digits joined by `_` or `-`
+/// (`contact_opted_out`). Open, like error codes: agents fall back to the decision.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PolicyCode(std::borrow::Cow<'static, str>);
+
+/// Whether `s` is a policy code: `^[a-z0-9]+([_-][a-z0-9]+)*$`.
+#[must_use]
+pub const fn is_policy_code(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    if bytes.is_empty() {
+        return false;
+    }
+    let mut i = 0;
+    let mut after_separator = true;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'a'..=b'z' | b'0'..=b'9' => after_separator = false,
+            b'_' | b'-' if !after_separator => after_separator = true,
+            _ => return false,
+        }
+        i += 1;
+    }
+    !after_separator
+}
+
+impl PolicyCode {
+    /// A contact has opted out of messages: a `send_sms` deny, before the provider.
+    pub const CONTACT_OPTED_OUT: PolicyCode = PolicyCode::from_static("contact_opted_out");
+    /// Contact policy (quiet hours, consent, frequency caps) refuses the message.
+    pub const CONTACT_POLICY: PolicyCode = PolicyCode::from_static("contact_policy");
+    /// A campaign's send window is full: the rest is held durably until it reopens.
+    pub const CAMPAIGN_SEND_WINDOW: PolicyCode = PolicyCode::from_static("campaign_send_window");
+    /// A campaign is held for review before any send.
+    pub const CAMPAIGN_HOLD: PolicyCode = PolicyCode::from_static("campaign_hold");
+
+    /// A code from a string literal, checked at compile time in a `const`.
+    ///
+    /// # Panics
+    ///
+    /// If `code` is not a policy code; in a `const` that is a compile error.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::PolicyCode;
+    ///
+    /// const QUIET_HOURS: PolicyCode = PolicyCode::from_static("quiet_hours");
+    /// assert_eq!(QUIET_HOURS.as_str(), "quiet_hours");
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// use agent_tool_result::guarantee::PolicyCode;
+    ///
+    /// const SHOUTED: PolicyCode = PolicyCode::from_static("Quiet Hours");
+    /// let _ = SHOUTED;
+    /// ```
+    #[must_use]
+    pub const fn from_static(code: &'static str) -> Self {
+        assert!(
+            is_policy_code(code),
+            "policy codes are lowercase words joined by _ or -"
+        );
+        PolicyCode(std::borrow::Cow::Borrowed(code))
+    }
+
+    /// A code from any string.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidCode`] when it is not lowercase words joined by `_` or `-`.
+    pub fn new(code: impl Into<std::borrow::Cow<'static, str>>) -> Result<Self, InvalidCode> {
+        let code = code.into();
+        if is_policy_code(&code) {
+            Ok(PolicyCode(code))
+        } else {
+            Err(InvalidCode::policy(&code))
+        }
+    }
+
+    /// The code as a string slice.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for PolicyCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::str::FromStr for PolicyCode {
+    type Err = InvalidCode;
+
+    fn from_str(s: &str) -> Result<Self, InvalidCode> {
+        PolicyCode::new(s.to_owned())
+    }
+}
+
+/// What policy decided: `{ decision, code?, retryAt? }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Policy {
+    pub(super) decision: PolicyDecision,
+    pub(super) code: Option<PolicyCode>,
+    pub(super) retry_at: Option<SystemTime>,
+}
+
+impl Policy {
+    /// The decision.
+    #[must_use]
+    pub fn decision(&self) -> PolicyDecision {
+        self.decision
+    }
+
+    /// Why: present on every deny and defer.
+    #[must_use]
+    pub fn code(&self) -> Option<&PolicyCode> {
+        self.code.as_ref()
+    }
+
+    /// When to try again, if known (a deny or a defer only).
+    #[must_use]
+    pub fn retry_at(&self) -> Option<SystemTime> {
+        self.retry_at
+    }
+}
