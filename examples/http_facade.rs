@@ -13,9 +13,9 @@
 //! ```
 #![allow(dead_code)] // the tests reuse `router` without `main`
 
-use agent_tool_result::http::{
-    BearerGate, Fault, problem_responses, refuse_oversized_head, require_json,
-};
+use agent_tool_result::http::auth::require_json;
+use agent_tool_result::http::layers::{problem_responses, refuse_oversized_head};
+use agent_tool_result::http::{BearerGate, Fault};
 use agent_tool_result::{Envelope, ErrorCode, ToolError};
 use axum::Router;
 use axum::body::Bytes;

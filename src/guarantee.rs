@@ -59,11 +59,11 @@ pub(crate) mod wire;
 use std::time::SystemTime;
 
 pub use impact::Impact;
+pub use invariant::InvariantError;
 pub use policy::{Policy, PolicyCode, is_policy_code};
 pub use refusal::{
     ABOUT_BLANK, Answer, NotARefusal, POLICY_DENY_TYPE, Refusal, RefusalKind, UnknownRefusalKind,
 };
-pub use invariant::InvariantError;
 pub use result::{GuaranteeResult, Recovery, SCHEMA_VERSION};
 pub use state::{PolicyDecision, SettlementState, UnknownName};
 

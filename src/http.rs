@@ -42,62 +42,24 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-mod auth;
-#[cfg(feature = "axum")]
-mod axum_impls;
-mod classify;
-mod fault;
+pub mod auth;
+pub mod classify;
+mod facade;
+pub mod fault;
+pub mod header;
+#[cfg(feature = "replay")]
 mod idempotency;
-mod problem;
-mod rest;
-
-use ::http::header::{CONTENT_TYPE, HeaderValue};
-use ::http::{Response, StatusCode};
-use serde::Serialize;
-
-pub use auth::{BearerGate, Credentials, credentials, require_json};
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
-pub use axum_impls::{MAX_HEADER_BYTES, MAX_URI_BYTES, problem_responses, refuse_oversized_head};
-pub use classify::{
-    ProfileBreach, RestOutcome, classify, classify_parts, classify_with, profile_breaches,
-};
+pub mod layers;
+mod media;
+pub mod problem;
+pub mod rest;
+
+pub use auth::{BearerGate, credentials};
+pub use classify::{RestOutcome, classify};
+pub use facade::envelope_response;
 pub use fault::Fault;
-pub use idempotency::IDEMPOTENT_REPLAYED;
-pub use problem::{NotAnErrorStatus, Problem, ReservedMember};
-pub use rest::{POLICY_DENY_TYPE, ProblemTypes, RestProfile, RetryAfter};
-
-use crate::Envelope;
-
-/// `application/json`: the content type of an envelope.
-pub const APPLICATION_JSON: &str = "application/json";
-
-/// `application/problem+json`: the content type of a problem (RFC 9457).
-pub const APPLICATION_PROBLEM_JSON: &str = "application/problem+json";
-
-/// The 200 response for a call that reached the tool: the bare envelope as
-/// `application/json`, whatever its `ok`.
-///
-/// # Errors
-///
-/// When the envelope does not serialize (its result is not a JSON object).
-pub fn envelope_response<T: Serialize>(
-    envelope: &Envelope<T>,
-) -> Result<Response<Vec<u8>>, serde_json::Error> {
-    let body = envelope.to_json_vec()?;
-    Ok(json_response(StatusCode::OK, APPLICATION_JSON, body))
-}
-
-/// A response with `body` as `content_type`.
-pub(crate) fn json_response(
-    status: StatusCode,
-    content_type: &'static str,
-    body: Vec<u8>,
-) -> Response<Vec<u8>> {
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
-}
+pub use media::{APPLICATION_JSON, APPLICATION_PROBLEM_JSON};
+pub use problem::Problem;
+pub use rest::RestProfile;

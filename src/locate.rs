@@ -4,6 +4,23 @@
 //! iterative, so deep nesting cannot overflow the stack. Where the pointer names something
 //! that is not there (a missing member), the deepest value found on the way is reported.
 
+/// Gives every finding without a position the position of its pointer in `text`.
+pub(crate) fn locate_all(
+    text: &str,
+    findings: Vec<crate::rule::Finding>,
+) -> Vec<crate::rule::Finding> {
+    findings
+        .into_iter()
+        .map(|finding| {
+            if finding.line() > 0 {
+                return finding;
+            }
+            let (line, column) = locate(text, finding.pointer());
+            finding.at(line, column)
+        })
+        .collect()
+}
+
 /// The 1-based line and byte column where the value at `pointer` starts in `text`.
 pub(crate) fn locate(text: &str, pointer: &str) -> (usize, usize) {
     let offset = offset_of(text.as_bytes(), pointer);

@@ -13,12 +13,13 @@ mod skim;
 mod window;
 
 pub use base64::{MAX_INLINE_BASE64, find_base64, is_inline_base64};
-pub(crate) use capture::CAPTURE_SUMMARY_KIND;
 pub use capture::{
     ArtifactOutcome, BlankCheck, CaptureSummary, EmptyArtifactText, InvalidFraction,
 };
-pub(crate) use capture::{BlankCheckField, CaptureField};
+#[cfg(feature = "validate")]
+pub(crate) use capture::{BlankCheckField, CAPTURE_SUMMARY_KIND, CaptureField};
 pub use last::{Observation, ObservationError};
+#[cfg(feature = "validate")]
 pub(crate) use window::WindowField;
 pub use window::WindowInfo;
 
@@ -28,7 +29,8 @@ mod generated {
 
     use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
-    use super::{CAPTURE_SUMMARY_KIND, CaptureSummary, MAX_INLINE_BASE64, Observation};
+    use super::capture::CAPTURE_SUMMARY_KIND;
+    use super::{CaptureSummary, MAX_INLINE_BASE64, Observation};
 
     /// Any JSON value with no `base64` key and no long base64 string anywhere inside.
     struct NoBase64;
@@ -82,4 +84,3 @@ mod generated {
         }
     }
 }
-

@@ -330,7 +330,6 @@ mod tests {
         }
     }
 
-
     #[test]
     fn long_messages_are_cut_on_a_char_boundary() {
         let finding = Finding::new(Rule::FieldType, "", "é".repeat(400));

@@ -29,8 +29,6 @@ mod scan;
 mod skeleton;
 mod text;
 
-pub(crate) use text::locate_all;
-
 /// The outcome of validating one document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {

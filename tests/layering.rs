@@ -3,12 +3,13 @@
 //! Each file is a node. A file depends on another when one of its paths (`use` trees and
 //! paths written in code, from `crate::`, `super::`, `self::` or a child module) names an item
 //! defined there. A name a module only re-exports (`pub use child::Item`) is followed to the
-//! file that defines it, so a façade that re-exports its children does not make each child
-//! depend on its siblings through it. Declaring a module (`mod child;`) is containment, not an
+//! file that defines it (as is a name a parent imports, which its children see), so a façade
+//! that re-exports its children does not make each child depend on its siblings through it. Declaring a module (`mod child;`) is containment, not an
 //! import. The check strips comments and string literals before it reads, and reports each
 //! cycle with the paths that close it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +81,7 @@ fn the_check_reads_use_trees_strings_and_child_modules() {
 #[test]
 fn the_check_reads_inline_modules() {
     let files = [
-        ("lib.rs", "mod a; mod b;"),
+        ("lib.rs", "mod a; mod b; mod c; mod d;"),
         // `super` in an inline test module is the file's own module, not its parent.
         (
             "a.rs",
@@ -90,6 +91,9 @@ fn the_check_reads_inline_modules() {
             "b.rs",
             "pub fn g() {} mod inner { fn h() { super::super::a::f() } }",
         ),
+        // A `use` inside an inline module binds the name there, not in the file's module.
+        ("c.rs", "fn k() {} mod tests { use crate::b::g; }"),
+        ("d.rs", "use crate::c::g;"),
     ];
     let crate_ = Crate::from_texts(&files);
     assert_eq!(
@@ -98,6 +102,16 @@ fn the_check_reads_inline_modules() {
     );
     assert!(
         !crate_.edges["a.rs"].contains_key("lib.rs"),
+        "{:?}",
+        crate_.edges
+    );
+    assert!(
+        crate_.edges["d.rs"].contains_key("c.rs"),
+        "{:?}",
+        crate_.edges
+    );
+    assert!(
+        !crate_.edges["d.rs"].contains_key("b.rs"),
         "{:?}",
         crate_.edges
     );
@@ -113,11 +127,11 @@ fn assert_acyclic(root: &Path, root_file: &str) {
     let cycles = crate_.cycles();
     let mut report = String::new();
     for cycle in &cycles {
-        report.push_str(&format!("\ncycle: {}\n", cycle.join(" -> ")));
+        let _ = writeln!(report, "\ncycle: {}", cycle.join(" -> "));
         for from in cycle {
             for (to, via) in &crate_.edges[from] {
                 if cycle.contains(to) {
-                    report.push_str(&format!("  {from} -> {to} by {}\n", via.join(", ")));
+                    let _ = writeln!(report, "  {from} -> {to} by {}", via.join(", "));
                 }
             }
         }
@@ -210,7 +224,7 @@ impl Crate {
     fn rename(&mut self, from: &str, to: &str) {
         let fix = |name: &mut String| {
             if name == from {
-                *name = to.to_owned();
+                to.clone_into(name);
             }
         };
         for name in self.modules.values_mut() {
@@ -327,29 +341,37 @@ impl Crate {
         let Some(item) = rest.first() else {
             return file;
         };
-        if depth < 16 {
-            if let Some(target) = self.re_export(&file, item) {
-                if let Some(target) = self.absolute(&module, &target) {
-                    let mut target = target;
-                    target.extend(rest[1..].iter().cloned());
-                    return self.resolve(&target, depth + 1);
-                }
-            }
+        if depth < 16
+            && let Some(target) = self.re_export(&file, item)
+            && let Some(mut target) = self.absolute(&module, &target)
+        {
+            target.extend(rest[1..].iter().cloned());
+            return self.resolve(&target, depth + 1);
         }
         file
     }
 
-    /// The path a file re-exports under `name` with `pub use`, if it does.
+    /// The path a file binds `name` to with a `use` (a re-export, or a private import its child
+    /// modules see), if it does.
     fn re_export(&self, file: &str, name: &str) -> Option<Vec<String>> {
         let tokens = &self.tokens[file];
+        // Only a `use` at the file's own level binds a name of its module; one in an inline
+        // module or a function body binds it there.
+        let mut depth = 0usize;
         let mut i = 0;
         while i < tokens.len() {
-            if tokens[i] == "use" && i > 0 && (tokens[i - 1] == "pub" || tokens[i - 1] == ")") {
-                let mut leaves = Vec::new();
-                i = use_tree(tokens, i + 1, &[], &mut leaves);
-                if let Some((path, _)) = leaves.into_iter().find(|(_, alias)| alias == name) {
-                    return Some(path);
+            match tokens[i].as_str() {
+                "{" => depth += 1,
+                "}" => depth = depth.saturating_sub(1),
+                "use" if depth == 0 => {
+                    let mut leaves = Vec::new();
+                    i = use_tree(tokens, i + 1, &[], &mut leaves);
+                    if let Some((path, _)) = leaves.into_iter().find(|(_, alias)| alias == name) {
+                        return Some(path);
+                    }
+                    continue;
                 }
+                _ => {}
             }
             i += 1;
         }

@@ -4,7 +4,8 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
-use agent_tool_result::http::{RestProfile, RetryAfter};
+use agent_tool_result::http::RestProfile;
+use agent_tool_result::http::rest::RetryAfter;
 use serde_json::{Value, json};
 
 fn retry_at() -> SystemTime {
@@ -124,7 +125,8 @@ fn retry_after_as_seconds_and_another_problem_type() {
 #[allow(clippy::too_many_lines)] // one table of cases
 fn responses_are_classified_by_problem_type_and_content_type() {
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
-    use agent_tool_result::http::{RestOutcome, classify, classify_parts};
+    use agent_tool_result::http::classify::classify_parts;
+    use agent_tool_result::http::{RestOutcome, classify};
     use http::{HeaderMap, StatusCode};
 
     let profile = RestProfile::default();
@@ -244,7 +246,8 @@ fn responses_are_classified_by_problem_type_and_content_type() {
 #[test]
 fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
-    use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify};
+    use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+    use agent_tool_result::http::{RestOutcome, classify};
     use agent_tool_result::replay::{
         Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
     };
@@ -345,7 +348,7 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
 #[test]
 fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
-    use agent_tool_result::http::{ProfileBreach, profile_breaches};
+    use agent_tool_result::http::classify::{ProfileBreach, profile_breaches};
     use http::StatusCode;
 
     let profile = RestProfile::default();
@@ -410,7 +413,8 @@ fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
 /// classified result, whatever its name.
 #[test]
 fn no_member_is_lost_between_the_result_and_its_rest_read_back() {
-    use agent_tool_result::http::{RestOutcome, classify, classify_parts};
+    use agent_tool_result::http::classify::classify_parts;
+    use agent_tool_result::http::{RestOutcome, classify};
     use http::{HeaderMap, StatusCode};
 
     for name in ["type", "title", "status", "detail", "instance"] {
@@ -462,7 +466,9 @@ fn no_member_is_lost_between_the_result_and_its_rest_read_back() {
 #[test]
 fn a_producers_own_problem_types_classify() {
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
-    use agent_tool_result::http::{ProblemTypes, RestOutcome, classify_with};
+    use agent_tool_result::http::RestOutcome;
+    use agent_tool_result::http::classify::classify_with;
+    use agent_tool_result::http::rest::ProblemTypes;
 
     let types = ProblemTypes::default()
         .with_policy_deny("https://api.example/problems/denied")
@@ -481,7 +487,7 @@ fn a_producers_own_problem_types_classify() {
     ));
     // Without the producer's types it is only a problem of some type: a fault, no refusal.
     assert!(matches!(
-        agent_tool_result::http::classify_parts(parts.status, &parts.headers, &bytes),
+        agent_tool_result::http::classify::classify_parts(parts.status, &parts.headers, &bytes),
         RestOutcome::Fault { .. }
     ));
     let denied = profile

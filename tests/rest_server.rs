@@ -14,10 +14,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_tool_result::guarantee::RefusalKind;
 use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
-use agent_tool_result::http::{
-    Credentials, Fault, IDEMPOTENT_REPLAYED, RestOutcome, RestProfile, classify, credentials,
-    profile_breaches,
-};
+use agent_tool_result::http::auth::Credentials;
+use agent_tool_result::http::classify::profile_breaches;
+use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+use agent_tool_result::http::{Fault, RestOutcome, RestProfile, classify, credentials};
 use agent_tool_result::replay::{
     Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
 };

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use agent_tool_result::guarantee::{GuaranteeResult, SettlementState};
-use agent_tool_result::http::{RestOutcome, classify_parts, profile_breaches};
+use agent_tool_result::http::RestOutcome;
+use agent_tool_result::http::classify::{classify_parts, profile_breaches};
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde_json::Value;

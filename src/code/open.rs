@@ -356,5 +356,4 @@ mod tests {
         assert_eq!(count("selector-matched-x"), None);
         assert_eq!(count("selector-matched-1-2"), None);
     }
-
 }

@@ -29,8 +29,8 @@ use std::time::SystemTime;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::result::GuaranteeResult;
 use super::instant::{self, Rfc3339};
+use super::result::GuaranteeResult;
 use crate::category::RetryClass;
 
 /// The problem type of a policy deny, by default (REST answers it as a 422 problem).

@@ -8,9 +8,9 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::instant::{self, Rfc3339};
 use super::fields::{CONTRACT_FIELDS, check_fields};
 use super::impact::Impact;
+use super::instant::{self, Rfc3339};
 use super::policy::{Policy, PolicyCode};
 use super::result::{GuaranteeResult, Recovery, SCHEMA_VERSION};
 use super::state::{PolicyDecision, SettlementState};
@@ -288,7 +288,11 @@ impl<'de> Deserialize<'de> for Policy {
                     }
                 }
                 Ok(Policy {
-                    decision: required::<PolicyDecision, _>(decision, PolicyField::OBJECT, "decision")?,
+                    decision: required::<PolicyDecision, _>(
+                        decision,
+                        PolicyField::OBJECT,
+                        "decision",
+                    )?,
                     code,
                     retry_at: retry_at.map(|r| r.0),
                 })

@@ -1,9 +1,11 @@
-//! Reading a request's credentials and content type, and quoting header text.
+//! Reading a request's credentials and content type: [`credentials`], [`require_json`] and the
+//! [`BearerGate`] that answers a missing or refused token with its challenge.
 
 use ::http::HeaderMap;
 use ::http::header::{AUTHORIZATION, CONTENT_TYPE};
 
-use super::Fault;
+use super::fault::Fault;
+use super::header::quoted;
 
 /// What a request's `Authorization` header carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +23,8 @@ pub enum Credentials<'a> {
 /// 11.1), so `bearer abc` and `BEARER abc` are bearer tokens like `Bearer abc`.
 ///
 /// ```
-/// use agent_tool_result::http::{Credentials, credentials};
+/// use agent_tool_result::http::credentials;
+/// use agent_tool_result::http::auth::Credentials;
 /// use http::HeaderMap;
 ///
 /// let mut headers = HeaderMap::new();
@@ -155,7 +158,7 @@ fn is_token68(token: &str) -> bool {
 /// [`Fault::UnsupportedMediaType`] (415) for any other media type, or none.
 ///
 /// ```
-/// use agent_tool_result::http::require_json;
+/// use agent_tool_result::http::auth::require_json;
 /// use http::HeaderMap;
 ///
 /// let mut headers = HeaderMap::new();
@@ -187,23 +190,6 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), Fault> {
         let shown = value.map(|v| quoted(&String::from_utf8_lossy(v.as_bytes())));
         Err(Fault::unsupported_media_type(shown.as_deref()))
     }
-}
-
-/// Text made safe for a quoted-string in a header: quotes and backslashes escaped, anything
-/// that is not printable ASCII replaced.
-pub(crate) fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            ' '..='~' => out.push(c),
-            _ => out.push('?'),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

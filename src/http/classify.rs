@@ -10,7 +10,7 @@ use ::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use ::http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 
-use super::ProblemTypes;
+use super::rest::ProblemTypes;
 use crate::JsonObject;
 use crate::guarantee::{GuaranteeResult, PolicyDecision, Refusal};
 
@@ -122,12 +122,14 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
 }
 
 /// [`classify_parts`] for a producer whose problem types are `types` (as its
-/// [`RestProfile::problem_types`](super::RestProfile::problem_types) or its published
+/// [`RestProfile::problem_types`](super::rest::RestProfile::problem_types) or its published
 /// contract declares them).
 ///
 /// ```
 /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
-/// use agent_tool_result::http::{ProblemTypes, RestOutcome, RestProfile, classify, classify_with};
+/// use agent_tool_result::http::{RestOutcome, RestProfile, classify};
+/// use agent_tool_result::http::classify::classify_with;
+/// use agent_tool_result::http::rest::ProblemTypes;
 ///
 /// let types = ProblemTypes::default().with_policy_deny("https://api.example/problems/denied");
 /// let profile = RestProfile::default().with_problem_types(types.clone());
@@ -381,7 +383,7 @@ pub enum ProfileBreach {
 /// Empty when the response keeps the profile.
 ///
 /// ```
-/// use agent_tool_result::http::{ProfileBreach, profile_breaches};
+/// use agent_tool_result::http::classify::{ProfileBreach, profile_breaches};
 /// use http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
 ///
 /// let mut headers = HeaderMap::new();

@@ -7,8 +7,9 @@ use ::http::header::{ACCEPT, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use ::http::{Response, StatusCode};
 use serde_json::Value;
 
-use super::auth::quoted;
-use super::{APPLICATION_JSON, Problem};
+use super::header::quoted;
+use super::media::APPLICATION_JSON;
+use super::problem::Problem;
 
 /// A fault of the transport or of authentication: the call never reached a tool, so it
 /// answers with a non-200 status and a problem, never an envelope.

@@ -4,7 +4,7 @@ use ::http::{Response, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{APPLICATION_PROBLEM_JSON, json_response};
+use super::media::{APPLICATION_PROBLEM_JSON, json_response};
 use crate::JsonObject;
 
 /// The error for an extension member named like one of a problem's standard members (`type`,

@@ -17,19 +17,20 @@ use ::http::{Response, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{APPLICATION_JSON, APPLICATION_PROBLEM_JSON, Problem};
-use crate::guarantee::{Answer, GuaranteeResult, PolicyDecision, Refusal, RefusalKind};
-
-pub use crate::guarantee::POLICY_DENY_TYPE;
+use super::media::{APPLICATION_JSON, APPLICATION_PROBLEM_JSON, json_response};
+use super::problem::Problem;
+use crate::guarantee::{
+    Answer, GuaranteeResult, POLICY_DENY_TYPE, PolicyDecision, Refusal, RefusalKind,
+};
 
 /// The problem types a producer answers with: the policy deny's and each refusal's, by default
 /// the crate's own. One set serves both sides: the producer's [`RestProfile`] writes them and
-/// the agent's [`classify_with`](super::classify_with) reads them, so a producer with its own
+/// the agent's [`classify_with`](super::classify::classify_with) reads them, so a producer with its own
 /// type URIs is classified as it publishes them.
 ///
 /// ```
 /// use agent_tool_result::guarantee::RefusalKind;
-/// use agent_tool_result::http::ProblemTypes;
+/// use agent_tool_result::http::rest::ProblemTypes;
 ///
 /// let types = ProblemTypes::default()
 ///     .with_policy_deny("https://api.example/problems/contact-policy")
@@ -158,7 +159,7 @@ impl RestProfile {
     }
 
     /// The problem types the profile answers with, for an agent's
-    /// [`classify_with`](super::classify_with).
+    /// [`classify_with`](super::classify::classify_with).
     #[must_use]
     pub fn problem_types(&self) -> &ProblemTypes {
         &self.types
@@ -198,7 +199,7 @@ impl RestProfile {
         let mut response = if status == StatusCode::UNPROCESSABLE_ENTITY {
             self.deny_problem(result)?.into_response()
         } else {
-            super::json_response(status, APPLICATION_JSON, result.to_json()?.into_bytes())
+            json_response(status, APPLICATION_JSON, result.to_json()?.into_bytes())
         };
         self.retry_after(&mut response, result.policy().retry_at());
         debug_assert!(

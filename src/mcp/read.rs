@@ -4,7 +4,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::{COMPLETE, CallToolResult, Content};
+use super::content::Content;
+use super::result::{COMPLETE, CallToolResult};
 use crate::guarantee::GuaranteeResult;
 use crate::{Envelope, JsonObject, ParseError};
 

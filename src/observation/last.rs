@@ -189,4 +189,3 @@ fn inside(pointer: &str) -> String {
         format!(" (at {pointer} inside lastObservation)")
     }
 }
-

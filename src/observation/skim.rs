@@ -218,8 +218,6 @@ impl<'de> Deserialize<'de> for Observation {
             return Ok(Observation::Other(JsonObject::new()));
         }
         let object = JsonObject::deserialize(deserializer)?;
-        Observation::from_object(object)
-            .map_err(ObservationError::raise)
+        Observation::from_object(object).map_err(ObservationError::raise)
     }
 }
-

@@ -4,7 +4,11 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{MAX_KEY_LEN, MCP_ARGUMENT};
+/// The name of the MCP argument that carries the key.
+pub const MCP_ARGUMENT: &str = "idempotencyKey";
+
+/// The longest key accepted, in characters.
+pub const MAX_KEY_LEN: usize = 255;
 
 /// An idempotency key: 1 to 255 printable ASCII characters.
 ///
@@ -29,6 +33,20 @@ pub struct InvalidKey {
 
 impl InvalidKey {
     const MISSING: &'static str = "the call carries none";
+
+    /// A key that is not there at all.
+    #[cfg(feature = "http")]
+    pub(crate) fn missing() -> Self {
+        InvalidKey {
+            why: InvalidKey::MISSING,
+        }
+    }
+
+    /// A key that is malformed, and why.
+    #[cfg(feature = "http")]
+    pub(crate) fn malformed(why: &'static str) -> Self {
+        InvalidKey { why }
+    }
 
     /// Whether there was no key at all, rather than a malformed one.
     #[must_use]
@@ -147,30 +165,6 @@ impl IdempotencyKey {
         let key = IdempotencyKey::from_arguments(arguments);
         arguments.remove(MCP_ARGUMENT);
         key
-    }
-
-    /// The key of a REST call, from its `Idempotency-Key` header.
-    ///
-    /// # Errors
-    ///
-    /// [`InvalidKey`] when the header is absent ([`InvalidKey::is_missing`]), repeated, or
-    /// not a valid sf-string key.
-    #[cfg(feature = "http")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-    pub fn from_headers(headers: &::http::HeaderMap) -> Result<Self, InvalidKey> {
-        let mut values = headers.get_all("idempotency-key").iter();
-        let (Some(value), None) = (values.next(), values.next()) else {
-            let why = if headers.contains_key("idempotency-key") {
-                "the header is repeated"
-            } else {
-                InvalidKey::MISSING
-            };
-            return Err(InvalidKey { why });
-        };
-        let value = value.to_str().map_err(|_| InvalidKey {
-            why: "it holds a character that is not printable ASCII",
-        })?;
-        IdempotencyKey::from_header(value)
     }
 
     /// The JSON Schema of the [`MCP_ARGUMENT`] property, for a guarantee tool's input schema.

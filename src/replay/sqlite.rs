@@ -7,9 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{
-    Begin, DEFAULT_RETENTION, Fingerprint, IdempotencyKey, Ledger, Pending, StoredResponse,
-};
+use super::fingerprint::Fingerprint;
+use super::key::IdempotencyKey;
+use super::ledger::{Begin, DEFAULT_RETENTION, Ledger, Pending, StoredResponse};
 
 /// A ledger in a SQLite file: keys survive the process, so a key begun before a crash is
 /// still listed by [`Ledger::in_flight`] after it.

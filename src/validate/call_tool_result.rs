@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
-use super::{Report, Validator, locate_all};
+use super::{Report, Validator};
 use crate::Rule;
 use crate::document::{Document, TopMembers};
+use crate::locate::locate_all;
 use crate::mcp::{CallToolResult, Content, McpErrorKind};
 use crate::rule::Finding;
 

@@ -58,7 +58,10 @@ mod tests {
     #[test]
     fn objects_are_found_by_pointer() {
         assert_eq!(in_envelope("").map(Object::noun), Some("an envelope"));
-        assert_eq!(in_envelope("/warnings/3").map(Object::noun), Some("a warning"));
+        assert_eq!(
+            in_envelope("/warnings/3").map(Object::noun),
+            Some("a warning")
+        );
         assert_eq!(
             in_envelope("/error/lastObservation/window").map(Object::noun),
             Some("a window")

@@ -11,6 +11,7 @@ use super::scan::{self, Verdict};
 use super::{Kind, Report, Validator, closed, skeleton};
 use crate::breach::Breach;
 use crate::guarantee::GuaranteeResult;
+use crate::locate::locate_all;
 use crate::rule::Finding;
 use crate::strict::Checked;
 use crate::{Envelope, JsonObject, ParseError, Rule};
@@ -204,18 +205,4 @@ impl Validator {
 pub(super) fn skim(text: &str) -> Result<Envelope<SkippedResult>, serde_json::Error> {
     let _skimming = crate::strict::Skimming::start();
     serde_json::from_str(text)
-}
-
-/// Gives every finding without a position the position of its pointer in `text`.
-pub(crate) fn locate_all(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
-    findings
-        .into_iter()
-        .map(|finding| {
-            if finding.line() > 0 {
-                return finding;
-            }
-            let (line, column) = crate::locate::locate(text, finding.pointer());
-            finding.at(line, column)
-        })
-        .collect()
 }

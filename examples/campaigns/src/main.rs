@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use agent_tool_result::http::{BearerGate, Fault, problem_responses, refuse_oversized_head};
+use agent_tool_result::http::layers::{problem_responses, refuse_oversized_head};
+use agent_tool_result::http::{BearerGate, Fault};
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use clap::Parser;

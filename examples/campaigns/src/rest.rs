@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use agent_tool_result::Envelope;
 use agent_tool_result::guarantee::Refusal;
-use agent_tool_result::http::{BearerGate, Fault, RestProfile, require_json};
+use agent_tool_result::http::auth::require_json;
+use agent_tool_result::http::{BearerGate, Fault, RestProfile};
 use agent_tool_result::replay::IdempotencyKey;
 use axum::Router;
 use axum::body::{Body, Bytes};

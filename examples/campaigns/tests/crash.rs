@@ -10,7 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::SettlementState;
-use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify};
+use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+use agent_tool_result::http::{RestOutcome, classify};
 use serde_json::{Value, json};
 use support::{Scratch, Service, numbers, provider_sends};
 

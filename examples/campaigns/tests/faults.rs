@@ -10,7 +10,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::{RefusalKind, SettlementState};
-use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify};
+use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+use agent_tool_result::http::{RestOutcome, classify};
 use serde_json::json;
 use support::{Scratch, Service, numbers, provider_sends};
 

@@ -7,7 +7,9 @@ mod support;
 use std::thread;
 
 use agent_tool_result::guarantee::{RefusalKind, SettlementState};
-use agent_tool_result::http::{IDEMPOTENT_REPLAYED, RestOutcome, classify, profile_breaches};
+use agent_tool_result::http::classify::profile_breaches;
+use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+use agent_tool_result::http::{RestOutcome, classify};
 
 /// The kind of refusal a response reads back as, if it is one.
 fn refused(response: &http::Response<Vec<u8>>) -> Option<RefusalKind> {

@@ -6,7 +6,11 @@ use axum_core::response::{IntoResponse, Response};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use serde::Serialize;
 
-use super::{APPLICATION_PROBLEM_JSON, Fault, Problem, envelope_response};
+use super::facade::envelope_response;
+use super::fault::Fault;
+use super::media::APPLICATION_PROBLEM_JSON;
+use super::problem::Problem;
+use super::rest::RestProfile;
 use crate::Envelope;
 
 /// The longest request target [`refuse_oversized_head`] lets through, in bytes.
@@ -24,7 +28,7 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// layer, after every route and fallback:
 ///
 /// ```
-/// use agent_tool_result::http::problem_responses;
+/// use agent_tool_result::http::layers::problem_responses;
 ///
 /// let app: axum::Router = axum::Router::new()
 ///     .layer(axum::middleware::map_response(problem_responses));
@@ -33,6 +37,10 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// # Panics
 ///
 /// Never: a problem always serializes.
+#[allow(
+    clippy::unused_async,
+    reason = "axum's map_response takes an async function"
+)]
 pub async fn problem_responses(response: Response) -> Response {
     let is_problem = response
         .headers()
@@ -65,7 +73,7 @@ pub async fn problem_responses(response: Response) -> Response {
 /// past the HTTP server's own, larger limits is refused by the server itself, without a body.)
 ///
 /// ```
-/// use agent_tool_result::http::refuse_oversized_head;
+/// use agent_tool_result::http::layers::refuse_oversized_head;
 ///
 /// let app: axum::Router = axum::Router::new()
 ///     .layer(axum::middleware::map_request(refuse_oversized_head));
@@ -74,6 +82,10 @@ pub async fn problem_responses(response: Response) -> Response {
 /// # Errors
 ///
 /// The [`Fault`] (414 or 431) for an oversized head.
+#[allow(
+    clippy::unused_async,
+    reason = "axum's map_request takes an async function"
+)]
 pub async fn refuse_oversized_head<B>(
     request: http::Request<B>,
 ) -> Result<http::Request<B>, Fault> {
@@ -134,7 +146,7 @@ impl IntoResponse for Problem {
 impl<T: Serialize> IntoResponse for crate::guarantee::Answer<T> {
     fn into_response(self) -> Response {
         or_server_error(
-            super::RestProfile::default().answer_response(&self),
+            RestProfile::default().answer_response(&self),
             "the guarantee result",
         )
     }
@@ -143,7 +155,7 @@ impl<T: Serialize> IntoResponse for crate::guarantee::Answer<T> {
 /// The refusal's problem, with `Retry-After` when it says when to call again.
 impl IntoResponse for crate::guarantee::Refusal {
     fn into_response(self) -> Response {
-        super::RestProfile::default()
+        RestProfile::default()
             .refusal_response(&self)
             .map(Body::from)
     }
@@ -154,7 +166,7 @@ impl IntoResponse for crate::guarantee::Refusal {
 impl<T: Serialize> IntoResponse for crate::guarantee::GuaranteeResult<T> {
     fn into_response(self) -> Response {
         or_server_error(
-            super::RestProfile::default().response(&self),
+            RestProfile::default().response(&self),
             "the guarantee result",
         )
     }

@@ -1,0 +1,83 @@
+//! [`Fingerprint`]: what a request is, for telling a replay from a mismatch, over its
+//! arguments in the JSON Canonicalization Scheme ([`canonical_json`]).
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// What a request is, for telling a replay from a mismatch: SHA-256 over the tool's name,
+/// the principal and the arguments in the JSON Canonicalization Scheme (RFC 8785): keys
+/// sorted by their UTF-16 code units, no insignificant whitespace, strings escaped one way and
+/// numbers written as ECMAScript writes a double. Key order, spacing and how a client's JSON
+/// library prints numbers (`1`, `1.0`, `1e0`; `0.0`, `-0.0`) do not matter: a client that
+/// re-encodes its arguments still replays. Integers beyond 2^53 compare as the doubles they
+/// round to, as RFC 8785 (and I-JSON) have it.
+///
+/// ```
+/// use agent_tool_result::replay::Fingerprint;
+/// use serde_json::json;
+///
+/// let a = Fingerprint::of("send_sms", "acct_1", &json!({ "to": "+1555", "body": "hi" }));
+/// let b = Fingerprint::of("send_sms", "acct_1", &json!({ "body": "hi", "to": "+1555" }));
+/// assert_eq!(a, b);
+/// assert_ne!(a, Fingerprint::of("send_sms", "acct_2", &json!({ "to": "+1555", "body": "hi" })));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    /// The fingerprint of a call.
+    #[must_use]
+    pub fn of(tool: &str, principal: &str, arguments: &Value) -> Self {
+        let mut hasher = Sha256::new();
+        for part in [tool, principal] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part.as_bytes());
+        }
+        hasher.update(canonical_json(arguments).as_bytes());
+        Fingerprint(hasher.finalize().into())
+    }
+
+    /// A fingerprint read back from [`Fingerprint::to_hex`].
+    #[must_use]
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(Fingerprint(bytes))
+    }
+
+    /// The fingerprint as 64 lowercase hex digits, for storage.
+    #[must_use]
+    pub fn to_hex(&self) -> String {
+        use std::fmt::Write as _;
+        self.0.iter().fold(String::with_capacity(64), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        })
+    }
+}
+
+/// `value` in the JSON Canonicalization Scheme (RFC 8785): the text a [`Fingerprint`] hashes
+/// after the tool's name and the principal. Print it to see why two calls' arguments differ.
+///
+/// ```
+/// use agent_tool_result::replay::canonical_json;
+/// use serde_json::json;
+///
+/// let args: serde_json::Value = serde_json::from_str(r#"{ "n": 1.0e2, "b": [-0.0, 4.50] }"#)?;
+/// assert_eq!(canonical_json(&args), r#"{"b":[0,4.5],"n":100}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// # Panics
+///
+/// Never: a `Value` holds no NaN, no infinity and no raw text, the only inputs the scheme
+/// refuses.
+#[must_use]
+pub fn canonical_json(value: &Value) -> String {
+    serde_json_canonicalizer::to_string(value).expect("every JSON value has a canonical form")
+}
