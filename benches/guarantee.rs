@@ -64,18 +64,21 @@ struct PlainRecovery {
 }
 
 fn typical() -> GuaranteeResult<Campaign> {
-    GuaranteeResult::deferred(
-        PolicyCode::CAMPAIGN_SEND_WINDOW,
-        Some(UNIX_EPOCH + Duration::from_secs(1_796_115_600)),
-        Impact::new().requested(100).committed(40).deferred(60),
-    )
-    .expect("40 + 60 of 100")
-    .with_next_tool("lookup_marketing_campaigns")
-    .with_fields(Campaign {
-        campaign_id: "cmp_7f3a".into(),
-        name: "December newsletter".into(),
-    })
-    .expect("no contract field")
+    GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(
+            Impact::new()
+                .with_requested(100)
+                .with_committed(40)
+                .with_deferred(60),
+        )
+        .and_then(|held| held.with_retry_at(UNIX_EPOCH + Duration::from_secs(1_796_115_600)))
+        .expect("40 + 60 of 100")
+        .with_next_tool("lookup_marketing_campaigns")
+        .with_fields(Campaign {
+            campaign_id: "cmp_7f3a".into(),
+            name: "December newsletter".into(),
+        })
+        .expect("no contract field")
 }
 
 #[divan::bench]

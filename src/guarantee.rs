@@ -28,13 +28,11 @@
 //!
 //! // A batch: 40 sent now, 60 held durably until the window reopens.
 //! let retry_at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
-//! let held = GuaranteeResult::deferred(
-//!     PolicyCode::CAMPAIGN_SEND_WINDOW,
-//!     Some(retry_at),
-//!     Impact::new().requested(100).committed(40).deferred(60),
-//! )?
-//! .with_next_tool("lookup_marketing_campaigns")
-//! .with_fields(serde_json::json!({ "campaignId": "cmp_7f3a" }))?;
+//! let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+//!     .with_impact(Impact::new().with_requested(100).with_committed(40).with_deferred(60))?
+//!     .with_retry_at(retry_at)?
+//!     .with_next_tool("lookup_marketing_campaigns")
+//!     .with_fields(serde_json::json!({ "campaignId": "cmp_7f3a" }))?;
 //! assert_eq!(held.settlement(), SettlementState::Committed);
 //!
 //! // An agent reads settlement first, then policy.
@@ -64,7 +62,7 @@ pub use policy::{Policy, PolicyCode, is_policy_code};
 pub use refusal::{
     ABOUT_BLANK, Answer, NotARefusal, POLICY_DENY_TYPE, Refusal, RefusalKind, UnknownRefusalKind,
 };
-pub use result::{GuaranteeResult, Recovery, SCHEMA_VERSION};
+pub use result::{GuaranteeResult, SCHEMA_VERSION};
 pub use state::{PolicyDecision, SettlementState, UnknownName};
 
 /// Writes `time` as the contract writes instants (`retryAt`): RFC 3339 in UTC, with

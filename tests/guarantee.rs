@@ -174,28 +174,84 @@ fn every_reader_agrees_on_ten_thousand_mutations() {
 }
 
 #[test]
+fn every_builder_that_could_break_an_invariant_checks_it() {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_115_600);
+    // retryAt rides on a deny or a defer, never on an allow.
+    for allow in [GuaranteeResult::committed(), GuaranteeResult::unknown()] {
+        let err = allow.with_retry_at(at).unwrap_err();
+        assert_eq!(err.rule(), Rule::GuaranteeRetryAtOnDenyOrDefer);
+    }
+    for decided in [
+        GuaranteeResult::denied(PolicyCode::CONTACT_POLICY),
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD),
+    ] {
+        assert_eq!(
+            decided.with_retry_at(at).unwrap().policy().retry_at(),
+            Some(at)
+        );
+    }
+    // A deny counts what it refused, never a send.
+    let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+        .with_impact(Impact::new().with_requested(1).with_denied(1))
+        .unwrap();
+    assert_eq!(denied.impact().and_then(|i| i.denied()), Some(1));
+    let err = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+        .with_impact(Impact::new().with_committed(1))
+        .unwrap_err();
+    assert_eq!(err.rule(), Rule::GuaranteeDenyBeforeProvider);
+    // An unknown keeps what was counted before contact was lost, and stays unknown.
+    let lost = GuaranteeResult::unknown()
+        .with_impact(Impact::new().with_requested(100).with_committed(40))
+        .unwrap()
+        .with_next_tool("lookup_marketing_campaigns");
+    assert_eq!(lost.settlement(), SettlementState::Unknown);
+    assert_eq!(lost.impact().and_then(|i| i.committed()), Some(40));
+    assert_eq!(
+        lost.suggested_next_tool(),
+        Some("lookup_marketing_campaigns")
+    );
+    let wire = lost.to_json().unwrap();
+    let read = GuaranteeResult::<serde_json::Value>::from_json(&wire).unwrap();
+    assert_eq!(read.impact().and_then(|i| i.requested()), Some(100));
+    // A defer's settlement follows its counts, set in any order with its retry time.
+    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_retry_at(at)
+        .unwrap()
+        .with_impact(Impact::new().with_requested(2).with_deferred(2))
+        .unwrap();
+    assert_eq!(held.settlement(), SettlementState::Committed);
+    let released = held.with_impact(Impact::new().with_requested(2)).unwrap();
+    assert_eq!(released.settlement(), SettlementState::NotStarted);
+    assert_eq!(released.suggested_next_tool(), None);
+}
+
+#[test]
 fn constructors_cannot_build_a_broken_result() {
     let deny = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
     assert_eq!(deny.settlement(), SettlementState::NotStarted);
     assert!(deny.is_deny());
-    let over = GuaranteeResult::committed(Impact::new().requested(2).committed(3));
+    let over =
+        GuaranteeResult::committed().with_impact(Impact::new().with_requested(2).with_committed(3));
     assert_eq!(
         over.unwrap_err().rule(),
         Rule::GuaranteeImpactWithinRequested
     );
-    let held = GuaranteeResult::deferred(
-        PolicyCode::CAMPAIGN_SEND_WINDOW,
-        None,
-        Impact::new().requested(10).committed(4).deferred(6),
-    )
-    .unwrap();
+    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(
+            Impact::new()
+                .with_requested(10)
+                .with_committed(4)
+                .with_deferred(6),
+        )
+        .unwrap();
     assert_eq!(
         held.settlement(),
         SettlementState::Committed,
         "a partial send with a hold"
     );
-    let waiting =
-        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD, None, Impact::new()).unwrap();
+    let waiting = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD)
+        .with_impact(Impact::new())
+        .unwrap();
     assert_eq!(waiting.settlement(), SettlementState::NotStarted);
     let collision = GuaranteeResult::unknown().with_fields(json!({ "policy": 1 }));
     assert_eq!(collision.unwrap_err().rule(), Rule::ToolResultType);
@@ -227,27 +283,33 @@ fn wire_forms_of_each_outcome() {
         ),
         (
             "deny-until",
-            GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at)
+            GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+                .with_retry_at(retry_at)
+                .expect("a deny takes a retry time")
                 .to_json()
                 .unwrap(),
         ),
         (
             "partial-send-held",
-            GuaranteeResult::deferred(
-                PolicyCode::CAMPAIGN_SEND_WINDOW,
-                Some(retry_at),
-                Impact::new().requested(100).committed(40).deferred(60),
-            )
-            .unwrap()
-            .with_next_tool("lookup_marketing_campaigns")
-            .with_fields(json!({ "campaignId": "cmp_7f3a" }))
-            .unwrap()
-            .to_json()
-            .unwrap(),
+            GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+                .with_impact(
+                    Impact::new()
+                        .with_requested(100)
+                        .with_committed(40)
+                        .with_deferred(60),
+                )
+                .and_then(|held| held.with_retry_at(retry_at))
+                .unwrap()
+                .with_next_tool("lookup_marketing_campaigns")
+                .with_fields(json!({ "campaignId": "cmp_7f3a" }))
+                .unwrap()
+                .to_json()
+                .unwrap(),
         ),
         (
             "committed",
-            GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+            GuaranteeResult::committed()
+                .with_impact(Impact::new().with_requested(1).with_committed(1))
                 .unwrap()
                 .with_fields(json!({ "messageId": "msg_1" }))
                 .unwrap()

@@ -314,16 +314,21 @@ fn every_answer_of_a_guarantee_tool_conforms_to_its_output_schema() {
         )
     };
     answers.push(with(
-        GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap(),
+        GuaranteeResult::committed()
+            .with_impact(Impact::new().with_requested(1).with_committed(1))
+            .unwrap(),
     ));
     answers.push(with(
-        GuaranteeResult::deferred(
-            PolicyCode::CAMPAIGN_SEND_WINDOW,
-            Some(at),
-            Impact::new().requested(3).committed(1).deferred(2),
-        )
-        .unwrap()
-        .with_next_tool("lookup_sms"),
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+            .with_impact(
+                Impact::new()
+                    .with_requested(3)
+                    .with_committed(1)
+                    .with_deferred(2),
+            )
+            .and_then(|held| held.with_retry_at(at))
+            .unwrap()
+            .with_next_tool("lookup_sms"),
     ));
     answers.push(with(
         GuaranteeResult::unknown().with_next_tool("lookup_sms"),
@@ -336,10 +341,11 @@ fn every_answer_of_a_guarantee_tool_conforms_to_its_output_schema() {
         )
     };
     answers.push(bare(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)));
-    answers.push(bare(GuaranteeResult::denied_until(
-        PolicyCode::CONTACT_POLICY,
-        at,
-    )));
+    answers.push(bare(
+        GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+            .with_retry_at(at)
+            .expect("a deny takes a retry time"),
+    ));
     answers.push(bare(GuaranteeResult::unknown()));
     for kind in RefusalKind::ALL {
         answers.push(Answer::Refused(Refusal::new(kind, "why")));

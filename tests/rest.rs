@@ -14,18 +14,26 @@ fn retry_at() -> SystemTime {
 
 #[test]
 fn each_outcome_has_its_status_content_type_and_headers() {
-    let settled = GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap();
-    let held = GuaranteeResult::deferred(
-        PolicyCode::CAMPAIGN_SEND_WINDOW,
-        Some(retry_at()),
-        Impact::new().requested(100).committed(40).deferred(60),
-    )
-    .unwrap()
-    .with_fields(json!({ "campaignId": "cmp_7f3a" }))
-    .unwrap();
-    let waiting =
-        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD, None, Impact::new()).unwrap();
-    let denied = GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at());
+    let settled = GuaranteeResult::committed()
+        .with_impact(Impact::new().with_requested(1).with_committed(1))
+        .unwrap();
+    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(
+            Impact::new()
+                .with_requested(100)
+                .with_committed(40)
+                .with_deferred(60),
+        )
+        .and_then(|held| held.with_retry_at(retry_at()))
+        .unwrap()
+        .with_fields(json!({ "campaignId": "cmp_7f3a" }))
+        .unwrap();
+    let waiting = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD)
+        .with_impact(Impact::new())
+        .unwrap();
+    let denied = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+        .with_retry_at(retry_at())
+        .expect("a deny takes a retry time");
     let profile = RestProfile::default();
     let cases: Vec<(GuaranteeResult<Value>, u16, &str, Option<&str>)> = vec![
         (
@@ -100,7 +108,9 @@ fn strip_problem(mut body: Value) -> Value {
 #[test]
 fn retry_after_as_seconds_and_another_problem_type() {
     let soon = SystemTime::now() + Duration::from_secs(3_600);
-    let denied = GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, soon);
+    let denied = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+        .with_retry_at(soon)
+        .expect("a deny takes a retry time");
     let profile = RestProfile::default()
         .with_retry_after(RetryAfter::DelaySeconds)
         .with_problem_type("https://example.com/problems/deny");
@@ -130,14 +140,21 @@ fn responses_are_classified_by_problem_type_and_content_type() {
     use http::{HeaderMap, StatusCode};
 
     let profile = RestProfile::default();
-    let denied = GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at());
-    let held = GuaranteeResult::deferred(
-        PolicyCode::CAMPAIGN_SEND_WINDOW,
-        Some(retry_at()),
-        Impact::new().requested(10).committed(4).deferred(6),
-    )
-    .unwrap();
-    let settled = GuaranteeResult::committed(Impact::new().committed(1)).unwrap();
+    let denied = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+        .with_retry_at(retry_at())
+        .expect("a deny takes a retry time");
+    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(
+            Impact::new()
+                .with_requested(10)
+                .with_committed(4)
+                .with_deferred(6),
+        )
+        .and_then(|held| held.with_retry_at(retry_at()))
+        .unwrap();
+    let settled = GuaranteeResult::committed()
+        .with_impact(Impact::new().with_committed(1))
+        .unwrap();
 
     // The profile's own responses read back to their outcomes.
     match classify(&profile.response(&denied).unwrap()) {
@@ -263,12 +280,15 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
         Some(RefusalKind::KeyInFlight)
     );
 
-    let held = GuaranteeResult::deferred(
-        PolicyCode::CAMPAIGN_SEND_WINDOW,
-        Some(retry_at()),
-        Impact::new().requested(100).committed(40).deferred(60),
-    )
-    .unwrap();
+    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(
+            Impact::new()
+                .with_requested(100)
+                .with_committed(40)
+                .with_deferred(60),
+        )
+        .and_then(|held| held.with_retry_at(retry_at()))
+        .unwrap();
     let first = RestProfile::default().response(&held).unwrap();
     assert_eq!(first.status(), 202);
     ledger
@@ -353,14 +373,16 @@ fn profile_breaches_are_empty_for_the_profile_and_name_each_trap() {
 
     let profile = RestProfile::default();
     let results = [
-        GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap(),
-        GuaranteeResult::deferred(
-            PolicyCode::CAMPAIGN_SEND_WINDOW,
-            Some(retry_at()),
-            Impact::new(),
-        )
-        .unwrap(),
-        GuaranteeResult::denied_until(PolicyCode::CONTACT_POLICY, retry_at()),
+        GuaranteeResult::committed()
+            .with_impact(Impact::new().with_requested(1).with_committed(1))
+            .unwrap(),
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+            .with_impact(Impact::new())
+            .and_then(|held| held.with_retry_at(retry_at()))
+            .unwrap(),
+        GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+            .with_retry_at(retry_at())
+            .expect("a deny takes a retry time"),
         GuaranteeResult::unknown().with_next_tool("lookup_marketing_campaigns"),
     ];
     for result in &results {
@@ -423,7 +445,8 @@ fn no_member_is_lost_between_the_result_and_its_rest_read_back() {
             .unwrap_err();
         assert!(refused.to_string().contains(name), "{refused}");
         assert!(
-            GuaranteeResult::committed(Impact::new())
+            GuaranteeResult::committed()
+                .with_impact(Impact::new())
                 .unwrap()
                 .with_fields(json!({ name: "x" }))
                 .is_err(),
@@ -433,8 +456,12 @@ fn no_member_is_lost_between_the_result_and_its_rest_read_back() {
     // Each answer, its tool fields read back whole over REST.
     let fields = json!({ "campaignId": "cmp_1", "ok": false, "note": { "type": "nested" } });
     let results = [
-        GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap(),
-        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD, Some(retry_at()), Impact::new())
+        GuaranteeResult::committed()
+            .with_impact(Impact::new().with_requested(1).with_committed(1))
+            .unwrap(),
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD)
+            .with_impact(Impact::new())
+            .and_then(|held| held.with_retry_at(retry_at()))
             .unwrap(),
         GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT),
         GuaranteeResult::unknown(),

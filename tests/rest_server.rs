@@ -80,17 +80,22 @@ async fn call(
         }
         "send_sms" => {
             app.sends.fetch_add(1, Ordering::SeqCst);
-            GuaranteeResult::committed(Impact::new().requested(1).committed(1)).unwrap()
+            GuaranteeResult::committed()
+                .with_impact(Impact::new().with_requested(1).with_committed(1))
+                .unwrap()
         }
         _ => {
             app.sends.fetch_add(40, Ordering::SeqCst);
-            GuaranteeResult::deferred(
-                PolicyCode::CAMPAIGN_SEND_WINDOW,
-                Some(retry_at()),
-                Impact::new().requested(100).committed(40).deferred(60),
-            )
-            .unwrap()
-            .with_next_tool("lookup_marketing_campaigns")
+            GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+                .with_impact(
+                    Impact::new()
+                        .with_requested(100)
+                        .with_committed(40)
+                        .with_deferred(60),
+                )
+                .and_then(|held| held.with_retry_at(retry_at()))
+                .unwrap()
+                .with_next_tool("lookup_marketing_campaigns")
         }
     };
     let response = RestProfile::default().response(&result).unwrap();

@@ -280,7 +280,8 @@ mod guarantee_tools {
                 Ok(SmsArgs { to }) if to == "+15550100" => {
                     GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
                 }
-                _ => GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+                _ => GuaranteeResult::committed()
+                    .with_impact(Impact::new().with_requested(1).with_committed(1))
                     .expect("one of one"),
             }
         }
@@ -288,17 +289,19 @@ mod guarantee_tools {
         /// Sends a batch up to the window's cap and holds the rest durably.
         #[tool(output_schema = GuaranteeResult::<Campaign>::rmcp_output_schema())]
         async fn send_campaign_batch(&self) -> GuaranteeResult<Campaign> {
-            GuaranteeResult::deferred(
-                PolicyCode::CAMPAIGN_SEND_WINDOW,
-                None,
-                Impact::new().requested(100).committed(40).deferred(60),
-            )
-            .expect("40 + 60 of 100")
-            .with_next_tool("lookup_marketing_campaigns")
-            .with_fields(Campaign {
-                campaign_id: "cmp_7f3a".into(),
-            })
-            .expect("no contract field")
+            GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+                .with_impact(
+                    Impact::new()
+                        .with_requested(100)
+                        .with_committed(40)
+                        .with_deferred(60),
+                )
+                .expect("40 + 60 of 100")
+                .with_next_tool("lookup_marketing_campaigns")
+                .with_fields(Campaign {
+                    campaign_id: "cmp_7f3a".into(),
+                })
+                .expect("no contract field")
         }
     }
 
@@ -348,7 +351,7 @@ mod guarantee_tools {
         );
         let read = GuaranteeResult::<Campaign>::from_rmcp(&held).unwrap();
         assert_eq!(read.fields().campaign_id, "cmp_7f3a");
-        assert_eq!(read.impact().unwrap().get_deferred(), Some(60));
+        assert_eq!(read.impact().unwrap().deferred(), Some(60));
         let validator = jsonschema::draft202012::new(&schema_of("send_campaign_batch")).unwrap();
         assert!(validator.is_valid(&held.structured_content.clone().unwrap()));
 

@@ -91,7 +91,7 @@ fn describe(outcome: &RestOutcome) -> String {
             result.settlement().next_step(),
             result.policy().decision().next_step()
         );
-        if let Some(tool) = result.recovery().and_then(|r| r.suggested_next_tool()) {
+        if let Some(tool) = result.suggested_next_tool() {
             let _ = write!(line, " Next tool: {tool}.");
         }
         line

@@ -5,9 +5,9 @@
 /// ```
 /// use agent_tool_result::guarantee::Impact;
 ///
-/// let impact = Impact::new().requested(100).committed(40).deferred(60);
-/// assert_eq!(impact.get_committed(), Some(40));
-/// assert_eq!(impact.get_failed(), None);
+/// let impact = Impact::new().with_requested(100).with_committed(40).with_deferred(60);
+/// assert_eq!(impact.committed(), Some(40));
+/// assert_eq!(impact.failed(), None);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Impact {
@@ -19,19 +19,19 @@ pub struct Impact {
 }
 
 macro_rules! counts {
-    ($($field:ident, $getter:ident, $doc:literal;)+) => {
+    ($($field:ident, $setter:ident, $doc:literal;)+) => {
         impl Impact {
             $(
                 #[doc = concat!("Sets how many recipients ", $doc, ".")]
                 #[must_use]
-                pub fn $field(mut self, count: u64) -> Self {
+                pub fn $setter(mut self, count: u64) -> Self {
                     self.$field = Some(count);
                     self
                 }
 
                 #[doc = concat!("How many recipients ", $doc, ", if known.")]
                 #[must_use]
-                pub fn $getter(&self) -> Option<u64> {
+                pub fn $field(&self) -> Option<u64> {
                     self.$field
                 }
             )+
@@ -40,11 +40,11 @@ macro_rules! counts {
 }
 
 counts! {
-    requested, get_requested, "the command asked for";
-    committed, get_committed, "were handed to the provider";
-    deferred, get_deferred, "are held durably for later";
-    denied, get_denied, "policy refused";
-    failed, get_failed, "failed at the provider";
+    requested, with_requested, "the command asked for";
+    committed, with_committed, "were handed to the provider";
+    deferred, with_deferred, "are held durably for later";
+    denied, with_denied, "policy refused";
+    failed, with_failed, "failed at the provider";
 }
 
 impl Impact {

@@ -16,18 +16,11 @@ use crate::breach::Breach;
 /// The one `schemaVersion` this crate reads and writes.
 pub const SCHEMA_VERSION: u64 = 1;
 
-/// What the agent may call next: `{ suggestedNextTool? }`.
+/// What the agent may call next: `{ suggestedNextTool? }`, read through
+/// [`GuaranteeResult::suggested_next_tool`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Recovery {
+pub(crate) struct Recovery {
     pub(super) suggested_next_tool: Option<String>,
-}
-
-impl Recovery {
-    /// The tool to call next (often `lookup_marketing_campaigns` after a defer).
-    #[must_use]
-    pub fn suggested_next_tool(&self) -> Option<&str> {
-        self.suggested_next_tool.as_deref()
-    }
 }
 
 /// A guarantee tool's result: `{ schemaVersion: 1, settlement, policy, impact?, recovery?,
@@ -45,114 +38,61 @@ pub struct GuaranteeResult<T = JsonObject> {
     pub(super) fields: T,
 }
 
+/// The constructors name the decision and take only what it needs; what a result may carry
+/// besides is added with a `with_*` builder, and every builder that could break an invariant
+/// checks it.
 impl GuaranteeResult<JsonObject> {
-    /// Allowed and done: `committed`, with the counts.
-    ///
-    /// # Errors
-    ///
-    /// [`InvariantError`] when the counts exceed `requested`.
-    pub fn committed(impact: Impact) -> Result<Self, InvariantError> {
-        GuaranteeResult::checked(
-            SettlementState::Committed,
-            PolicyDecision::Allow,
-            None,
-            None,
-            impact,
-        )
+    /// Allowed and done: `committed`. Add the counts with [`with_impact`](Self::with_impact).
+    #[must_use]
+    pub fn committed() -> Self {
+        GuaranteeResult::build(SettlementState::Committed, PolicyDecision::Allow, None)
     }
 
-    /// Denied by policy before the provider: `not_started`, nothing committed.
+    /// Denied by policy before the provider: `not_started`, nothing committed. Add when to
+    /// try again with [`with_retry_at`](Self::with_retry_at), and the counts (requested,
+    /// denied) with [`with_impact`](Self::with_impact).
     #[must_use]
     pub fn denied(code: PolicyCode) -> Self {
         GuaranteeResult::build(
             SettlementState::NotStarted,
             PolicyDecision::Deny,
             Some(code),
-            None,
-            Impact::new(),
         )
     }
 
-    /// Denied by policy until `retry_at`.
+    /// Deferred by policy: `not_started` until [`with_impact`](Self::with_impact) counts a
+    /// part sent now or held durably, which makes it `committed` (the command took effect).
+    /// Add when the hold is released with [`with_retry_at`](Self::with_retry_at).
     #[must_use]
-    pub fn denied_until(code: PolicyCode, retry_at: SystemTime) -> Self {
+    pub fn deferred(code: PolicyCode) -> Self {
         GuaranteeResult::build(
             SettlementState::NotStarted,
-            PolicyDecision::Deny,
-            Some(code),
-            Some(retry_at),
-            Impact::new(),
-        )
-    }
-
-    /// Deferred by policy, maybe with part sent now: `committed` when anything was sent or is
-    /// held durably (the command took effect), `not_started` otherwise.
-    ///
-    /// # Errors
-    ///
-    /// [`InvariantError`] when the counts exceed `requested`.
-    pub fn deferred(
-        code: PolicyCode,
-        retry_at: Option<SystemTime>,
-        impact: Impact,
-    ) -> Result<Self, InvariantError> {
-        let took_effect = impact.committed.unwrap_or(0) > 0 || impact.deferred.unwrap_or(0) > 0;
-        let settlement = if took_effect {
-            SettlementState::Committed
-        } else {
-            SettlementState::NotStarted
-        };
-        GuaranteeResult::checked(
-            settlement,
             PolicyDecision::Defer,
             Some(code),
-            retry_at,
-            impact,
         )
     }
 
-    /// The outcome is not known (the process stopped between the provider and the record):
-    /// re-query by id before anything else.
+    /// The outcome is not known (contact was lost between the provider and the record):
+    /// re-query by id before anything else. Add what was counted before contact was lost with
+    /// [`with_impact`](Self::with_impact).
     #[must_use]
     pub fn unknown() -> Self {
-        GuaranteeResult::build(
-            SettlementState::Unknown,
-            PolicyDecision::Allow,
-            None,
-            None,
-            Impact::new(),
-        )
-    }
-
-    fn checked(
-        settlement: SettlementState,
-        decision: PolicyDecision,
-        code: Option<PolicyCode>,
-        retry_at: Option<SystemTime>,
-        impact: Impact,
-    ) -> Result<Self, InvariantError> {
-        let result = GuaranteeResult::build(settlement, decision, code, retry_at, impact);
-        match result.breach() {
-            Some(breach) => Err(InvariantError::of(breach)),
-            None => Ok(result),
-        }
+        GuaranteeResult::build(SettlementState::Unknown, PolicyDecision::Allow, None)
     }
 
     fn build(
         settlement: SettlementState,
         decision: PolicyDecision,
         code: Option<PolicyCode>,
-        retry_at: Option<SystemTime>,
-        impact: Impact,
     ) -> Self {
         GuaranteeResult {
             settlement,
             policy: Policy {
                 decision,
                 code,
-                retry_at,
+                retry_at: None,
             },
-            impact,
+            impact: Impact::new(),
             recovery: Recovery::default(),
             fields: JsonObject::new(),
         }
@@ -160,11 +100,65 @@ impl GuaranteeResult<JsonObject> {
 }
 
 impl<T> GuaranteeResult<T> {
+    /// Sets the counts. A defer that counts a part sent now or held durably is `committed`
+    /// (the command took effect), one that counts neither `not_started`.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, SettlementState};
+    ///
+    /// let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+    ///     .with_impact(Impact::new().with_requested(100).with_committed(40).with_deferred(60))?;
+    /// assert_eq!(held.settlement(), SettlementState::Committed);
+    ///
+    /// // Counted before contact was lost: 40 sent, the rest not known.
+    /// let lost = GuaranteeResult::unknown().with_impact(Impact::new().with_requested(100).with_committed(40))?;
+    /// assert_eq!(lost.impact().and_then(|i| i.committed()), Some(40));
+    ///
+    /// let err = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+    ///     .with_impact(Impact::new().with_committed(1))
+    ///     .unwrap_err();
+    /// assert_eq!(err.rule().as_str(), "guarantee-deny-before-provider");
+    /// # Ok::<(), agent_tool_result::guarantee::InvariantError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvariantError`] when the counts exceed `requested`, or count sends on a deny.
+    pub fn with_impact(mut self, impact: Impact) -> Result<Self, InvariantError> {
+        if self.policy.decision == PolicyDecision::Defer {
+            let took_effect = impact.committed.unwrap_or(0) > 0 || impact.deferred.unwrap_or(0) > 0;
+            self.settlement = if took_effect {
+                SettlementState::Committed
+            } else {
+                SettlementState::NotStarted
+            };
+        }
+        self.impact = impact;
+        self.checked()
+    }
+
+    /// Sets `policy.retryAt`, when to try again: on a deny or a defer only.
+    ///
+    /// # Errors
+    ///
+    /// [`InvariantError`] on an allow (a committed or unknown result).
+    pub fn with_retry_at(mut self, retry_at: SystemTime) -> Result<Self, InvariantError> {
+        self.policy.retry_at = Some(retry_at);
+        self.checked()
+    }
+
     /// Sets `recovery.suggestedNextTool`.
     #[must_use]
     pub fn with_next_tool(mut self, tool: impl Into<String>) -> Self {
         self.recovery.suggested_next_tool = Some(tool.into());
         self
+    }
+
+    fn checked(self) -> Result<Self, InvariantError> {
+        match self.breach() {
+            Some(breach) => Err(InvariantError::of(breach)),
+            None => Ok(self),
+        }
     }
 
     /// Sets the tool's own fields (`campaignId`, ...), checked to serialize to an object that
@@ -208,19 +202,23 @@ impl<T> GuaranteeResult<T> {
         (!self.impact.is_empty()).then_some(&self.impact)
     }
 
-    /// What to call next, if anything is suggested.
+    /// The tool to call next, if one is suggested (often `lookup_marketing_campaigns` after
+    /// a defer).
     #[must_use]
-    pub fn recovery(&self) -> Option<&Recovery> {
-        self.recovery
-            .suggested_next_tool
-            .is_some()
-            .then_some(&self.recovery)
+    pub fn suggested_next_tool(&self) -> Option<&str> {
+        self.recovery.suggested_next_tool.as_deref()
     }
 
     /// The tool's own fields.
     #[must_use]
     pub fn fields(&self) -> &T {
         &self.fields
+    }
+
+    /// The tool's own fields, taken out.
+    #[must_use]
+    pub fn into_fields(self) -> T {
+        self.fields
     }
 
     /// Whether the result is a policy deny: `isError` over MCP, 422 over REST.

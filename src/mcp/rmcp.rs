@@ -243,7 +243,7 @@ impl IntoCallToolResult for Refusal {
 /// // What a `#[tool]` function body does with them:
 /// fn send_sms(args: KeyedParameters<SmsArgs>) -> Answer {
 ///     args.run(|_key, SmsArgs { to: _ }| {
-///         GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+///         GuaranteeResult::committed().with_impact(Impact::new().with_requested(1).with_committed(1))
 ///             .expect("one of one")
 ///             .into()
 ///     })

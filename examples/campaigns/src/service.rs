@@ -323,7 +323,8 @@ impl Service {
         match sent() {
             Ok(false) => self.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)),
             Ok(true) => self.response(
-                &GuaranteeResult::committed(Impact::new().requested(1).committed(1))
+                &GuaranteeResult::committed()
+                    .with_impact(Impact::new().with_requested(1).with_committed(1))
                     .expect("one of one")
                     .with_fields(fields)
                     .expect("an id is no contract field"),
@@ -393,17 +394,15 @@ impl Service {
             self.send_one(id, phone, &args.message)?;
         }
         let impact = Impact::new()
-            .requested(recipients.len() as u64)
-            .committed(created.claimed.len() as u64)
-            .deferred(created.held)
-            .denied(created.denied);
+            .with_requested(recipients.len() as u64)
+            .with_committed(created.claimed.len() as u64)
+            .with_deferred(created.held)
+            .with_denied(created.denied);
         let result = match created.next_attempt_ms {
-            Some(next) => GuaranteeResult::deferred(
-                PolicyCode::CAMPAIGN_SEND_WINDOW,
-                Some(instant(next)),
-                impact,
-            ),
-            None => GuaranteeResult::committed(impact),
+            Some(next) => GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+                .with_impact(impact)
+                .and_then(|held| held.with_retry_at(instant(next))),
+            None => GuaranteeResult::committed().with_impact(impact),
         };
         Ok(Some(result.expect("the counts add up to requested")))
     }

@@ -85,15 +85,15 @@ async fn a_fresh_session_reads_the_counts_the_first_one_left() {
     let impact = result.impact().unwrap();
     assert_eq!(
         (
-            impact.get_requested(),
-            impact.get_committed(),
-            impact.get_deferred(),
-            impact.get_denied()
+            impact.requested(),
+            impact.committed(),
+            impact.deferred(),
+            impact.denied()
         ),
         (Some(8), Some(5), Some(2), Some(1))
     );
     assert_eq!(
-        result.recovery().and_then(|r| r.suggested_next_tool()),
+        result.suggested_next_tool(),
         Some("lookup_marketing_campaigns")
     );
     let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();

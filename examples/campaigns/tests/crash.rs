@@ -92,7 +92,7 @@ fn kill_mid_batch(after_sends: usize) {
         result.settlement()
     );
     assert_eq!(
-        result.recovery().and_then(|r| r.suggested_next_tool()),
+        result.suggested_next_tool(),
         Some("lookup_marketing_campaigns")
     );
     let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();

@@ -48,7 +48,7 @@ fn a_disk_that_fills_mid_batch_is_recovered_without_a_restart() {
         .expect("an answer after a provider call names the operation")
         .to_owned();
     assert_eq!(
-        result.recovery().and_then(|r| r.suggested_next_tool()),
+        result.suggested_next_tool(),
         Some("lookup_marketing_campaigns")
     );
     let before = provider_sends(&scratch.db()).len();

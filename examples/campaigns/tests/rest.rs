@@ -140,16 +140,12 @@ fn a_held_batch_answers_202_and_the_service_sends_the_rest_as_windows_open() {
     assert_eq!(retry_at, result.policy().retry_at());
     let impact = result.impact().unwrap();
     assert_eq!(
-        impact.get_requested(),
+        impact.requested(),
         Some(6),
         "a number listed twice is one recipient"
     );
     assert_eq!(
-        (
-            impact.get_committed(),
-            impact.get_deferred(),
-            impact.get_denied()
-        ),
+        (impact.committed(), impact.deferred(), impact.denied()),
         (Some(2), Some(3), Some(1))
     );
     let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
