@@ -36,7 +36,7 @@
 //! assert_eq!(response.status(), 200);
 //! assert_eq!(response.headers()["content-type"], "application/json");
 //!
-//! let fault = Fault::unknown_tool("delete_everything").into_response();
+//! let fault = Fault::unknown_tool("delete_everything").into_http_response();
 //! assert_eq!(fault.status(), 404);
 //! assert_eq!(fault.headers()["content-type"], "application/problem+json");
 //! # Ok::<(), serde_json::Error>(())

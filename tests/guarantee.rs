@@ -194,7 +194,7 @@ fn every_builder_that_could_break_an_invariant_checks_it() {
     let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
         .with_impact(Impact::new().with_requested(1).with_denied(1))
         .unwrap();
-    assert_eq!(denied.impact().and_then(|i| i.denied()), Some(1));
+    assert_eq!(denied.impact().and_then(Impact::denied), Some(1));
     let err = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
         .with_impact(Impact::new().with_committed(1))
         .unwrap_err();
@@ -205,14 +205,14 @@ fn every_builder_that_could_break_an_invariant_checks_it() {
         .unwrap()
         .with_next_tool("lookup_marketing_campaigns");
     assert_eq!(lost.settlement(), SettlementState::Unknown);
-    assert_eq!(lost.impact().and_then(|i| i.committed()), Some(40));
+    assert_eq!(lost.impact().and_then(Impact::committed), Some(40));
     assert_eq!(
         lost.suggested_next_tool(),
         Some("lookup_marketing_campaigns")
     );
     let wire = lost.to_json().unwrap();
     let read = GuaranteeResult::<serde_json::Value>::from_json(&wire).unwrap();
-    assert_eq!(read.impact().and_then(|i| i.requested()), Some(100));
+    assert_eq!(read.impact().and_then(Impact::requested), Some(100));
     // A defer's settlement follows its counts, set in any order with its retry time.
     let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
         .with_retry_at(at)

@@ -186,7 +186,7 @@ fn problems_keep_their_standard_members_and_challenges_are_quoted() {
         !challenge.contains('\n') && !challenge.contains('\r'),
         "{challenge}"
     );
-    let response = fault.into_response();
+    let response = fault.into_http_response();
     assert_eq!(response.status(), 401);
 
     for (fault, status) in [
@@ -200,7 +200,8 @@ fn problems_keep_their_standard_members_and_challenges_are_quoted() {
         (Fault::unauthenticated("tools"), 401),
     ] {
         assert_eq!(fault.status().as_u16(), status);
-        let body: Value = serde_json::from_slice(fault.clone().into_response().body()).unwrap();
+        let body: Value =
+            serde_json::from_slice(fault.clone().into_http_response().body()).unwrap();
         assert_eq!(body["status"], status);
         assert!(fault.to_string().starts_with(&status.to_string()));
     }
@@ -359,5 +360,56 @@ fn challenges_follow_rfc_6750() {
             challenge,
             "{authorization:?}"
         );
+    }
+}
+
+#[test]
+fn a_problem_reads_back_as_rfc_9457_reads_one() {
+    use agent_tool_result::http::Problem;
+    use http::StatusCode;
+
+    let written = Problem::typed(StatusCode::CONFLICT, "https://api.example/busy", "Busy")
+        .unwrap()
+        .with_detail("try later")
+        .with_instance("/calls/7")
+        .with_extension("retryAt", json!("2026-12-01T09:00:00Z"))
+        .unwrap();
+    let wire = serde_json::to_vec(&written).unwrap();
+    let read: Problem = serde_json::from_slice(&wire).unwrap();
+    assert_eq!(read, written);
+    assert_eq!(Problem::from_body(StatusCode::CONFLICT, &wire).unwrap(), written);
+
+    // A standard member of the wrong type is ignored; `type` is then about:blank and the
+    // title the status's reason phrase; the HTTP status stands in for a missing member.
+    let odd = br#"{"type":7,"title":["x"],"detail":false,"instance":null,"limit":3}"#;
+    let read = Problem::from_body(StatusCode::TOO_MANY_REQUESTS, odd).unwrap();
+    assert_eq!(read.problem_type(), "about:blank");
+    assert_eq!(read.title(), "Too Many Requests");
+    assert_eq!((read.detail(), read.instance()), (None, None));
+    assert_eq!(read.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(read.extensions().len(), 1, "{:?}", read.extensions());
+    // Read on its own, a problem needs its status member, and an error one.
+    for alone in [&br#"{"title":"x"}"#[..], br#"{"status":200}"#, br#"[1]"#] {
+        assert!(serde_json::from_slice::<Problem>(alone).is_err());
+    }
+    assert!(Problem::from_body(StatusCode::OK, br#"{"title":"x"}"#).is_err());
+}
+
+#[test]
+fn a_problem_without_a_type_is_about_blank_to_the_classifier() {
+    use agent_tool_result::guarantee::RefusalKind;
+    use agent_tool_result::http::RestOutcome;
+    use agent_tool_result::http::classify::classify_parts;
+    use http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
+
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, "application/problem+json".parse().unwrap());
+    let body = br#"{"title":"Bad Request","detail":"to is not E.164"}"#;
+    match classify_parts(StatusCode::BAD_REQUEST, &headers, body) {
+        RestOutcome::Refused { refusal, .. } => {
+            assert_eq!(refusal.kind(), RefusalKind::InvalidArguments);
+            assert_eq!(refusal.detail(), "to is not E.164");
+        }
+        other => panic!("{other:?}"),
     }
 }

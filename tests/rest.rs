@@ -124,7 +124,7 @@ fn retry_after_as_seconds_and_another_problem_type() {
     let body: Value = serde_json::from_slice(response.body()).unwrap();
     assert_eq!(body["type"], "https://example.com/problems/deny");
     assert_eq!(
-        RestProfile::status(&denied),
+        RestProfile::default().status(&denied),
         422,
         "a policy deny is never a 403"
     );

@@ -23,7 +23,7 @@ use agent_tool_result::replay::{
 };
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use server::Server;
 
@@ -51,19 +51,19 @@ async fn call(
     let principal = match credentials(&headers) {
         Credentials::Bearer("good") => "acct_1",
         Credentials::Bearer("narrow") => {
-            return respond(Fault::insufficient_scope("campaigns:send").into_response());
+            return Fault::insufficient_scope("campaigns:send").into_response();
         }
         Credentials::Bearer(_) => {
-            return respond(Fault::invalid_token("campaigns", "expired").into_response());
+            return Fault::invalid_token("campaigns", "expired").into_response();
         }
-        _ => return respond(Fault::unauthenticated("campaigns").into_response()),
+        _ => return Fault::unauthenticated("campaigns").into_response(),
     };
     let key = match IdempotencyKey::from_headers(&headers) {
         Ok(key) => key,
         Err(err) => return respond(RestProfile::default().refusal_response(&err.refusal())),
     };
     let Ok(arguments) = serde_json::from_slice::<Value>(&body) else {
-        return respond(Fault::malformed("the body is not JSON").into_response());
+        return Fault::malformed("the body is not JSON").into_response();
     };
     let print = Fingerprint::of(&tool, principal, &arguments);
     match app.ledger.begin(&key, print, SystemTime::now()).unwrap() {

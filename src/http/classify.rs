@@ -10,8 +10,8 @@ use ::http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use ::http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 
+use super::problem::Problem;
 use super::rest::ProblemTypes;
-use crate::JsonObject;
 use crate::guarantee::{GuaranteeResult, PolicyDecision, Refusal};
 
 /// What a REST response from a guarantee tool means to an agent.
@@ -161,17 +161,22 @@ pub fn classify_with(
         .unwrap_or_default();
     let json: Option<Value> = serde_json::from_slice(body).ok();
     let is_problem = content_type == "application/problem+json";
-    let body_type = json
-        .as_ref()
-        .and_then(|body| body.get("type"))
-        .and_then(Value::as_str);
-    let problem_type = body_type.filter(|_| is_problem);
+    // RFC 9457: a problem without a `type` is `about:blank`, and the status line stands in
+    // for a missing `status` member.
+    let problem = if is_problem {
+        Problem::from_body(status, body).ok()
+    } else {
+        None
+    };
     let retry_after = headers
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
-    if let Some(uri) = body_type
-        && !is_problem
+    if !is_problem
+        && let Some(uri) = json
+            .as_ref()
+            .and_then(|body| body.get("type"))
+            .and_then(Value::as_str)
         && (uri == types.policy_deny() || types.refusal_kind(uri, status.as_u16()).is_some())
     {
         let served = if content_type.is_empty() {
@@ -185,9 +190,12 @@ pub fn classify_with(
         ));
     }
     // The problem type is authoritative, whatever the status line says.
-    if problem_type == Some(types.policy_deny()) {
-        let members = json.unwrap_or_default();
-        return match guarantee_members(&members) {
+    if let Some(problem) = &problem
+        && problem.problem_type() == types.policy_deny()
+    {
+        // The guarantee members are the problem's extensions: the standard members are the
+        // problem's own, and no tool field may take their names.
+        return match GuaranteeResult::from_value(&Value::Object(problem.extensions().clone())) {
             Ok(result) if result.is_deny() => RestOutcome::PolicyDenied {
                 retry_at: retry_after.or_else(|| result.policy().retry_at()),
                 result,
@@ -198,15 +206,17 @@ pub fn classify_with(
             )),
         };
     }
-    if let Some(kind) = problem_type.and_then(|uri| types.refusal_kind(uri, status.as_u16())) {
-        let member = |name: &str| {
-            json.as_ref()
-                .and_then(|b| b.get(name))
+    if let Some(problem) = &problem
+        && let Some(kind) = types.refusal_kind(problem.problem_type(), status.as_u16())
+    {
+        let mut refusal = Refusal::new(kind, problem.detail().unwrap_or_default());
+        let retry_at = retry_after.or_else(|| {
+            problem
+                .extensions()
+                .get("retryAt")
                 .and_then(Value::as_str)
-        };
-        let mut refusal = Refusal::new(kind, member("detail").unwrap_or_default());
-        let retry_at =
-            retry_after.or_else(|| member("retryAt").and_then(crate::guarantee::instant::parse));
+                .and_then(crate::guarantee::instant::parse)
+        });
         if let Some(at) = retry_at {
             refusal = refusal.with_retry_at(at);
         }
@@ -221,13 +231,12 @@ pub fn classify_with(
              of a current producer instead of guessing from the status",
         );
     }
-    let problem_type = problem_type.map(str::to_owned);
     by_status(
         status,
         &content_type,
         headers,
         json,
-        problem_type.as_deref(),
+        problem.as_ref(),
         retry_after,
     )
 }
@@ -238,7 +247,7 @@ fn by_status(
     content_type: &str,
     headers: &HeaderMap,
     json: Option<Value>,
-    problem_type: Option<&str>,
+    problem: Option<&Problem>,
     retry_after: Option<SystemTime>,
 ) -> RestOutcome {
     let challenges = headers
@@ -277,10 +286,8 @@ fn by_status(
         500..=599 => {
             // Whatever the body (a proxy's page, say): the call may not have run; the same key
             // makes a second attempt safe.
-            let detail = problem_type
-                .and(json.as_ref())
-                .and_then(|b| b.get("detail"))
-                .and_then(Value::as_str)
+            let detail = problem
+                .and_then(Problem::detail)
                 .map_or_else(|| format!("the server answered {status}"), str::to_owned);
             let mut refusal = Refusal::unavailable(detail);
             if let Some(at) = retry_after {
@@ -288,15 +295,11 @@ fn by_status(
             }
             RestOutcome::Refused { status, refusal }
         }
-        other => match (problem_type, status.is_client_error()) {
-            (Some(uri), true) => RestOutcome::Fault {
+        other => match (problem, status.is_client_error()) {
+            (Some(problem), true) => RestOutcome::Fault {
                 status,
-                problem_type: uri.to_owned(),
-                detail: json
-                    .as_ref()
-                    .and_then(|b| b.get("detail"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                problem_type: problem.problem_type().to_owned(),
+                detail: problem.detail().map(str::to_owned),
             },
             (None, true) => not_contract(&format!(
                 "status {other} without an application/problem+json body: every refusal and \
@@ -442,16 +445,6 @@ fn not_contract(why: &str) -> RestOutcome {
     RestOutcome::NotContract {
         why: why.to_owned(),
     }
-}
-
-/// The guarantee result a policy-deny problem carries: its members less the problem's own
-/// (`type`, `title`, `status`, `detail`, `instance`), which no tool field may take.
-fn guarantee_members(body: &Value) -> Result<GuaranteeResult, String> {
-    let mut members: JsonObject = body.as_object().cloned().unwrap_or_default();
-    for problem in crate::guarantee::fields::PROBLEM_MEMBERS {
-        members.remove(*problem);
-    }
-    GuaranteeResult::from_value(&Value::Object(members)).map_err(|err| err.to_string())
 }
 
 /// `Retry-After`: delay-seconds, or an HTTP-date in any of its three forms (RFC 9110

@@ -334,10 +334,10 @@ impl Fault {
     ///
     /// Never: the challenge is built from quoted printable text.
     #[must_use]
-    pub fn into_response(self) -> Response<Vec<u8>> {
+    pub fn into_http_response(self) -> Response<Vec<u8>> {
         let challenge = self.www_authenticate();
         let accepts_json = matches!(self, Fault::UnsupportedMediaType { .. });
-        let mut response = self.problem().into_response();
+        let mut response = self.problem().into_http_response();
         if let Some(challenge) = challenge {
             let value =
                 HeaderValue::from_str(&challenge).expect("a quoted challenge is a valid header");

@@ -117,7 +117,7 @@ fn or_server_error(
         Ok(response) => response.map(Body::from),
         Err(err) => Problem::of_error(http::StatusCode::INTERNAL_SERVER_ERROR)
             .with_detail(format!("{what} does not serialize: {err}"))
-            .into_response()
+            .into_http_response()
             .map(Body::from),
     }
 }
@@ -132,13 +132,13 @@ impl<T: Serialize> IntoResponse for Envelope<T> {
 
 impl IntoResponse for Fault {
     fn into_response(self) -> Response {
-        Fault::into_response(self).map(Body::from)
+        self.into_http_response().map(Body::from)
     }
 }
 
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
-        Problem::into_response(self).map(Body::from)
+        self.into_http_response().map(Body::from)
     }
 }
 

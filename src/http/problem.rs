@@ -1,7 +1,7 @@
 //! [`Problem`]: RFC 9457 problem details.
 
 use ::http::{Response, StatusCode};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::media::{APPLICATION_PROBLEM_JSON, json_response};
@@ -171,15 +171,85 @@ impl Problem {
         &self.type_uri
     }
 
-    /// The response: this status, `application/problem+json`, this body.
+    /// The response: this status, `application/problem+json`, this body. (With the `axum`
+    /// feature, `IntoResponse::into_response` gives the same response with axum's body.)
     ///
     /// # Panics
     ///
     /// Never: a problem always serializes.
     #[must_use]
-    pub fn into_response(self) -> Response<Vec<u8>> {
+    pub fn into_http_response(self) -> Response<Vec<u8>> {
         let body = serde_json::to_vec(&self).expect("a problem always serializes");
         json_response(self.status, APPLICATION_PROBLEM_JSON, body)
+    }
+}
+
+/// Reading a problem back, as RFC 9457 section 3.1 reads one: a standard member whose value
+/// has the wrong type is ignored (`type` is then `about:blank`, `title` the status's reason
+/// phrase), and every other member is an extension, kept as it is.
+impl Problem {
+    /// The problem a response's body carries. The HTTP status stands in for a `status`
+    /// member that is absent or is not an error status (RFC 9457 calls the member advisory);
+    /// a member that differs from the HTTP status is kept as written (see
+    /// [`profile_breaches`](super::classify::profile_breaches)).
+    ///
+    /// ```
+    /// use agent_tool_result::http::Problem;
+    /// use http::StatusCode;
+    ///
+    /// let body = br#"{"type":"https://api.example/problems/quota","title":"Over quota","limit":100}"#;
+    /// let problem = Problem::from_body(StatusCode::TOO_MANY_REQUESTS, body)?;
+    /// assert_eq!(problem.status(), StatusCode::TOO_MANY_REQUESTS);
+    /// assert_eq!(problem.problem_type(), "https://api.example/problems/quota");
+    /// assert_eq!(problem.extensions()["limit"], 100);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the body is not a JSON object, or `status` is below 400.
+    pub fn from_body(status: StatusCode, body: &[u8]) -> Result<Self, serde_json::Error> {
+        let members: JsonObject = serde_json::from_slice(body)?;
+        Problem::from_members(members, Some(status)).map_err(serde::de::Error::custom)
+    }
+
+    fn from_members(mut members: JsonObject, status: Option<StatusCode>) -> Result<Self, String> {
+        let mut text = |name: &str| match members.remove(name) {
+            Some(Value::String(value)) => Some(value),
+            _ => None,
+        };
+        let (type_uri, title) = (text("type"), text("title"));
+        let (detail, instance) = (text("detail"), text("instance"));
+        let member = members
+            .remove("status")
+            .and_then(|v| v.as_u64())
+            .and_then(|n| u16::try_from(n).ok())
+            .and_then(|n| StatusCode::from_u16(n).ok())
+            .filter(|s| s.as_u16() >= 400);
+        let status = member.or(status).ok_or_else(|| {
+            "a problem needs an error status: a status member of 400 to 599, or the response's"
+                .to_owned()
+        })?;
+        if status.as_u16() < 400 {
+            return Err(NotAnErrorStatus(status).to_string());
+        }
+        let problem = Problem::of_error(status);
+        Ok(Problem {
+            type_uri: type_uri.unwrap_or(problem.type_uri),
+            title: title.unwrap_or(problem.title),
+            detail,
+            instance,
+            extensions: members,
+            ..problem
+        })
+    }
+}
+
+/// Reads a problem on its own: its `status` member must be an error status.
+impl<'de> Deserialize<'de> for Problem {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let members = JsonObject::deserialize(deserializer)?;
+        Problem::from_members(members, None).map_err(serde::de::Error::custom)
     }
 }
 

@@ -172,9 +172,11 @@ impl RestProfile {
         self
     }
 
-    /// The status a result answers with: 422 for a deny, 202 for a defer, 200 otherwise.
+    /// The status a result answers with: 422 for a deny, 202 for a defer, 200 otherwise. A
+    /// method like [`response`](Self::response), so that a profile that answers otherwise
+    /// can grow without changing its callers.
     #[must_use]
-    pub fn status<T>(result: &GuaranteeResult<T>) -> StatusCode {
+    pub fn status<T>(&self, result: &GuaranteeResult<T>) -> StatusCode {
         match result.policy().decision() {
             PolicyDecision::Deny => StatusCode::UNPROCESSABLE_ENTITY,
             PolicyDecision::Defer => StatusCode::ACCEPTED,
@@ -195,9 +197,9 @@ impl RestProfile {
         &self,
         result: &GuaranteeResult<T>,
     ) -> Result<Response<Vec<u8>>, serde_json::Error> {
-        let status = RestProfile::status(result);
+        let status = self.status(result);
         let mut response = if status == StatusCode::UNPROCESSABLE_ENTITY {
-            self.deny_problem(result)?.into_response()
+            self.deny_problem(result)?.into_http_response()
         } else {
             json_response(status, APPLICATION_JSON, result.to_json()?.into_bytes())
         };
@@ -225,7 +227,7 @@ impl RestProfile {
     /// ```
     #[must_use]
     pub fn refusal_response(&self, refusal: &Refusal) -> Response<Vec<u8>> {
-        let mut response = self.types.problem(refusal).into_response();
+        let mut response = self.types.problem(refusal).into_http_response();
         self.retry_after(&mut response, refusal.retry_at());
         response
     }

@@ -60,7 +60,7 @@ pub async fn authorize(
             request.extensions_mut().insert(principal);
             next.run(request).await
         }
-        Err(fault) => respond(fault.into_response()),
+        Err(fault) => fault.into_response(),
     }
 }
 
@@ -89,14 +89,12 @@ async fn call(
     body: Bytes,
 ) -> Response {
     if let Err(unsupported) = require_json(&headers) {
-        return respond(unsupported.into_response());
+        return unsupported.into_response();
     }
     let arguments: Value = match serde_json::from_slice(&body) {
         Ok(arguments) => arguments,
         Err(err) => {
-            return respond(
-                Fault::malformed(format!("the body is not JSON: {err}")).into_response(),
-            );
+            return Fault::malformed(format!("the body is not JSON: {err}")).into_response();
         }
     };
     // The key first, then the arguments: the same order as over MCP.
@@ -105,7 +103,7 @@ async fn call(
         Err(err) => return respond(RestProfile::default().refusal_response(&err.refusal())),
     };
     let command = match Command::parse(&tool, &arguments) {
-        None => return respond(Fault::unknown_tool(tool).into_response()),
+        None => return Fault::unknown_tool(tool).into_response(),
         Some(Err(refusal)) => return refusal.into_response(),
         Some(Ok(command)) => command,
     };
