@@ -389,7 +389,7 @@ fn a_problem_reads_back_as_rfc_9457_reads_one() {
     assert_eq!(read.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(read.extensions().len(), 1, "{:?}", read.extensions());
     // Read on its own, a problem needs its status member, and an error one.
-    for alone in [&br#"{"title":"x"}"#[..], br#"{"status":200}"#, br#"[1]"#] {
+    for alone in [&br#"{"title":"x"}"#[..], br#"{"status":200}"#, b"[1]"] {
         assert!(serde_json::from_slice::<Problem>(alone).is_err());
     }
     assert!(Problem::from_body(StatusCode::OK, br#"{"title":"x"}"#).is_err());
