@@ -64,15 +64,14 @@ struct PlainRecovery {
 }
 
 fn typical() -> GuaranteeResult<Campaign> {
+    let impact = Impact::new()
+        .with_requested(100)
+        .with_committed(40)
+        .with_deferred(60);
     GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
-        .with_impact(
-            Impact::new()
-                .with_requested(100)
-                .with_committed(40)
-                .with_deferred(60),
-        )
+        .with_impact(impact)
         .and_then(|held| held.with_retry_at(UNIX_EPOCH + Duration::from_secs(1_796_115_600)))
-        .expect("40 + 60 of 100")
+        .expect("40 + 60 of 100, and a defer takes a retry time")
         .with_next_tool("lookup_marketing_campaigns")
         .with_fields(Campaign {
             campaign_id: "cmp_7f3a".into(),
@@ -81,25 +80,25 @@ fn typical() -> GuaranteeResult<Campaign> {
         .expect("no contract field")
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 2000, sample_size = 64)]
 fn guarantee_serialize(bencher: Bencher) {
     let result = typical();
     bencher.bench(|| black_box(&result).to_json().unwrap());
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 2000, sample_size = 64)]
 fn plain_serialize(bencher: Bencher) {
     let plain: Plain = serde_json::from_str(&typical().to_json().unwrap()).unwrap();
     bencher.bench(|| serde_json::to_string(black_box(&plain)).unwrap());
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 2000, sample_size = 64)]
 fn guarantee_parse(bencher: Bencher) {
     let text = typical().to_json().unwrap();
     bencher.bench(|| GuaranteeResult::<Campaign>::from_json(black_box(&text)).unwrap());
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 2000, sample_size = 64)]
 fn plain_parse(bencher: Bencher) {
     let text = typical().to_json().unwrap();
     bencher.bench(|| serde_json::from_str::<Plain>(black_box(&text)).unwrap());

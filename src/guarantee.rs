@@ -45,6 +45,7 @@
 //! ```
 
 pub(crate) mod fields;
+mod flat;
 mod impact;
 pub(crate) mod instant;
 mod invariant;

@@ -359,3 +359,90 @@ fn every_retry_at_the_schema_admits_is_read() {
         );
     }
 }
+
+#[test]
+fn the_tool_fields_are_written_in_place_as_flatten_writes_them() {
+    use serde::Serialize;
+    use std::cell::Cell;
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Campaign {
+        name: String,
+        campaign_id: String,
+    }
+    #[derive(Serialize)]
+    enum Tagged {
+        Batch { size: u32 },
+        One(String),
+    }
+    let base = || GuaranteeResult::committed();
+    // A struct's fields keep its order, after the contract's.
+    let campaign = base()
+        .with_fields(Campaign {
+            name: "December".into(),
+            campaign_id: "cmp_1".into(),
+        })
+        .unwrap();
+    assert_eq!(
+        campaign.to_json().unwrap(),
+        r#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"},"name":"December","campaignId":"cmp_1"}"#
+    );
+    // Whatever serializes as an object's members is written as the value would be.
+    let numbered: BTreeMap<u32, bool> = [(7, true)].into();
+    let cases: Vec<(String, String)> = vec![
+        (
+            base().with_fields(numbered).unwrap().to_json().unwrap(),
+            r#""7":true"#.into(),
+        ),
+        (
+            base()
+                .with_fields(Some(json!({ "a": 1 })))
+                .unwrap()
+                .to_json()
+                .unwrap(),
+            r#""a":1"#.into(),
+        ),
+        (
+            base()
+                .with_fields(Tagged::Batch { size: 3 })
+                .unwrap()
+                .to_json()
+                .unwrap(),
+            r#""Batch":{"size":3}"#.into(),
+        ),
+        (
+            base()
+                .with_fields(Tagged::One("x".into()))
+                .unwrap()
+                .to_json()
+                .unwrap(),
+            r#""One":"x""#.into(),
+        ),
+    ];
+    for (wire, tail) in cases {
+        assert!(
+            wire.ends_with(&format!(r#""policy":{{"decision":"allow"}},{tail}}}"#)),
+            "{wire}"
+        );
+        let value: serde_json::Value = serde_json::from_str(&wire).unwrap();
+        assert!(GuaranteeResult::<serde_json::Value>::from_value(&value).is_ok());
+    }
+
+    // Fields whose serialization changes after they were checked are refused when written,
+    // never written under a contract name.
+    struct Shifty(Cell<u32>);
+    impl Serialize for Shifty {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let calls = self.0.get();
+            self.0.set(calls + 1);
+            let mut map = serializer.serialize_map(Some(1))?;
+            map.serialize_entry(if calls == 0 { "campaignId" } else { "policy" }, &1)?;
+            map.end()
+        }
+    }
+    let shifty = base().with_fields(Shifty(Cell::new(0))).unwrap();
+    let err = shifty.to_json().unwrap_err().to_string();
+    assert!(err.contains("contract's field name `policy`"), "{err}");
+}

@@ -377,7 +377,10 @@ fn a_problem_reads_back_as_rfc_9457_reads_one() {
     let wire = serde_json::to_vec(&written).unwrap();
     let read: Problem = serde_json::from_slice(&wire).unwrap();
     assert_eq!(read, written);
-    assert_eq!(Problem::from_body(StatusCode::CONFLICT, &wire).unwrap(), written);
+    assert_eq!(
+        Problem::from_body(StatusCode::CONFLICT, &wire).unwrap(),
+        written
+    );
 
     // A standard member of the wrong type is ignored; `type` is then about:blank and the
     // title the status's reason phrase; the HTTP status stands in for a missing member.

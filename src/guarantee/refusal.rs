@@ -281,7 +281,7 @@ impl Serialize for Refusal {
         out.serialize_entry("status", &self.kind.status())?;
         out.serialize_entry("detail", &self.detail)?;
         if let Some(retry_at) = self.retry_at {
-            out.serialize_entry("retryAt", &Rfc3339(retry_at).to_string())?;
+            out.serialize_entry("retryAt", &Rfc3339(retry_at))?;
         }
         out.end()
     }

@@ -8,7 +8,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::fields::{CONTRACT_FIELDS, check_fields};
+use super::fields::CONTRACT_FIELDS;
+use super::flat::Flat;
 use super::impact::Impact;
 use super::instant::{self, Rfc3339};
 use super::policy::{Policy, PolicyCode};
@@ -58,7 +59,6 @@ fields! {
 
 impl<T: Serialize> Serialize for GuaranteeResult<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let own = check_fields(&self.fields, false).map_err(serde::ser::Error::custom)?;
         let mut out = serializer.serialize_map(None)?;
         out.serialize_entry("schemaVersion", &SCHEMA_VERSION)?;
         out.serialize_entry("settlement", &SettlementWire(self.settlement))?;
@@ -69,9 +69,8 @@ impl<T: Serialize> Serialize for GuaranteeResult<T> {
         if let Some(tool) = &self.recovery.suggested_next_tool {
             out.serialize_entry("recovery", &RecoveryWire(tool))?;
         }
-        for (key, value) in &own {
-            out.serialize_entry(key, value)?;
-        }
+        // Straight into this map, as `#[serde(flatten)]` writes, refusing a contract name.
+        self.fields.serialize(Flat { map: &mut out })?;
         out.end()
     }
 }
@@ -104,7 +103,7 @@ impl Serialize for Policy {
             out.serialize_entry("code", code.as_str())?;
         }
         if let Some(retry_at) = self.retry_at {
-            out.serialize_entry("retryAt", &Rfc3339(retry_at).to_string())?;
+            out.serialize_entry("retryAt", &Rfc3339(retry_at))?;
         }
         out.end()
     }
