@@ -89,13 +89,16 @@ impl SessionArtifacts {
             let n = self.next.fetch_add(1, Ordering::Relaxed);
             let name = format!("capture-{}-{n}.png", utc(SystemTime::now()).millis());
             let path = self.dir.join(&name);
-            // Unique to this write: the process, and a counter shared by every instance in it.
-            let write = WRITES.fetch_add(1, Ordering::Relaxed);
             let temporary = self
                 .dir
-                .join(format!(".{name}.{}-{write}.tmp", std::process::id()));
-            // Only a file this write created is ever removed.
-            write_new(&temporary, png)?;
+                .join(format!(".{name}.{:016x}.tmp", temporary_suffix()));
+            // Only a file this write created is ever removed; a name that is taken (a file
+            // left by a process that stopped, whose id this one reuses) is passed over.
+            match write_new(&temporary, png) {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(err) => return Err(err),
+            }
             let placed = place(&temporary, &path);
             let _ = fs::remove_file(&temporary);
             match placed {
@@ -216,6 +219,23 @@ impl SessionArtifacts {
 /// Writes made by this process, across every [`SessionArtifacts`]: part of each temporary
 /// file's name, so that no two writes share one.
 static WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// The part of a temporary file's name that no other write picks: this process's random hash
+/// keys (std seeds them from the operating system's randomness) over this write's number and
+/// the process id. Processes that share the directory (two hosts on one network file system,
+/// or a process that reuses the id of one that stopped and left its file) do not meet on one
+/// name; if they ever did, the write passes the name over.
+fn temporary_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let mut hasher = KEYS
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .build_hasher();
+    hasher.write_u64(WRITES.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
 
 /// Writes `bytes` to a file that must not exist yet; a file it created and could not fill is
 /// removed again.
@@ -346,6 +366,13 @@ mod tests {
 
     fn at(secs: u64, millis: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(secs * 1_000 + millis)
+    }
+
+    #[test]
+    fn temporary_names_do_not_repeat() {
+        let suffixes: std::collections::HashSet<u64> =
+            (0..10_000).map(|_| temporary_suffix()).collect();
+        assert_eq!(suffixes.len(), 10_000);
     }
 
     #[test]
