@@ -376,6 +376,17 @@ fn the_tool_fields_are_written_in_place_as_flatten_writes_them() {
         Batch { size: u32 },
         One(String),
     }
+    struct Shifty(Cell<u32>);
+    impl Serialize for Shifty {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let calls = self.0.get();
+            self.0.set(calls + 1);
+            let mut map = serializer.serialize_map(Some(1))?;
+            map.serialize_entry(if calls == 0 { "campaignId" } else { "policy" }, &1)?;
+            map.end()
+        }
+    }
     let base = || GuaranteeResult::committed();
     // A struct's fields keep its order, after the contract's.
     let campaign = base()
@@ -431,17 +442,6 @@ fn the_tool_fields_are_written_in_place_as_flatten_writes_them() {
 
     // Fields whose serialization changes after they were checked are refused when written,
     // never written under a contract name.
-    struct Shifty(Cell<u32>);
-    impl Serialize for Shifty {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            use serde::ser::SerializeMap;
-            let calls = self.0.get();
-            self.0.set(calls + 1);
-            let mut map = serializer.serialize_map(Some(1))?;
-            map.serialize_entry(if calls == 0 { "campaignId" } else { "policy" }, &1)?;
-            map.end()
-        }
-    }
     let shifty = base().with_fields(Shifty(Cell::new(0))).unwrap();
     let err = shifty.to_json().unwrap_err().to_string();
     assert!(err.contains("contract's field name `policy`"), "{err}");

@@ -1,8 +1,9 @@
 //! `atr validate`: the inputs the paths name, and checking one document.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
@@ -73,11 +74,13 @@ pub enum Source {
 
 /// The inputs the paths name: files as they are (whatever their kind: a named FIFO or
 /// `/dev/stdin` is read); directories walked for regular `*.json`, `*.ndjson` and `*.jsonl`
-/// files in name order, each directory once however many links lead to it; `-` for standard
-/// input.
-pub fn sources(paths: &[PathBuf], force_lines: bool) -> Vec<Source> {
+/// files in name order, following links, each directory once however many links lead to it;
+/// `-` for standard input. With `filtered`, a walk skips hidden entries and what the
+/// `.gitignore` (inside a git repository), `.ignore` and git exclude files exclude, as
+/// `ripgrep` does; a path named on the command line is always read.
+pub fn sources(paths: &[PathBuf], force_lines: bool, filtered: bool) -> Vec<Source> {
     let mut out = Vec::new();
-    let mut visited = Visited::default();
+    let visited = Visited::default();
     for path in paths {
         if path.as_os_str() == "-" {
             out.push(Source::Input(Input {
@@ -89,7 +92,11 @@ pub fn sources(paths: &[PathBuf], force_lines: bool) -> Vec<Source> {
             continue;
         }
         match fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, &meta, force_lines, &mut visited, &mut out),
+            Ok(meta) if meta.is_dir() => {
+                if visited.first_visit(path, &meta) {
+                    walk(path, force_lines, filtered, &visited, &mut out);
+                }
+            }
             Ok(meta) => out.push(Source::Input(input(path, meta.len(), force_lines))),
             Err(err) => out.push(Source::Error(format!(
                 "cannot read {}: {err}",
@@ -101,22 +108,28 @@ pub fn sources(paths: &[PathBuf], force_lines: bool) -> Vec<Source> {
 }
 
 fn input(path: &Path, size: u64, force_lines: bool) -> Input {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default();
     Input {
         label: path.display().to_string(),
         path: Some(path.to_owned()),
-        lines: force_lines || matches!(extension, "ndjson" | "jsonl"),
+        lines: force_lines || is_named(path, &["ndjson", "jsonl"]),
         size,
     }
 }
 
+/// Whether `path` ends in one of `extensions`.
+fn is_named(path: &Path, extensions: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| extensions.contains(&e))
+}
+
+const DOCUMENTS: &[&str] = &["json", "ndjson", "jsonl"];
+
 /// The directories walked so far, by device and inode (by canonical path where there are no
-/// inodes), so that a symlink loop or two links to one directory walk it once.
-#[derive(Default)]
-struct Visited(std::collections::HashSet<DirId>);
+/// inodes), so that a symlink loop or two links to one directory walk it once. Shared with
+/// the walker's filter, which runs on its own.
+#[derive(Clone, Default)]
+struct Visited(Arc<Mutex<HashSet<DirId>>>);
 
 #[cfg(unix)]
 type DirId = (u64, u64);
@@ -125,7 +138,7 @@ type DirId = PathBuf;
 
 impl Visited {
     /// Whether `dir` is seen for the first time (and now marks it seen).
-    fn first_visit(&mut self, dir: &Path, meta: &fs::Metadata) -> bool {
+    fn first_visit(&self, dir: &Path, meta: &fs::Metadata) -> bool {
         #[cfg(unix)]
         let id = {
             use std::os::unix::fs::MetadataExt;
@@ -137,78 +150,81 @@ impl Visited {
             let _ = meta;
             fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned())
         };
-        self.0.insert(id)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id)
     }
 }
 
-/// Walks `root` depth-first in name order, without recursion.
-fn walk(
-    root: &Path,
-    meta: &fs::Metadata,
-    force_lines: bool,
-    visited: &mut Visited,
-    out: &mut Vec<Source>,
-) {
-    if !visited.first_visit(root, meta) {
-        return;
-    }
-    // Each frame: the entries of one directory still to visit, in reverse name order.
-    let mut stack: Vec<Vec<PathBuf>> = vec![entries(root, out)];
-    while let Some(frame) = stack.last_mut() {
-        let Some(path) = frame.pop() else {
-            stack.pop();
-            continue;
-        };
-        let named = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "json" | "ndjson" | "jsonl"));
-        match fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
-                if visited.first_visit(&path, &meta) {
-                    stack.push(entries(&path, out));
+/// Walks `root` in name order with the `ignore` crate's walker (the one `ripgrep` uses).
+fn walk(root: &Path, force_lines: bool, filtered: bool, visited: &Visited, out: &mut Vec<Source>) {
+    let seen = visited.clone();
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(filtered)
+        .follow_links(true)
+        .sort_by_file_name(std::cmp::Ord::cmp)
+        .filter_entry(move |entry| {
+            // A directory met again through another link is not walked again.
+            !entry.file_type().is_some_and(|t| t.is_dir())
+                || entry
+                    .metadata()
+                    .is_ok_and(|meta| seen.first_visit(entry.path(), &meta))
+        })
+        .build();
+    for entry in walker {
+        match entry {
+            Ok(entry) if entry.depth() == 0 => {}
+            Ok(entry) => {
+                let path = entry.path();
+                // Sockets, FIFOs and devices are not documents; only a path named on the
+                // command line is read whatever it is.
+                if is_named(path, DOCUMENTS) && entry.file_type().is_some_and(|t| t.is_file()) {
+                    let size = entry.metadata().map_or(0, |meta| meta.len());
+                    out.push(Source::Input(input(path, size, force_lines)));
                 }
             }
-            Ok(meta) if named && meta.is_file() => {
-                out.push(Source::Input(input(&path, meta.len(), force_lines)));
+            Err(err) => {
+                if let Some(message) = walk_error(&err) {
+                    out.push(Source::Error(message));
+                }
             }
-            Err(err) if named => {
-                out.push(Source::Error(format!(
-                    "cannot read {}: {err}",
-                    printable(&path.display().to_string())
-                )));
-            }
-            // Sockets, FIFOs and devices are not documents; only a path named on the command
-            // line is read whatever it is.
-            Ok(_) | Err(_) => {}
         }
     }
 }
 
-/// The entries of `dir`, in reverse name order (so popping yields name order).
-fn entries(dir: &Path, out: &mut Vec<Source>) -> Vec<PathBuf> {
-    let read = match fs::read_dir(dir) {
-        Ok(read) => read,
-        Err(err) => {
-            out.push(Source::Error(format!(
-                "cannot read {}: {err}",
-                printable(&dir.display().to_string())
-            )));
-            return Vec::new();
-        }
-    };
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for entry in read {
-        match entry {
-            Ok(entry) => paths.push(entry.path()),
-            Err(err) => out.push(Source::Error(format!(
-                "cannot read an entry of {}: {err}",
-                printable(&dir.display().to_string())
-            ))),
+/// What to report of an error met on a walk: a document or a directory that cannot be read.
+/// A loop is not one (the directory was walked already), nor a dangling link that is not
+/// named like a document.
+fn walk_error(err: &ignore::Error) -> Option<String> {
+    let mut err = err;
+    let mut at: Option<&Path> = None;
+    loop {
+        match err {
+            ignore::Error::WithPath { path, err: inner } => {
+                at = Some(path);
+                err = inner;
+            }
+            ignore::Error::WithDepth { err: inner, .. }
+            | ignore::Error::WithLineNumber { err: inner, .. } => err = inner,
+            ignore::Error::Partial(errors) => {
+                return errors.iter().find_map(walk_error);
+            }
+            ignore::Error::Io(io) => {
+                let path = at?;
+                let is_dir = fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir());
+                return (is_named(path, DOCUMENTS) || is_dir).then(|| {
+                    format!(
+                        "cannot read {}: {io}",
+                        printable(&path.display().to_string())
+                    )
+                });
+            }
+            // A loop (its directory was walked already), or an ignore file that does not
+            // parse (its rules are passed over, as git does).
+            _ => return None,
         }
     }
-    paths.sort_unstable_by(|a, b| b.cmp(a));
-    paths
 }
 
 /// The checked document, or an I/O error met while reading, in input order.

@@ -145,6 +145,7 @@ fn colour_wanted(
 
 /// `atr validate`'s options.
 #[derive(clap::Args)]
+#[allow(clippy::struct_excessive_bools, reason = "each is a command-line flag")]
 struct Options {
     /// Read every input as one document per line.
     #[arg(long)]
@@ -164,6 +165,10 @@ struct Options {
     /// Succeed when the paths hold no document (by default that fails, as a typo would).
     #[arg(long)]
     allow_empty: bool,
+    /// Walk directories whole: hidden entries too, and what `.gitignore` and `.ignore` files
+    /// exclude (by default they are skipped, as `git` and `ripgrep` skip them).
+    #[arg(long)]
+    no_ignore: bool,
 }
 
 /// Inputs larger than this in all get a progress bar (on a terminal).
@@ -177,8 +182,9 @@ fn validate(paths: &[PathBuf], options: &Options) -> ExitCode {
         deny_lints,
         jobs,
         allow_empty,
+        no_ignore,
     } = *options;
-    let sources = check::sources(paths, ndjson);
+    let sources = check::sources(paths, ndjson, !no_ignore);
     let total: u64 = sources
         .iter()
         .map(|s| match s {

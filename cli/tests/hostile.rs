@@ -190,3 +190,56 @@ fn empty_inputs() {
         assert_eq!(out.code, 0, "{name}");
     }
 }
+
+/// A walk skips what git and ripgrep skip: hidden entries, and what `.gitignore` (in a git
+/// repository) and `.ignore` files exclude, such as `target/` and `node_modules/`; a path named
+/// on the command line is read all the same, and `--no-ignore` walks everything.
+#[test]
+fn a_walk_skips_what_git_ignores_unless_told_not_to() {
+    let dir = scratch("ignored");
+    let valid = br#"{"ok":true}"#;
+    for sub in ["src", "target", "node_modules/pkg", ".cache", "local"] {
+        fs::create_dir_all(dir.join(sub)).unwrap();
+        fs::write(dir.join(sub).join("a.json"), valid).unwrap();
+    }
+    fs::write(dir.join(".hidden.json"), valid).unwrap();
+    fs::write(dir.join(".gitignore"), "target/\nnode_modules/\n").unwrap();
+    fs::write(dir.join(".ignore"), "local/\n").unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status();
+    assert!(
+        git.is_ok_and(|s| s.success()),
+        "the test needs git: install it"
+    );
+    let root = dir.to_str().unwrap();
+    let summary = |args: &[&str]| {
+        let out = run(args, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+        last["summary"]["documents"].as_u64().unwrap()
+    };
+    assert_eq!(
+        summary(&["validate", "--format", "json", root]),
+        1,
+        "only src/a.json"
+    );
+    assert_eq!(
+        summary(&["validate", "--format", "json", "--no-ignore", root]),
+        6,
+        "every a.json and .hidden.json"
+    );
+    let named = dir.join("target/a.json");
+    assert_eq!(
+        summary(&[
+            "validate",
+            "--format",
+            "json",
+            root,
+            named.to_str().unwrap()
+        ]),
+        2,
+        "a named path is read"
+    );
+}

@@ -46,7 +46,7 @@ impl<'a, M: SerializeMap> Serializer for Flat<'a, M> {
     type SerializeTupleVariant = Impossible<(), M::Error>;
     type SerializeMap = Self;
     type SerializeStruct = Self;
-    type SerializeStructVariant = Variant<'a, M>;
+    type SerializeStructVariant = TaggedFields<'a, M>;
 
     not_an_object! {
         serialize_bool(bool) => "a boolean";
@@ -133,10 +133,10 @@ impl<'a, M: SerializeMap> Serializer for Flat<'a, M> {
         _: u32,
         variant: &'static str,
         _: usize,
-    ) -> Result<Variant<'a, M>, M::Error> {
-        Ok(Variant {
+    ) -> Result<TaggedFields<'a, M>, M::Error> {
+        Ok(TaggedFields {
             map: self.map,
-            variant: checked(variant)?,
+            tag: checked(variant)?,
             fields: crate::JsonObject::new(),
         })
     }
@@ -179,13 +179,13 @@ impl<M: SerializeMap> SerializeMap for Flat<'_, M> {
 
 /// A struct variant's fields (`{ "Variant": { ... } }`), gathered and then written as one
 /// entry.
-pub(super) struct Variant<'a, M> {
+pub(super) struct TaggedFields<'a, M> {
     map: &'a mut M,
-    variant: &'static str,
+    tag: &'static str,
     fields: crate::JsonObject,
 }
 
-impl<M: SerializeMap> ser::SerializeStructVariant for Variant<'_, M> {
+impl<M: SerializeMap> ser::SerializeStructVariant for TaggedFields<'_, M> {
     type Ok = ();
     type Error = M::Error;
 
@@ -200,7 +200,7 @@ impl<M: SerializeMap> ser::SerializeStructVariant for Variant<'_, M> {
     }
 
     fn end(self) -> Result<(), M::Error> {
-        self.map.serialize_entry(self.variant, &self.fields)
+        self.map.serialize_entry(self.tag, &self.fields)
     }
 }
 
