@@ -15,14 +15,106 @@ use std::path::{Path, PathBuf};
 
 #[test]
 fn the_library_imports_point_one_way() {
-    assert_acyclic(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), "lib.rs");
+    let crate_ = assert_acyclic(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), "lib.rs");
+    assert_layered(&crate_, &readme_layers(0), "lib.rs");
 }
 
 #[test]
 fn the_cli_imports_point_one_way() {
-    assert_acyclic(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("cli/src"),
-        "main.rs",
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cli/src");
+    let crate_ = assert_acyclic(&root, "main.rs");
+    assert_layered(&crate_, &readme_layers(1), "main.rs");
+}
+
+/// The layers of the README's "How the crate is built" section, lowest first: its `which`th
+/// numbered list (the library's, then the CLI's), each item's module names in backquotes
+/// before its colon.
+fn readme_layers(which: usize) -> Vec<Vec<String>> {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("read the README");
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("How the crate is built"))
+        .expect("the README has a section \"How the crate is built\"");
+    let mut lists: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut in_list = false;
+    for line in section.lines() {
+        let item = line
+            .split_once(". ")
+            .filter(|(n, _)| n.parse::<u32>().is_ok());
+        match item {
+            Some((_, rest)) => {
+                if !in_list {
+                    lists.push(Vec::new());
+                    in_list = true;
+                }
+                let names = rest.split(':').next().unwrap_or_default();
+                let modules = names
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_owned)
+                    .collect();
+                lists.last_mut().expect("a list").push(modules);
+            }
+            None if line.starts_with("   ") => {}
+            None => in_list = false,
+        }
+    }
+    lists
+        .into_iter()
+        .nth(which)
+        .expect("the README lists the layers")
+}
+
+/// Every import from a module goes to its own layer or one below; every module is in one
+/// layer (the root file is above them all).
+fn assert_layered(crate_: &Crate, layers: &[Vec<String>], root_file: &str) {
+    let top = |file: &str| -> String {
+        file.split('/')
+            .next()
+            .unwrap_or(file)
+            .trim_end_matches(".rs")
+            .to_owned()
+    };
+    let layer_of = |module: &str| {
+        layers
+            .iter()
+            .position(|layer| layer.iter().any(|m| m == module))
+    };
+    let mut wrong = Vec::new();
+    for (from, deps) in &crate_.edges {
+        if from == root_file {
+            continue;
+        }
+        let Some(from_layer) = layer_of(&top(from)) else {
+            wrong.push(format!("{} is in no layer of the README", top(from)));
+            continue;
+        };
+        for (to, via) in deps {
+            if to == root_file {
+                wrong.push(format!(
+                    "{from} imports from the root by {}",
+                    via.join(", ")
+                ));
+            } else if let Some(to_layer) = layer_of(&top(to))
+                && to_layer > from_layer
+            {
+                wrong.push(format!(
+                    "{from} (layer {}) imports {to} (layer {}) by {}",
+                    from_layer + 1,
+                    to_layer + 1,
+                    via.join(", ")
+                ));
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "imports against the README's layers:\n{}",
+        wrong.join("\n")
     );
 }
 
@@ -117,7 +209,22 @@ fn the_check_reads_inline_modules() {
     );
 }
 
-fn assert_acyclic(root: &Path, root_file: &str) {
+#[test]
+fn the_layer_check_sees_an_import_from_above() {
+    let files = [
+        ("lib.rs", "mod low; mod high;"),
+        ("low.rs", "use crate::high::Thing; pub fn f() {}"),
+        ("high.rs", "pub struct Thing;"),
+    ];
+    let crate_ = Crate::from_texts(&files);
+    let layers = vec![vec!["low".to_owned()], vec!["high".to_owned()]];
+    let checked = std::panic::catch_unwind(|| assert_layered(&crate_, &layers, "lib.rs"));
+    assert!(checked.is_err(), "low imports from the layer above it");
+    let flipped = vec![vec!["high".to_owned()], vec!["low".to_owned()]];
+    assert_layered(&crate_, &flipped, "lib.rs");
+}
+
+fn assert_acyclic(root: &Path, root_file: &str) -> Crate {
     let crate_ = Crate::read(root, root_file);
     assert!(
         crate_.edges.len() > 3,
@@ -141,6 +248,7 @@ fn assert_acyclic(root: &Path, root_file: &str) {
         "imports under {} form cycles:{report}",
         root.display()
     );
+    crate_
 }
 
 /// The files of one crate, their module paths, re-exports and dependencies.
