@@ -17,7 +17,7 @@
 //! | [`Fault::UnsupportedMediaType`] | 415 | `Accept-Post: application/json` |
 //!
 //! [`credentials`] reads the `Authorization` header (the scheme name is case-insensitive) and
-//! [`require_json`] the `Content-Type`, so a handler meets each fault with one line. With
+//! [`auth::require_json`] the `Content-Type`, so a handler meets each fault with one line. With
 //! axum, the router's fallbacks answer the last two kinds:
 //!
 //! ```text
@@ -26,6 +26,12 @@
 //!     .fallback(|uri: Uri| async move { Fault::no_route(uri.path()) })
 //!     .method_not_allowed_fallback(|method: Method| async move { Fault::method_not_allowed(method.as_str()) })
 //! ```
+//!
+//! Each concept is a module: [`problem`] (RFC 9457 problems, written and read), [`fault`]
+//! (the façade's transport and auth faults), [`auth`] (credentials, content type, the bearer
+//! gate), [`rest`] (the REST profile of guarantee results), [`classify`] (the agent's side:
+//! what a response means), [`header`] (the profile's header names) and, with `axum`, `layers`
+//! (every error a problem). The names a handler reaches for first are here at the root too.
 //!
 //! ```
 //! use agent_tool_result::http::{Fault, envelope_response};
