@@ -29,7 +29,7 @@
 //!
 //! Each concept is a module: [`problem`] (RFC 9457 problems, written and read), [`fault`]
 //! (the façade's transport and auth faults), [`auth`] (credentials, content type, the bearer
-//! gate), [`rest`] (the REST profile of guarantee results), [`classify`] (the agent's side:
+//! gate), [`rest`] (the REST profile of guarantee results), [`classify`](mod@classify) (the agent's side:
 //! what a response means), [`header`] (the profile's header names) and, with `axum`, `layers`
 //! (every error a problem). The names a handler reaches for first are here at the root too.
 //!
