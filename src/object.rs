@@ -64,12 +64,53 @@ impl<S: Serializer> ObjectSerializer<S> {
     }
 }
 
-/// Implements the serializer methods that can never write an object.
+/// Implements every serializer method that writes a scalar (which can never be an object) as
+/// `Err(self.reject(found))`, `found` naming what the value serializes to; for the serializers
+/// that let only an object through.
 macro_rules! reject_scalars {
-    ($($method:ident($ty:ty) => $found:literal;)+) => {
-        $(fn $method(self, _: $ty) -> Result<S::Ok, S::Error> { Err(self.reject($found)) })+
+    ($ok:ty, $error:ty) => {
+        $crate::object::reject_scalars! { @rows $ok, $error;
+            serialize_bool(bool) => "a boolean";
+            serialize_i8(i8) => "a number";
+            serialize_i16(i16) => "a number";
+            serialize_i32(i32) => "a number";
+            serialize_i64(i64) => "a number";
+            serialize_i128(i128) => "a number";
+            serialize_u8(u8) => "a number";
+            serialize_u16(u16) => "a number";
+            serialize_u32(u32) => "a number";
+            serialize_u64(u64) => "a number";
+            serialize_u128(u128) => "a number";
+            serialize_f32(f32) => "a number";
+            serialize_f64(f64) => "a number";
+            serialize_char(char) => "a string";
+            serialize_str(&str) => "a string";
+            serialize_bytes(&[u8]) => "an array";
+            serialize_unit_struct(&'static str) => "null";
+        }
+
+        fn serialize_none(self) -> Result<$ok, $error> {
+            Err(self.reject("null"))
+        }
+
+        fn serialize_unit(self) -> Result<$ok, $error> {
+            Err(self.reject("null"))
+        }
+
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+        ) -> Result<$ok, $error> {
+            Err(self.reject("a string"))
+        }
+    };
+    (@rows $ok:ty, $error:ty; $($method:ident($ty:ty) => $found:literal;)+) => {
+        $(fn $method(self, _: $ty) -> Result<$ok, $error> { Err(self.reject($found)) })+
     };
 }
+pub(crate) use reject_scalars;
 
 impl<S: Serializer> Serializer for ObjectSerializer<S> {
     type Ok = S::Ok;
@@ -82,42 +123,7 @@ impl<S: Serializer> Serializer for ObjectSerializer<S> {
     type SerializeStruct = S::SerializeStruct;
     type SerializeStructVariant = S::SerializeStructVariant;
 
-    reject_scalars! {
-        serialize_bool(bool) => "a boolean";
-        serialize_i8(i8) => "a number";
-        serialize_i16(i16) => "a number";
-        serialize_i32(i32) => "a number";
-        serialize_i64(i64) => "a number";
-        serialize_i128(i128) => "a number";
-        serialize_u8(u8) => "a number";
-        serialize_u16(u16) => "a number";
-        serialize_u32(u32) => "a number";
-        serialize_u64(u64) => "a number";
-        serialize_u128(u128) => "a number";
-        serialize_f32(f32) => "a number";
-        serialize_f64(f64) => "a number";
-        serialize_char(char) => "a string";
-        serialize_str(&str) => "a string";
-        serialize_bytes(&[u8]) => "an array";
-        serialize_unit_struct(&'static str) => "null";
-    }
-
-    fn serialize_none(self) -> Result<S::Ok, S::Error> {
-        Err(self.reject("null"))
-    }
-
-    fn serialize_unit(self) -> Result<S::Ok, S::Error> {
-        Err(self.reject("null"))
-    }
-
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-    ) -> Result<S::Ok, S::Error> {
-        Err(self.reject("a string"))
-    }
+    reject_scalars!(S::Ok, S::Error);
 
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
         value.serialize(self)

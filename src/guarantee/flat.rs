@@ -28,13 +28,16 @@ pub(super) struct Flat<'a, M> {
     pub(super) map: &'a mut M,
 }
 
-/// Implements the serializer methods that cannot write an object's members.
-macro_rules! not_an_object {
-    ($($method:ident($($ty:ty),*) => $found:literal;)+) => {
-        $(fn $method(self, $(_: $ty),*) -> Result<(), M::Error> {
-            Err(refuse(concat!("do not serialize to a JSON object, but to ", $found)))
-        })+
-    };
+impl<M: SerializeMap> Flat<'_, M> {
+    #[allow(
+        clippy::unused_self,
+        reason = "the shared reject_scalars! calls self.reject"
+    )]
+    fn reject(&self, found: &str) -> M::Error {
+        refuse(format_args!(
+            "do not serialize to a JSON object, but to {found}"
+        ))
+    }
 }
 
 impl<'a, M: SerializeMap> Serializer for Flat<'a, M> {
@@ -48,28 +51,7 @@ impl<'a, M: SerializeMap> Serializer for Flat<'a, M> {
     type SerializeStruct = Self;
     type SerializeStructVariant = TaggedFields<'a, M>;
 
-    not_an_object! {
-        serialize_bool(bool) => "a boolean";
-        serialize_i8(i8) => "a number";
-        serialize_i16(i16) => "a number";
-        serialize_i32(i32) => "a number";
-        serialize_i64(i64) => "a number";
-        serialize_i128(i128) => "a number";
-        serialize_u8(u8) => "a number";
-        serialize_u16(u16) => "a number";
-        serialize_u32(u32) => "a number";
-        serialize_u64(u64) => "a number";
-        serialize_u128(u128) => "a number";
-        serialize_f32(f32) => "a number";
-        serialize_f64(f64) => "a number";
-        serialize_char(char) => "a string";
-        serialize_str(&str) => "a string";
-        serialize_bytes(&[u8]) => "an array";
-        serialize_none() => "null";
-        serialize_unit() => "null";
-        serialize_unit_struct(&'static str) => "null";
-        serialize_unit_variant(&'static str, u32, &'static str) => "a string";
-    }
+    crate::object::reject_scalars!((), M::Error);
 
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), M::Error> {
         value.serialize(self)
@@ -94,11 +76,11 @@ impl<'a, M: SerializeMap> Serializer for Flat<'a, M> {
     }
 
     fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, M::Error> {
-        Err(refuse("do not serialize to a JSON object, but to an array"))
+        Err(self.reject("an array"))
     }
 
     fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, M::Error> {
-        Err(refuse("do not serialize to a JSON object, but to an array"))
+        Err(self.reject("an array"))
     }
 
     fn serialize_tuple_struct(
@@ -106,7 +88,7 @@ impl<'a, M: SerializeMap> Serializer for Flat<'a, M> {
         _: &'static str,
         _: usize,
     ) -> Result<Self::SerializeTupleStruct, M::Error> {
-        Err(refuse("do not serialize to a JSON object, but to an array"))
+        Err(self.reject("an array"))
     }
 
     fn serialize_tuple_variant(
