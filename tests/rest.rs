@@ -12,25 +12,27 @@ fn retry_at() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_796_115_600)
 }
 
+/// A batch: 40 sent now, 60 held until the send window reopens.
+fn held() -> GuaranteeResult {
+    let impact = Impact::new()
+        .with_requested(100)
+        .with_committed(40)
+        .with_deferred(60);
+    GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(impact)
+        .and_then(|held| held.with_retry_at(retry_at()))
+        .expect("40 + 60 of 100, and a defer takes a retry time")
+}
+
 #[test]
 fn each_outcome_has_its_status_content_type_and_headers() {
     let settled = GuaranteeResult::committed()
         .with_impact(Impact::new().with_requested(1).with_committed(1))
         .unwrap();
-    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
-        .with_impact(
-            Impact::new()
-                .with_requested(100)
-                .with_committed(40)
-                .with_deferred(60),
-        )
-        .and_then(|held| held.with_retry_at(retry_at()))
-        .unwrap()
+    let held = held()
         .with_fields(json!({ "campaignId": "cmp_7f3a" }))
         .unwrap();
-    let waiting = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD)
-        .with_impact(Impact::new())
-        .unwrap();
+    let waiting = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD);
     let denied = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
         .with_retry_at(retry_at())
         .expect("a deny takes a retry time");
@@ -280,15 +282,7 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
         Some(RefusalKind::KeyInFlight)
     );
 
-    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
-        .with_impact(
-            Impact::new()
-                .with_requested(100)
-                .with_committed(40)
-                .with_deferred(60),
-        )
-        .and_then(|held| held.with_retry_at(retry_at()))
-        .unwrap();
+    let held = held();
     let first = RestProfile::default().response(&held).unwrap();
     assert_eq!(first.status(), 202);
     ledger
