@@ -3,10 +3,9 @@
 //! sqlite` and compare `ledger_round_trip` with `plain_insert`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
 
 use agent_tool_result::replay::{
-    Fingerprint, IdempotencyKey, Ledger, SqliteLedger, StoredResponse,
+    Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger, StoredResponse,
 };
 use divan::Bencher;
 
@@ -28,11 +27,18 @@ fn path(name: &str) -> std::path::PathBuf {
 }
 
 fn response() -> StoredResponse {
-    StoredResponse {
-        status: 202,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"defer","code":"campaign_hold"}}"#.to_vec(),
-    }
+    StoredResponse::new(
+        202,
+        vec![("content-type".into(), "application/json".into())],
+        br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"defer","code":"campaign_hold"}}"#.to_vec(),
+    )
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 #[divan::bench]
@@ -43,11 +49,16 @@ fn ledger_round_trip(bencher: Bencher) {
         "acct",
         &serde_json::json!({ "n": 1 }),
     );
+    let (runtime, scope, stored) = (runtime(), Scope::principal("acct"), response());
     bencher.bench(|| {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let key = IdempotencyKey::new(format!("key-{n}")).unwrap();
-        ledger.begin(&key, print, SystemTime::now()).unwrap();
-        ledger.complete(&key, response()).unwrap();
+        runtime.block_on(async {
+            let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
+                panic!("a new key is fresh");
+            };
+            let _ = ledger.complete(&lease, &stored).await.unwrap();
+        });
     });
 }
 
@@ -64,7 +75,7 @@ fn plain_insert(bencher: Bencher) {
         "acct",
         &serde_json::json!({ "n": 1 }),
     );
-    let body = response().body;
+    let body = response().body().to_vec();
     // Behind a mutex, as the ledger's own connection is.
     let connection = std::sync::Mutex::new(connection);
     bencher.bench(|| {
@@ -73,9 +84,10 @@ fn plain_insert(bencher: Bencher) {
             .lock()
             .unwrap()
             .execute(
-                "INSERT INTO idempotency (key, fingerprint, begun_ms, status, headers, body) \
-                 VALUES (?1, ?2, ?3, 202, '[[\"content-type\",\"application/json\"]]', ?4)",
-                rusqlite::params![format!("key-{n}"), print.to_hex(), 0i64, body],
+                "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_ms, \
+                 status, headers, body) \
+                 VALUES ('acct', ?1, ?2, '', 0, 202, '[[\"content-type\",\"application/json\"]]', ?3)",
+                rusqlite::params![format!("key-{n}"), print.to_hex(), body],
             )
             .unwrap();
     });

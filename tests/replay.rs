@@ -1,53 +1,41 @@
-//! Same-key replay on the memory ledger: fresh, replayed byte for byte, mismatch, in flight,
-//! expiry, and one execution per key under concurrency.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime};
+//! Same-key replay beyond the ledger contract (`tests/ledger.rs`): fingerprints across
+//! re-encodings and tools, keys and their errors, and one execution per key under concurrency.
 
 use agent_tool_result::replay::{
-    Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
+    Begin, Completion, Fingerprint, IdempotencyKey, InvalidKeyKind, Ledger, MemoryLedger, Scope,
+    StoredResponse,
 };
 use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn response(body: &str) -> StoredResponse {
-    StoredResponse {
-        status: 202,
-        headers: vec![
+    StoredResponse::new(
+        202,
+        vec![
             ("content-type".into(), "application/json".into()),
             ("retry-after".into(), "Tue, 01 Dec 2026 09:00:00 GMT".into()),
         ],
-        body: body.as_bytes().to_vec(),
-    }
+        body.as_bytes().to_vec(),
+    )
 }
 
-#[test]
-fn a_key_runs_once_and_replays_its_first_response() {
-    let ledger = MemoryLedger::default();
+#[tokio::test]
+async fn re_encoded_arguments_replay_and_others_are_a_mismatch() {
+    let ledger = MemoryLedger::new();
+    let scope = Scope::principal("acct_1");
     let key = IdempotencyKey::new("batch-7f3a").unwrap();
     let args = json!({ "campaignId": "cmp_7f3a", "recipients": 100 });
-    let same = json!({ "recipients": 100, "campaignId": "cmp_7f3a" });
+    let same = json!({ "recipients": 100.0, "campaignId": "cmp_7f3a" });
     let print = Fingerprint::of("send_campaign_batch", "acct_1", &args);
-    let now = SystemTime::now();
-    assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::Fresh);
-    assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::InFlight);
-    assert_eq!(
-        ledger.in_flight().unwrap().len(),
-        1,
-        "begun and not completed"
-    );
-    ledger.complete(&key, response("first")).unwrap();
-    assert!(ledger.in_flight().unwrap().is_empty());
-    // Key order and spacing do not make another request.
+    let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "cmp_7f3a").await.unwrap() else {
+        panic!("fresh");
+    };
+    let _ = ledger.complete(&lease, &response("first")).await.unwrap();
+    // Key order, spacing and number spelling do not make another request.
     let again = Fingerprint::of("send_campaign_batch", "acct_1", &same);
     assert_eq!(
-        ledger.begin(&key, again, now).unwrap(),
-        Begin::Replay(response("first"))
-    );
-    // A replay is frozen: completing again does not change it.
-    ledger.complete(&key, response("second")).unwrap();
-    assert_eq!(
-        ledger.begin(&key, again, now).unwrap(),
+        ledger.begin(&scope, &key, again, "").await.unwrap(),
         Begin::Replay(response("first"))
     );
     let other = Fingerprint::of(
@@ -55,39 +43,47 @@ fn a_key_runs_once_and_replays_its_first_response() {
         "acct_1",
         &json!({ "recipients": 99 }),
     );
-    assert_eq!(ledger.begin(&key, other, now).unwrap(), Begin::Mismatch);
-    let later = now + Duration::from_secs(25 * 60 * 60);
     assert_eq!(
-        ledger.begin(&key, other, later).unwrap(),
-        Begin::Fresh,
-        "expired after 24 h"
+        ledger.begin(&scope, &key, other, "").await.unwrap(),
+        Begin::Mismatch
+    );
+    // The same key and arguments to another tool: a mismatch, not a second execution.
+    let elsewhere = Fingerprint::of("send_sms", "acct_1", &args);
+    assert_eq!(
+        ledger.begin(&scope, &key, elsewhere, "").await.unwrap(),
+        Begin::Mismatch
     );
 }
 
 /// One racer: begins keys 0 to 49, and executes and completes each it begins fresh.
-fn run_fifty_keys<L: Ledger>(ledger: &L, executed: &AtomicUsize) {
+async fn run_fifty_keys<L: Ledger>(ledger: &L, executed: &AtomicUsize) {
+    let scope = Scope::principal("acct");
     for k in 0..50 {
         let key = IdempotencyKey::new(format!("key-{k}")).unwrap();
         let print = Fingerprint::of("send_sms", "acct", &json!({ "k": k }));
-        if ledger.begin(&key, print, SystemTime::now()).unwrap() == Begin::Fresh {
+        if let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "").await.unwrap() {
             executed.fetch_add(1, Ordering::SeqCst);
-            ledger.complete(&key, response(&k.to_string())).unwrap();
+            let done = ledger
+                .complete(&lease, &response(&k.to_string()))
+                .await
+                .unwrap();
+            assert_eq!(done, Completion::Recorded);
         }
     }
 }
 
-#[test]
-fn sixteen_threads_and_fifty_keys_execute_each_key_once() {
-    let ledger = Arc::new(MemoryLedger::default());
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_tasks_and_fifty_keys_execute_each_key_once() {
+    let ledger = Arc::new(MemoryLedger::new());
     let executed = Arc::new(AtomicUsize::new(0));
-    let threads: Vec<_> = (0..16)
+    let tasks: Vec<_> = (0..16)
         .map(|_| {
             let (ledger, executed) = (Arc::clone(&ledger), Arc::clone(&executed));
-            std::thread::spawn(move || run_fifty_keys(&*ledger, &executed))
+            tokio::spawn(async move { run_fifty_keys(&*ledger, &executed).await })
         })
         .collect();
-    for thread in threads {
-        thread.join().unwrap();
+    for task in tasks {
+        task.await.unwrap();
     }
     assert_eq!(executed.load(Ordering::SeqCst), 50);
 }
@@ -98,10 +94,39 @@ fn keys_are_sf_strings_of_printable_ascii() {
     assert_eq!(key.as_str(), r#"a "quoted" \ key"#);
     assert_eq!(IdempotencyKey::from_header(&key.to_header()).unwrap(), key);
     for bad in ["", "\"\"", "plain", "\"a\"b\"", "\"\\x\"", "\"caf\u{e9}\""] {
-        assert!(IdempotencyKey::from_header(bad).is_err(), "{bad}");
+        let err = IdempotencyKey::from_header(bad).unwrap_err();
+        assert_eq!(err.kind(), InvalidKeyKind::Malformed, "{bad}");
     }
     assert!(IdempotencyKey::new("k".repeat(255)).is_ok());
     assert!(IdempotencyKey::new("k".repeat(256)).is_err());
+    // Its own text parses and round-trips through serde; a bad one is refused on reading.
+    let parsed: IdempotencyKey = "batch-7".parse().unwrap();
+    assert_eq!(serde_json::to_string(&parsed).unwrap(), r#""batch-7""#);
+    assert_eq!(
+        serde_json::from_str::<IdempotencyKey>(r#""batch-7""#).unwrap(),
+        parsed
+    );
+    assert!(serde_json::from_str::<IdempotencyKey>(r#""""#).is_err());
+    let missing = IdempotencyKey::from_arguments(&serde_json::Map::new()).unwrap_err();
+    assert_eq!(missing.kind(), InvalidKeyKind::Missing);
+    assert!(missing.is_missing());
+}
+
+#[test]
+fn a_fingerprint_reads_back_and_says_why_it_does_not() {
+    use agent_tool_result::replay::InvalidFingerprint;
+    let print = Fingerprint::of("send_sms", "acct", &json!({ "to": "+1555" }));
+    assert_eq!(Fingerprint::from_hex(&print.to_hex()), Ok(print));
+    assert_eq!(
+        Fingerprint::from_hex(""),
+        Err(InvalidFingerprint::Length(0))
+    );
+    let mut bad = print.to_hex();
+    bad.replace_range(10..11, "g");
+    assert_eq!(
+        Fingerprint::from_hex(&bad),
+        Err(InvalidFingerprint::NotHex(10))
+    );
 }
 
 #[cfg(feature = "sqlite")]
@@ -109,117 +134,30 @@ mod sqlite {
     use super::*;
     use agent_tool_result::replay::SqliteLedger;
 
-    /// A ledger file in a scratch directory, removed with the directory when dropped.
-    struct Scratch(std::path::PathBuf);
-
-    impl Scratch {
-        fn path(&self) -> std::path::PathBuf {
-            self.0.join("ledger.sqlite")
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn file(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("atr-replay-{}-{name}", std::process::id()));
+    /// 16 tasks, each with its own ledger (its own connection) on one file, race over 50 keys.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sixteen_connections_and_fifty_keys_execute_each_key_once() {
+        let dir = std::env::temp_dir().join(format!("atr-replay-{}-race", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    #[test]
-    fn the_sqlite_ledger_keeps_the_same_semantics_across_reopening() {
-        let scratch = file("semantics");
-        let path = scratch.path();
-        let key = IdempotencyKey::new("batch-1").unwrap();
-        let print = Fingerprint::of("send_campaign_batch", "acct", &json!({ "n": 1 }));
-        let now = SystemTime::now();
-        {
-            let ledger = SqliteLedger::open(&path).unwrap();
-            assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::Fresh);
-        }
-        // The process stopped here: reopened, the key is still in flight.
-        let ledger = SqliteLedger::open(&path).unwrap();
-        let pending = ledger.in_flight().unwrap();
-        assert_eq!(pending.len(), 1);
-        assert_eq!((&pending[0].key, pending[0].fingerprint), (&key, print));
-        assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::InFlight);
-        // On restart the key is answered once, and the answer is frozen.
-        let restarted = SystemTime::now() + Duration::from_secs(1);
-        let recovered =
-            agent_tool_result::replay::recover(&ledger, restarted, |_| response("first")).unwrap();
-        assert_eq!(recovered, pending);
-        assert!(ledger.in_flight().unwrap().is_empty());
-        ledger.complete(&key, response("second")).unwrap();
-        assert_eq!(
-            ledger.begin(&key, print, now).unwrap(),
-            Begin::Replay(response("first"))
-        );
-        let other = Fingerprint::of("send_campaign_batch", "acct", &json!({ "n": 2 }));
-        assert_eq!(ledger.begin(&key, other, now).unwrap(), Begin::Mismatch);
-        let later = now + Duration::from_secs(25 * 60 * 60);
-        assert_eq!(ledger.begin(&key, other, later).unwrap(), Begin::Fresh);
-    }
-
-    /// 16 threads, each with its own connection to one file, race over 50 keys.
-    #[test]
-    fn sixteen_connections_and_fifty_keys_execute_each_key_once() {
-        let scratch = file("race");
-        let path = scratch.path();
-        SqliteLedger::open(&path).unwrap();
+        let path = dir.join("ledger.sqlite");
+        drop(SqliteLedger::open(&path).unwrap());
         let executed = Arc::new(AtomicUsize::new(0));
-        let threads: Vec<_> = (0..16)
+        let tasks: Vec<_> = (0..16)
             .map(|_| {
                 let (path, executed) = (path.clone(), Arc::clone(&executed));
-                std::thread::spawn(move || {
-                    run_fifty_keys(&SqliteLedger::open(&path).unwrap(), &executed);
+                tokio::spawn(async move {
+                    let ledger = SqliteLedger::open(&path).unwrap();
+                    run_fifty_keys(&ledger, &executed).await;
                 })
             })
             .collect();
-        for thread in threads {
-            thread.join().unwrap();
+        for task in tasks {
+            task.await.unwrap();
         }
         assert_eq!(executed.load(Ordering::SeqCst), 50);
-        assert!(
-            SqliteLedger::open(&path)
-                .unwrap()
-                .in_flight()
-                .unwrap()
-                .is_empty()
-        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
-}
-
-/// A key begun before a crash is answered once, by `recover`, with what the caller knows;
-/// keys begun after the cutoff (another process's, running now) are left in flight.
-#[test]
-fn recover_completes_only_keys_begun_before_the_cutoff() {
-    let ledger = MemoryLedger::default();
-    let start = SystemTime::now();
-    let old = IdempotencyKey::new("before-crash").unwrap();
-    let new = IdempotencyKey::new("running-now").unwrap();
-    let print = Fingerprint::of("send_campaign_batch", "acct_1", &json!({}));
-    ledger.begin(&old, print, start).unwrap();
-    let cutoff = start + Duration::from_secs(1);
-    ledger
-        .begin(&new, print, cutoff + Duration::from_secs(1))
-        .unwrap();
-    let recovered =
-        agent_tool_result::replay::recover(&ledger, cutoff, |_| response("unknown")).unwrap();
-    assert_eq!(recovered.len(), 1);
-    assert_eq!(recovered[0].key, old);
-    assert_eq!(
-        ledger.begin(&old, print, cutoff).unwrap(),
-        Begin::Replay(response("unknown"))
-    );
-    assert_eq!(ledger.begin(&new, print, cutoff).unwrap(), Begin::InFlight);
-    let left = ledger.in_flight().unwrap();
-    assert_eq!(left.len(), 1);
-    assert_eq!(left[0].key, new);
 }
 
 /// Over MCP the key is the `idempotencyKey` argument, named in the tool's input schema, and

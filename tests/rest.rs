@@ -262,21 +262,23 @@ fn responses_are_classified_by_problem_type_and_content_type() {
 /// `Retry-After` included, marked as a replay; a reused key with another payload and a key in
 /// flight are refused with their own problems, which the classifier reads back.
 #[cfg(feature = "replay")]
-#[test]
-fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
+#[tokio::test]
+async fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
     use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
     use agent_tool_result::http::{RestOutcome, classify};
     use agent_tool_result::replay::{
-        Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
+        Begin, Completion, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope, StoredResponse,
     };
 
-    let ledger = MemoryLedger::default();
+    let ledger = MemoryLedger::new();
+    let scope = Scope::principal("acct_1");
     let key = IdempotencyKey::from_header("\"batch-9\"").unwrap();
     let print = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 9 }));
-    let now = SystemTime::now();
-    assert_eq!(ledger.begin(&key, print, now).unwrap(), Begin::Fresh);
-    let in_flight = ledger.begin(&key, print, now).unwrap();
+    let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
+        panic!("fresh");
+    };
+    let in_flight = ledger.begin(&scope, &key, print, "").await.unwrap();
     assert_eq!(
         in_flight.refusal().map(|r| r.kind()),
         Some(RefusalKind::KeyInFlight)
@@ -285,10 +287,12 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
     let held = held();
     let first = RestProfile::default().response(&held).unwrap();
     assert_eq!(first.status(), 202);
-    ledger
-        .complete(&key, StoredResponse::from_response(&first))
+    let recorded = ledger
+        .complete(&lease, &StoredResponse::from_response(&first))
+        .await
         .unwrap();
-    let Begin::Replay(stored) = ledger.begin(&key, print, now).unwrap() else {
+    assert_eq!(recorded, Completion::Recorded);
+    let Begin::Replay(stored) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
         panic!("the same request replays");
     };
     let replayed = stored.replayed().unwrap();
@@ -305,7 +309,7 @@ fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
     assert!(first.headers().get(IDEMPOTENT_REPLAYED).is_none());
 
     let other = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 10 }));
-    let mismatch = ledger.begin(&key, other, now).unwrap();
+    let mismatch = ledger.begin(&scope, &key, other, "").await.unwrap();
     assert_eq!(
         mismatch.refusal().map(|r| r.kind()),
         Some(RefusalKind::KeyMismatch)

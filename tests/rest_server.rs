@@ -19,7 +19,7 @@ use agent_tool_result::http::classify::profile_breaches;
 use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
 use agent_tool_result::http::{Fault, RestOutcome, RestProfile, classify, credentials};
 use agent_tool_result::replay::{
-    Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse,
+    Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope, StoredResponse,
 };
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -66,14 +66,15 @@ async fn call(
         return Fault::malformed("the body is not JSON").into_response();
     };
     let print = Fingerprint::of(&tool, principal, &arguments);
-    match app.ledger.begin(&key, print, SystemTime::now()).unwrap() {
-        Begin::Fresh => {}
+    let scope = Scope::principal(principal);
+    let lease = match app.ledger.begin(&scope, &key, print, "").await.unwrap() {
+        Begin::Fresh(lease) => lease,
         Begin::Replay(stored) => return respond(stored.replayed().unwrap()),
         refused => {
-            let refusal = refused.refusal().unwrap();
+            let refusal = refused.refusal().expect("no lease here outlives a call");
             return respond(RestProfile::default().refusal_response(&refusal));
         }
-    }
+    };
     let result = match tool.as_str() {
         "send_sms" if arguments["contact"] == "opted-out" => {
             GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
@@ -99,8 +100,10 @@ async fn call(
         }
     };
     let response = RestProfile::default().response(&result).unwrap();
-    app.ledger
-        .complete(&key, StoredResponse::from_response(&response))
+    let _ = app
+        .ledger
+        .complete(&lease, &StoredResponse::from_response(&response))
+        .await
         .unwrap();
     respond(response)
 }

@@ -56,11 +56,7 @@ impl StoredResponse {
                 Some((name.as_str().to_owned(), value.to_owned()))
             })
             .collect();
-        StoredResponse {
-            status: response.status().as_u16(),
-            headers,
-            body: response.body().clone(),
-        }
+        StoredResponse::new(response.status().as_u16(), headers, response.body().clone())
     }
 
     /// The first response again, byte for byte, marked
@@ -71,12 +67,12 @@ impl StoredResponse {
     /// [`::http::Error`] when the stored status or a header is not valid HTTP (a store that
     /// was written by something else).
     pub fn replayed(&self) -> Result<Response<Vec<u8>>, ::http::Error> {
-        let mut builder = Response::builder().status(self.status);
-        for (name, value) in &self.headers {
+        let mut builder = Response::builder().status(self.status());
+        for (name, value) in self.headers() {
             builder = builder.header(name.as_str(), value.as_str());
         }
         builder
             .header(IDEMPOTENT_REPLAYED, "true")
-            .body(self.body.clone())
+            .body(self.body().to_vec())
     }
 }

@@ -38,16 +38,35 @@ impl Fingerprint {
     }
 
     /// A fingerprint read back from [`Fingerprint::to_hex`].
-    #[must_use]
-    pub fn from_hex(hex: &str) -> Option<Self> {
+    ///
+    /// ```
+    /// use agent_tool_result::replay::Fingerprint;
+    ///
+    /// let print = Fingerprint::of("send_sms", "acct_1", &serde_json::json!({}));
+    /// assert_eq!(Fingerprint::from_hex(&print.to_hex()), Ok(print));
+    /// let err = Fingerprint::from_hex("abc").unwrap_err();
+    /// assert_eq!(err.to_string(), "not a fingerprint: 3 characters, not 64 hex digits");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidFingerprint`] saying why: the wrong length, or a character that is not a
+    /// hex digit (and where).
+    pub fn from_hex(hex: &str) -> Result<Self, InvalidFingerprint> {
         if hex.len() != 64 {
-            return None;
+            return Err(InvalidFingerprint::Length(hex.chars().count()));
         }
         let mut bytes = [0u8; 32];
         for (i, byte) in bytes.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+            let digits = &hex.as_bytes()[2 * i..2 * i + 2];
+            let value = |at: usize| {
+                char::from(digits[at])
+                    .to_digit(16)
+                    .ok_or(InvalidFingerprint::NotHex(2 * i + at))
+            };
+            *byte = u8::try_from(value(0)? * 16 + value(1)?).unwrap_or(0);
         }
-        Some(Fingerprint(bytes))
+        Ok(Fingerprint(bytes))
     }
 
     /// The fingerprint as 64 lowercase hex digits, for storage.
@@ -59,6 +78,18 @@ impl Fingerprint {
             hex
         })
     }
+}
+
+/// Why a text is not a fingerprint written by [`Fingerprint::to_hex`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidFingerprint {
+    /// It does not have 64 characters (it has this many).
+    #[error("not a fingerprint: {0} characters, not 64 hex digits")]
+    Length(usize),
+    /// The character at this byte offset is not a hex digit.
+    #[error("not a fingerprint: the character at {0} is not a hex digit")]
+    NotHex(usize),
 }
 
 /// `value` in the JSON Canonicalization Scheme (RFC 8785): the text a [`Fingerprint`] hashes

@@ -24,34 +24,52 @@ pub const MAX_KEY_LEN: usize = 255;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey(String);
 
-/// The error for a value that is not an idempotency key.
+/// The error for a value that is not an idempotency key: missing or malformed
+/// ([`InvalidKey::kind`]), and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid idempotency key: {why}")]
 pub struct InvalidKey {
+    kind: InvalidKeyKind,
     why: &'static str,
 }
 
-impl InvalidKey {
-    const MISSING: &'static str = "the call carries none";
+/// Whether a call carried no key, or one that is not valid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InvalidKeyKind {
+    /// The call carries no key (`KeyMissing`, 400).
+    Missing,
+    /// The key is not a valid one (`KeyInvalid`, 400).
+    Malformed,
+}
 
+impl InvalidKey {
     /// A key that is not there at all.
-    #[cfg(feature = "http")]
     pub(crate) fn missing() -> Self {
         InvalidKey {
-            why: InvalidKey::MISSING,
+            kind: InvalidKeyKind::Missing,
+            why: "the call carries none",
         }
     }
 
     /// A key that is malformed, and why.
-    #[cfg(feature = "http")]
     pub(crate) fn malformed(why: &'static str) -> Self {
-        InvalidKey { why }
+        InvalidKey {
+            kind: InvalidKeyKind::Malformed,
+            why,
+        }
+    }
+
+    /// Missing or malformed.
+    #[must_use]
+    pub fn kind(&self) -> InvalidKeyKind {
+        self.kind
     }
 
     /// Whether there was no key at all, rather than a malformed one.
     #[must_use]
     pub fn is_missing(&self) -> bool {
-        self.why == InvalidKey::MISSING
+        self.kind == InvalidKeyKind::Missing
     }
 
     /// The refusal a producer answers with (400 over REST, the same problem over MCP):
@@ -59,10 +77,9 @@ impl InvalidKey {
     #[must_use]
     pub fn refusal(&self) -> crate::guarantee::Refusal {
         use crate::guarantee::{Refusal, RefusalKind};
-        let kind = if self.is_missing() {
-            RefusalKind::KeyMissing
-        } else {
-            RefusalKind::KeyInvalid
+        let kind = match self.kind {
+            InvalidKeyKind::Missing => RefusalKind::KeyMissing,
+            InvalidKeyKind::Malformed => RefusalKind::KeyInvalid,
         };
         Refusal::new(kind, self.to_string())
     }
@@ -85,7 +102,7 @@ impl IdempotencyKey {
         } else {
             return Ok(IdempotencyKey(key));
         };
-        Err(InvalidKey { why })
+        Err(InvalidKey::malformed(why))
     }
 
     /// A key from an `Idempotency-Key` header: a structured-field string, in double quotes,
@@ -99,9 +116,9 @@ impl IdempotencyKey {
             .trim()
             .strip_prefix('"')
             .and_then(|v| v.strip_suffix('"'))
-            .ok_or(InvalidKey {
-                why: "the header is not a quoted string (an sf-string)",
-            })?;
+            .ok_or(InvalidKey::malformed(
+                "the header is not a quoted string (an sf-string)",
+            ))?;
         let mut key = String::with_capacity(inner.len());
         let mut chars = inner.chars();
         while let Some(c) = chars.next() {
@@ -109,15 +126,15 @@ impl IdempotencyKey {
                 '\\' => match chars.next() {
                     Some(escaped @ ('"' | '\\')) => key.push(escaped),
                     _ => {
-                        return Err(InvalidKey {
-                            why: "a backslash escapes only a quote or a backslash",
-                        });
+                        return Err(InvalidKey::malformed(
+                            "a backslash escapes only a quote or a backslash",
+                        ));
                     }
                 },
                 '"' => {
-                    return Err(InvalidKey {
-                        why: "an unescaped quote inside the string",
-                    });
+                    return Err(InvalidKey::malformed(
+                        "an unescaped quote inside the string",
+                    ));
                 }
                 c => key.push(c),
             }
@@ -145,13 +162,9 @@ impl IdempotencyKey {
     /// or not a valid key.
     pub fn from_arguments(arguments: &crate::JsonObject) -> Result<Self, InvalidKey> {
         match arguments.get(MCP_ARGUMENT) {
-            None | Some(Value::Null) => Err(InvalidKey {
-                why: InvalidKey::MISSING,
-            }),
+            None | Some(Value::Null) => Err(InvalidKey::missing()),
             Some(Value::String(key)) => IdempotencyKey::new(key.as_str()),
-            Some(_) => Err(InvalidKey {
-                why: "the argument is not a string",
-            }),
+            Some(_) => Err(InvalidKey::malformed("the argument is not a string")),
         }
     }
 
@@ -209,6 +222,37 @@ impl IdempotencyKey {
     #[must_use]
     pub fn to_header(&self) -> String {
         format!("\"{}\"", self.0.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+impl std::str::FromStr for IdempotencyKey {
+    type Err = InvalidKey;
+
+    /// [`IdempotencyKey::new`]: the key's own text (not a header's quoted form).
+    fn from_str(key: &str) -> Result<Self, InvalidKey> {
+        IdempotencyKey::new(key)
+    }
+}
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = InvalidKey;
+
+    fn try_from(key: String) -> Result<Self, InvalidKey> {
+        IdempotencyKey::new(key)
+    }
+}
+
+/// A key is written as its text, and read back checked.
+impl serde::Serialize for IdempotencyKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for IdempotencyKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        IdempotencyKey::new(key).map_err(serde::de::Error::custom)
     }
 }
 

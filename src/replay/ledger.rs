@@ -1,153 +1,302 @@
-//! The [`Ledger`]: where keys, fingerprints and first responses are kept, what beginning a key
-//! finds ([`Begin`]), and answering the keys a stopped process left in flight ([`recover`]).
+//! The [`Ledger`] contract: what beginning a key finds ([`Begin`]), the [`Lease`] a fresh or
+//! abandoned key is held by, and how a call ends ([`Ledger::complete`], [`Ledger::release`]).
+//! The semantics every store keeps are the module's (see [`crate::replay`]).
 
+use std::future::Future;
 use std::time::{Duration, SystemTime};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 
-/// The default retention window: keys older than this are forgotten.
+/// The default retention window: completed keys are replayed for at least this long, and may
+/// be purged after.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// A response as it was first sent: replayed byte for byte.
+/// The default lease: how long a call holds its key before another process may take it for
+/// abandoned. A call that runs longer renews its lease.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// Whose keys these are: the principal (the account a token authenticates). The same key
+/// under two scopes is two independent keys; nothing of one scope's keys is seen from another.
+///
+/// The tool is not part of the scope: it is part of the [`Fingerprint`], so the same key sent
+/// by one principal to two tools is a mismatch (a client bug that reuses keys), as Stripe has
+/// it, and never a second execution.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scope(String);
+
+impl Scope {
+    /// The scope of `principal`'s keys.
+    #[must_use]
+    pub fn principal(principal: impl Into<String>) -> Self {
+        Scope(principal.into())
+    }
+
+    /// The principal.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A response as it was first sent, replayed byte for byte: its status (200 for an MCP tool
+/// result), the headers worth replaying (`Content-Type`, `Retry-After`) in order, and its body.
+/// Its fields are private so that it can grow without a major version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredResponse {
-    /// The HTTP status (200 for an MCP tool result).
-    pub status: u16,
-    /// The headers worth replaying (`Content-Type`, `Retry-After`), in order.
-    pub headers: Vec<(String, String)>,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl StoredResponse {
+    /// A response to keep.
+    #[must_use]
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> Self {
+        StoredResponse {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// The status.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The headers, in order.
+    #[must_use]
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
     /// The body.
-    pub body: Vec<u8>,
+    #[must_use]
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+}
+
+/// The hold of one call on its key: the scope and key, an owner token no other call has, and
+/// when it expires by the store's clock. Only the holder of the lease completes, renews or
+/// releases the key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    scope: Scope,
+    key: IdempotencyKey,
+    token: String,
+    expires: SystemTime,
+}
+
+impl Lease {
+    /// A lease as a store hands it out.
+    pub(crate) fn new(
+        scope: Scope,
+        key: IdempotencyKey,
+        token: String,
+        expires: SystemTime,
+    ) -> Self {
+        Lease {
+            scope,
+            key,
+            token,
+            expires,
+        }
+    }
+
+    /// The scope.
+    #[must_use]
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The key.
+    #[must_use]
+    pub fn key(&self) -> &IdempotencyKey {
+        &self.key
+    }
+
+    /// The owner token.
+    #[must_use]
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// When the lease expires, by the store's clock.
+    #[must_use]
+    pub fn expires(&self) -> SystemTime {
+        self.expires
+    }
+
+    /// The same lease, expiring at `expires` (after a renewal).
+    pub(crate) fn renewed(&self, expires: SystemTime) -> Self {
+        Lease {
+            expires,
+            ..self.clone()
+        }
+    }
+}
+
+/// A key whose lease expired before any answer was recorded: the call that held it stopped
+/// (or lost its store) somewhere between beginning and completing, so whether it took effect
+/// is not known. It is **never run again**: the holder of this lease answers it
+/// `settlement.state: unknown` with the lookup its [`context`](Abandoned::context) names, and
+/// completes the key with that answer, which every later request replays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Abandoned {
+    lease: Lease,
+    context: String,
+}
+
+impl Abandoned {
+    pub(crate) fn new(lease: Lease, context: String) -> Self {
+        Abandoned { lease, context }
+    }
+
+    /// The lease to complete it with.
+    #[must_use]
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// What the call that began the key stored with it (the id of the operation it would
+    /// create, say), to name the lookup.
+    #[must_use]
+    pub fn context(&self) -> &str {
+        &self.context
+    }
 }
 
 /// What [`Ledger::begin`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Begin {
-    /// The key is new: run the command, then complete the key.
-    Fresh,
-    /// The same request completed before: answer this again and send nothing.
+    /// The key is new in its scope: run the command under this lease, then complete it (or
+    /// release it, if the call provably did nothing).
+    Fresh(Lease),
+    /// The same request completed before: answer this again and run nothing.
     Replay(StoredResponse),
-    /// The key was used with another request.
+    /// The key was used in this scope with another request: refuse (422), run nothing.
     Mismatch,
-    /// The first request with the key is still running (or stopped without completing).
-    InFlight,
+    /// The first request with the key still holds its lease until `until`: refuse (409, with
+    /// `Retry-After`), run nothing.
+    InFlight {
+        /// When the lease expires, by the store's clock.
+        until: SystemTime,
+    },
+    /// The first request stopped without an answer: answer it `unknown` and complete the key
+    /// with that; never run it.
+    Abandoned(Abandoned),
 }
 
 impl Begin {
     /// The refusal this answer refuses the call with: a mismatch (422 over REST) or a key in
-    /// flight (409); `None` for a fresh key or a replay.
+    /// flight (409, retry when its lease expires); `None` for the others.
     #[must_use]
     pub fn refusal(&self) -> Option<crate::guarantee::Refusal> {
         use crate::guarantee::{Refusal, RefusalKind};
-        let kind = match self {
-            Begin::Mismatch => RefusalKind::KeyMismatch,
-            Begin::InFlight => RefusalKind::KeyInFlight,
-            Begin::Fresh | Begin::Replay(_) => return None,
-        };
-        let detail = match kind {
-            RefusalKind::KeyMismatch => {
-                "the key was first used with other arguments; its first result stands"
-            }
-            _ => "the first request with this key is still running",
-        };
-        Some(Refusal::new(kind, detail))
+        match self {
+            Begin::Mismatch => Some(Refusal::new(
+                RefusalKind::KeyMismatch,
+                "the key was first used with other arguments; its first result stands",
+            )),
+            Begin::InFlight { until } => Some(
+                Refusal::new(
+                    RefusalKind::KeyInFlight,
+                    "the first request with this key is still running",
+                )
+                .with_retry_at(*until),
+            ),
+            Begin::Fresh(_) | Begin::Replay(_) | Begin::Abandoned(_) => None,
+        }
     }
 }
 
-/// A key begun and not completed, as [`Ledger::in_flight`] lists it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pending {
-    /// The key.
-    pub key: IdempotencyKey,
-    /// The request's fingerprint.
-    pub fingerprint: Fingerprint,
-    /// When it was begun.
-    pub begun: SystemTime,
+/// Whether completing or releasing a key took effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Completion {
+    /// It did: the answer is recorded (or the key released).
+    Recorded,
+    /// The lease was lost: its call ran past it and another process took the key for
+    /// abandoned and answered it `unknown`, which stays the key's answer.
+    LeaseLost,
 }
 
-/// Where keys, fingerprints and first responses are kept.
-pub trait Ledger {
+/// Where keys, fingerprints, leases and first answers are kept, shared by every process that
+/// serves the same principals. Every method is one atomic step of the store, on the store's
+/// own clock.
+pub trait Ledger: Send + Sync {
     /// The store's own error.
     type Error: std::error::Error + Send + Sync + 'static;
 
-    /// Begins `key` for the request `fingerprint` at `now`: atomically, so of two requests
-    /// with one key exactly one is [`Begin::Fresh`].
-    ///
-    /// # Errors
-    ///
-    /// The store's error.
+    /// Begins `key` in `scope` for the request `fingerprint`, storing `context` with it:
+    /// atomically, so of any number of requests with one key exactly one is
+    /// [`Begin::Fresh`], and of any number that find it abandoned exactly one is
+    /// [`Begin::Abandoned`].
     fn begin(
         &self,
+        scope: &Scope,
         key: &IdempotencyKey,
         fingerprint: Fingerprint,
-        now: SystemTime,
-    ) -> Result<Begin, Self::Error>;
+        context: &str,
+    ) -> impl Future<Output = Result<Begin, Self::Error>> + Send;
 
-    /// Records the response of a begun key; later begins with the same request replay it.
-    ///
-    /// # Errors
-    ///
-    /// The store's error.
-    fn complete(&self, key: &IdempotencyKey, response: StoredResponse) -> Result<(), Self::Error>;
+    /// Extends a lease by the store's lease time, for a call that runs long; `None` when the
+    /// lease was lost.
+    fn renew(
+        &self,
+        lease: &Lease,
+    ) -> impl Future<Output = Result<Option<Lease>, Self::Error>> + Send;
 
-    /// The keys begun and never completed: after a crash, answer each `unknown`.
-    ///
-    /// # Errors
-    ///
-    /// The store's error.
-    fn in_flight(&self) -> Result<Vec<Pending>, Self::Error>;
+    /// Records the answer of a leased key; later begins with the same request replay it.
+    fn complete(
+        &self,
+        lease: &Lease,
+        response: &StoredResponse,
+    ) -> impl Future<Output = Result<Completion, Self::Error>> + Send;
+
+    /// Forgets a leased key whose call provably did nothing (it was refused before any side
+    /// effect), so the key can be used again.
+    fn release(
+        &self,
+        lease: &Lease,
+    ) -> impl Future<Output = Result<Completion, Self::Error>> + Send;
+
+    /// Takes up to `limit` abandoned keys (leases expired without an answer), each to be
+    /// answered `unknown`: what a process runs in the background so that no such key waits
+    /// for its next request.
+    fn abandoned(
+        &self,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Abandoned>, Self::Error>> + Send;
+
+    /// Removes up to `limit` keys completed longer ago than the retention window; returns how
+    /// many. A key without an answer is never removed (it would begin fresh and run again).
+    fn purge(&self, limit: usize) -> impl Future<Output = Result<usize, Self::Error>> + Send;
 }
 
-/// Answers every key left in flight since before `begun_before` (the process stopped between
-/// the provider call and the record): each is completed with `answer`'s response, so later
-/// requests with the key replay it and nothing is sent twice. Returns the keys recovered.
-///
-/// The answer must not claim what is not known: a guarantee result whose settlement is
-/// `unknown` and whose `recovery.suggestedNextTool` looks the operation up by id, never a
-/// `not_started`. A process that is alone on its ledger passes the instant it started as
-/// `begun_before`, so the keys it begins from then on are left alone. Where several processes
-/// share the ledger, a key another live process began before this one started looks just like
-/// an abandoned one: pass an instant older than the longest a call may run (now minus the
-/// call timeout) instead.
-///
-/// ```
-/// # #[cfg(feature = "http")] {
-/// use std::time::SystemTime;
-/// use agent_tool_result::guarantee::GuaranteeResult;
-/// use agent_tool_result::http::RestProfile;
-/// use agent_tool_result::replay::{self, Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, StoredResponse};
-/// use serde_json::json;
-///
-/// let ledger = MemoryLedger::default();
-/// let key = IdempotencyKey::new("batch-7")?;
-/// let print = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 7 }));
-/// let began = SystemTime::now();
-/// ledger.begin(&key, print, began)?; // ... and the process stopped here.
-///
-/// let unknown = GuaranteeResult::unknown().with_next_tool("get_campaign");
-/// let response = StoredResponse::from_response(&RestProfile::default().response(&unknown)?);
-/// let recovered = replay::recover(&ledger, SystemTime::now(), |_| response.clone())?;
-/// assert_eq!(recovered.len(), 1);
-/// assert!(matches!(ledger.begin(&key, print, SystemTime::now())?, Begin::Replay(_)));
-/// # }
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-///
-/// # Errors
-///
-/// The store's error; keys completed before it stay completed.
-pub fn recover<L: Ledger + ?Sized>(
-    ledger: &L,
-    begun_before: SystemTime,
-    mut answer: impl FnMut(&Pending) -> StoredResponse,
-) -> Result<Vec<Pending>, L::Error> {
-    let mut recovered = Vec::new();
-    for pending in ledger.in_flight()? {
-        if pending.begun < begun_before {
-            ledger.complete(&pending.key, answer(&pending))?;
-            recovered.push(pending);
-        }
-    }
-    Ok(recovered)
+/// An owner token no other lease has: 128 bits from this process's random hash keys (std
+/// seeds them from the operating system), over a counter, the process and the time.
+pub(crate) fn new_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static KEYS: std::sync::OnceLock<[std::collections::hash_map::RandomState; 2]> =
+        std::sync::OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let keys = KEYS.get_or_init(Default::default);
+    let count = COUNT.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let half = |keys: &std::collections::hash_map::RandomState| {
+        let mut hasher = keys.build_hasher();
+        hasher.write_u64(count);
+        hasher.write_u32(std::process::id());
+        hasher.write_u128(nanos);
+        hasher.finish()
+    };
+    format!("{:016x}{:016x}", half(&keys[0]), half(&keys[1]))
 }

@@ -1,111 +1,213 @@
-//! [`MemoryLedger`]: a ledger in memory, for one process and tests.
+//! [`MemoryLedger`]: a ledger in memory, for one process and tests. Its clock is the
+//! process's.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
-use super::ledger::{Begin, DEFAULT_RETENTION, Ledger, Pending, StoredResponse};
+use super::ledger::{
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
+    StoredResponse, new_token,
+};
 
 #[derive(Clone, Debug)]
 struct Entry {
     fingerprint: Fingerprint,
-    begun: SystemTime,
-    response: Option<StoredResponse>,
+    context: String,
+    /// The lease holding the key, while it has no answer.
+    owner: Option<(String, SystemTime)>,
+    /// The answer, and when it was recorded.
+    answer: Option<(StoredResponse, SystemTime)>,
 }
 
 /// A ledger in memory: one process, and tests.
 #[derive(Debug)]
 pub struct MemoryLedger {
-    entries: Mutex<HashMap<IdempotencyKey, Entry>>,
+    entries: Mutex<HashMap<(Scope, IdempotencyKey), Entry>>,
     retention: Duration,
+    lease: Duration,
 }
 
 impl Default for MemoryLedger {
     fn default() -> Self {
-        MemoryLedger::new(DEFAULT_RETENTION)
+        MemoryLedger::new()
     }
 }
 
 impl MemoryLedger {
-    /// An empty ledger that forgets keys after `retention`.
+    /// An empty ledger, with the default retention window and lease.
     #[must_use]
-    pub fn new(retention: Duration) -> Self {
+    pub fn new() -> Self {
         MemoryLedger {
             entries: Mutex::new(HashMap::new()),
-            retention,
+            retention: DEFAULT_RETENTION,
+            lease: DEFAULT_LEASE,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IdempotencyKey, Entry>> {
+    /// The ledger with another retention window (24 hours by default).
+    #[must_use]
+    pub fn with_retention(mut self, retention: Duration) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// The ledger with another lease time (30 seconds by default).
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Scope, IdempotencyKey), Entry>> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-}
 
-/// The memory ledger cannot fail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the memory ledger cannot fail")]
-pub struct Infallible;
+    fn lease_for(&self, scope: &Scope, key: &IdempotencyKey, now: SystemTime) -> Lease {
+        Lease::new(scope.clone(), key.clone(), new_token(), now + self.lease)
+    }
+
+    fn begin_now(
+        &self,
+        scope: &Scope,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        context: &str,
+    ) -> Begin {
+        let now = SystemTime::now();
+        let mut entries = self.lock();
+        let slot = (scope.clone(), key.clone());
+        let Some(entry) = entries.get_mut(&slot) else {
+            let lease = self.lease_for(scope, key, now);
+            let owner = Some((lease.token().to_owned(), lease.expires()));
+            entries.insert(
+                slot,
+                Entry {
+                    fingerprint,
+                    context: context.to_owned(),
+                    owner,
+                    answer: None,
+                },
+            );
+            return Begin::Fresh(lease);
+        };
+        if entry.fingerprint != fingerprint {
+            return Begin::Mismatch;
+        }
+        if let Some((answer, _)) = &entry.answer {
+            return Begin::Replay(answer.clone());
+        }
+        match entry.owner {
+            Some((_, until)) if until > now => Begin::InFlight { until },
+            _ => {
+                let lease = self.lease_for(scope, key, now);
+                entry.owner = Some((lease.token().to_owned(), lease.expires()));
+                Begin::Abandoned(Abandoned::new(lease, entry.context.clone()))
+            }
+        }
+    }
+
+    /// The entry a lease still holds.
+    fn held<'a>(
+        entries: &'a mut HashMap<(Scope, IdempotencyKey), Entry>,
+        lease: &Lease,
+    ) -> Option<&'a mut Entry> {
+        entries
+            .get_mut(&(lease.scope().clone(), lease.key().clone()))
+            .filter(|entry| {
+                entry.answer.is_none()
+                    && entry
+                        .owner
+                        .as_ref()
+                        .is_some_and(|(token, _)| token == lease.token())
+            })
+    }
+}
 
 impl Ledger for MemoryLedger {
     type Error = Infallible;
 
-    fn begin(
+    async fn begin(
         &self,
+        scope: &Scope,
         key: &IdempotencyKey,
         fingerprint: Fingerprint,
-        now: SystemTime,
+        context: &str,
     ) -> Result<Begin, Infallible> {
+        Ok(self.begin_now(scope, key, fingerprint, context))
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, Infallible> {
+        let until = SystemTime::now() + self.lease;
         let mut entries = self.lock();
-        let expired = entries.get(key).is_some_and(|entry| {
-            now.duration_since(entry.begun).unwrap_or_default() > self.retention
-        });
-        if expired {
-            entries.remove(key);
-        }
-        Ok(match entries.get(key) {
-            None => {
-                entries.insert(
-                    key.clone(),
-                    Entry {
-                        fingerprint,
-                        begun: now,
-                        response: None,
-                    },
-                );
-                Begin::Fresh
+        Ok(MemoryLedger::held(&mut entries, lease).map(|entry| {
+            entry.owner = Some((lease.token().to_owned(), until));
+            lease.renewed(until)
+        }))
+    }
+
+    async fn complete(
+        &self,
+        lease: &Lease,
+        response: &StoredResponse,
+    ) -> Result<Completion, Infallible> {
+        let mut entries = self.lock();
+        Ok(match MemoryLedger::held(&mut entries, lease) {
+            Some(entry) => {
+                entry.owner = None;
+                entry.answer = Some((response.clone(), SystemTime::now()));
+                Completion::Recorded
             }
-            Some(entry) if entry.fingerprint != fingerprint => Begin::Mismatch,
-            Some(Entry {
-                response: Some(response),
-                ..
-            }) => Begin::Replay(response.clone()),
-            Some(_) => Begin::InFlight,
+            None => Completion::LeaseLost,
         })
     }
 
-    fn complete(&self, key: &IdempotencyKey, response: StoredResponse) -> Result<(), Infallible> {
-        if let Some(entry) = self.lock().get_mut(key)
-            && entry.response.is_none()
-        {
-            entry.response = Some(response);
+    async fn release(&self, lease: &Lease) -> Result<Completion, Infallible> {
+        let mut entries = self.lock();
+        if MemoryLedger::held(&mut entries, lease).is_none() {
+            return Ok(Completion::LeaseLost);
         }
-        Ok(())
+        entries.remove(&(lease.scope().clone(), lease.key().clone()));
+        Ok(Completion::Recorded)
     }
 
-    fn in_flight(&self) -> Result<Vec<Pending>, Infallible> {
-        Ok(self
-            .lock()
+    async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, Infallible> {
+        let now = SystemTime::now();
+        let mut entries = self.lock();
+        let mut taken = Vec::new();
+        for ((scope, key), entry) in entries.iter_mut() {
+            if taken.len() == limit {
+                break;
+            }
+            let expired = entry.owner.as_ref().is_none_or(|(_, until)| *until <= now);
+            if entry.answer.is_none() && expired {
+                let lease = self.lease_for(scope, key, now);
+                entry.owner = Some((lease.token().to_owned(), lease.expires()));
+                taken.push(Abandoned::new(lease, entry.context.clone()));
+            }
+        }
+        Ok(taken)
+    }
+
+    async fn purge(&self, limit: usize) -> Result<usize, Infallible> {
+        let Some(cutoff) = SystemTime::now().checked_sub(self.retention) else {
+            return Ok(0);
+        };
+        let mut entries = self.lock();
+        let old: Vec<(Scope, IdempotencyKey)> = entries
             .iter()
-            .filter(|(_, entry)| entry.response.is_none())
-            .map(|(key, entry)| Pending {
-                key: key.clone(),
-                fingerprint: entry.fingerprint,
-                begun: entry.begun,
-            })
-            .collect())
+            .filter(|(_, entry)| entry.answer.as_ref().is_some_and(|(_, at)| *at < cutoff))
+            .map(|(slot, _)| slot.clone())
+            .take(limit)
+            .collect();
+        for slot in &old {
+            entries.remove(slot);
+        }
+        Ok(old.len())
     }
 }

@@ -1,52 +1,88 @@
-//! [`SqliteLedger`]: the embedded ledger (feature `sqlite`), one SQLite file with WAL, one
-//! transaction (a single statement) per transition.
+//! [`SqliteLedger`]: the embedded ledger (feature `sqlite`), one SQLite file with WAL. Its
+//! statements run on a thread of their own (the blocking pool of one that SQLite's one writer
+//! needs), each transition one transaction, on SQLite's clock.
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
-use super::ledger::{Begin, DEFAULT_RETENTION, Ledger, Pending, StoredResponse};
+use super::ledger::{
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
+    StoredResponse, new_token,
+};
+use super::worker::Worker;
 
-/// A ledger in a SQLite file: keys survive the process, so a key begun before a crash is
-/// still listed by [`Ledger::in_flight`] after it.
+/// A ledger in a SQLite file: keys survive the process, and several processes on one machine
+/// may share the file.
 ///
 /// ```
-/// use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, SqliteLedger};
-/// use std::time::SystemTime;
+/// use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger};
 ///
+/// # tokio_test_block_on(async {
 /// let ledger = SqliteLedger::open_in_memory()?;
-/// let key = IdempotencyKey::new("k-1")?;
-/// let print = Fingerprint::of("send_sms", "acct", &serde_json::json!({ "to": "+1555" }));
-/// assert_eq!(ledger.begin(&key, print, SystemTime::now())?, Begin::Fresh);
-/// assert_eq!(ledger.begin(&key, print, SystemTime::now())?, Begin::InFlight);
+/// let (scope, key) = (Scope::principal("acct_1"), IdempotencyKey::new("k-1")?);
+/// let print = Fingerprint::of("send_sms", "acct_1", &serde_json::json!({ "to": "+1555" }));
+/// assert!(matches!(ledger.begin(&scope, &key, print, "msg_1").await?, Begin::Fresh(_)));
+/// assert!(matches!(ledger.begin(&scope, &key, print, "msg_1").await?, Begin::InFlight { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct SqliteLedger {
-    connection: Mutex<Connection>,
+    worker: Worker<Connection>,
     retention: Duration,
+    lease: Duration,
 }
 
-/// A SQLite error from the ledger; the driver's error is its `source()`.
+/// An error of the SQLite ledger.
 #[derive(Debug, thiserror::Error)]
-#[error("the SQLite ledger failed")]
-pub struct SqliteError(#[source] rusqlite::Error);
+#[non_exhaustive]
+pub enum SqliteError {
+    /// SQLite failed; its error is the `source()`.
+    #[error("the SQLite ledger failed")]
+    Sqlite(#[source] rusqlite::Error),
+    /// The ledger's thread could not start, or stopped.
+    #[error("the SQLite ledger's thread is not running")]
+    Stopped(#[source] Option<std::io::Error>),
+}
+
+impl From<rusqlite::Error> for SqliteError {
+    fn from(err: rusqlite::Error) -> Self {
+        SqliteError::Sqlite(err)
+    }
+}
 
 const SCHEMA: &str = "
     PRAGMA journal_mode = WAL;
     PRAGMA synchronous = NORMAL;
-    CREATE TABLE IF NOT EXISTS idempotency (
-        key TEXT PRIMARY KEY,
+    CREATE TABLE IF NOT EXISTS atr_idempotency (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
-        begun_ms INTEGER NOT NULL,
+        context TEXT NOT NULL,
+        claims INTEGER NOT NULL DEFAULT 0,
+        owner TEXT,
+        lease_until_ms INTEGER,
+        completed_ms INTEGER,
         status INTEGER,
         headers TEXT,
-        body BLOB
-    );";
+        body BLOB,
+        PRIMARY KEY (scope, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS atr_idempotency_completed
+        ON atr_idempotency (completed_ms) WHERE completed_ms IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS atr_idempotency_leased
+        ON atr_idempotency (lease_until_ms) WHERE completed_ms IS NULL;";
+
+/// SQLite's clock, in milliseconds since 1970.
+const NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 
 impl SqliteLedger {
     /// Opens (and creates, if need be) the ledger in the file at `path`.
@@ -55,7 +91,7 @@ impl SqliteLedger {
     ///
     /// [`SqliteError`] when the file cannot be opened or set up.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, SqliteError> {
-        SqliteLedger::with(Connection::open(path).map_err(SqliteError)?)
+        SqliteLedger::with(Connection::open(path)?)
     }
 
     /// A ledger in memory (for tests).
@@ -64,17 +100,18 @@ impl SqliteLedger {
     ///
     /// [`SqliteError`] when SQLite cannot set it up.
     pub fn open_in_memory() -> Result<Self, SqliteError> {
-        SqliteLedger::with(Connection::open_in_memory().map_err(SqliteError)?)
+        SqliteLedger::with(Connection::open_in_memory()?)
     }
 
     fn with(connection: Connection) -> Result<Self, SqliteError> {
-        connection.execute_batch(SCHEMA).map_err(SqliteError)?;
-        connection
-            .busy_timeout(Duration::from_secs(5))
-            .map_err(SqliteError)?;
+        connection.execute_batch(SCHEMA)?;
+        connection.busy_timeout(Duration::from_secs(5))?;
+        let worker = Worker::spawn("atr-sqlite-ledger", connection)
+            .map_err(|err| SqliteError::Stopped(Some(err)))?;
         Ok(SqliteLedger {
-            connection: Mutex::new(connection),
+            worker,
             retention: DEFAULT_RETENTION,
+            lease: DEFAULT_LEASE,
         })
     }
 
@@ -85,152 +122,269 @@ impl SqliteLedger {
         self
     }
 
-    /// The rare second try of a key deleted between the insert and the select.
-    fn begin_again(
-        key: &IdempotencyKey,
-        fingerprint: Fingerprint,
-        now: SystemTime,
-        connection: &Connection,
-    ) -> Result<Begin, SqliteError> {
-        let inserted = connection
-            .execute(
-                "INSERT OR IGNORE INTO idempotency (key, fingerprint, begun_ms) VALUES (?1, ?2, ?3)",
-                params![key.as_str(), fingerprint.to_hex(), millis(now)],
-            )
-            .map_err(SqliteError)?;
-        Ok(if inserted == 1 {
-            Begin::Fresh
-        } else {
-            Begin::InFlight
-        })
+    /// The ledger with another lease time (30 seconds by default).
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.connection
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    ) -> Result<T, SqliteError> {
+        match self.worker.run(job).await {
+            Some(result) => result.map_err(SqliteError::Sqlite),
+            None => Err(SqliteError::Stopped(None)),
+        }
+    }
+
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
 }
 
-/// A stored key: its fingerprint, and the response once completed.
-type Row = (String, Option<u16>, Option<String>, Option<Vec<u8>>);
-
-fn millis(time: SystemTime) -> i64 {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+fn instant(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 fn headers_text(headers: &[(String, String)]) -> String {
     serde_json::to_string(headers).unwrap_or_default()
 }
 
+fn stored(status: u16, headers: Option<String>, body: Option<Vec<u8>>) -> StoredResponse {
+    StoredResponse::new(
+        status,
+        headers
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default(),
+        body.unwrap_or_default(),
+    )
+}
+
+/// A key's row as `begin` reads it when it could not take it.
+type Row = (
+    String,
+    Option<u16>,
+    Option<String>,
+    Option<Vec<u8>>,
+    Option<i64>,
+);
+
+fn begin_in(
+    connection: &mut Connection,
+    scope: &Scope,
+    key: &IdempotencyKey,
+    fingerprint: &str,
+    context: &str,
+    lease_ms: i64,
+) -> Result<Begin, rusqlite::Error> {
+    let transaction =
+        connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let token = new_token();
+    // A new key is inserted; an abandoned one (lease expired, no answer, same request) is
+    // taken over; anything else is left as it is.
+    let claimed: Option<(i64, String, i64)> = transaction
+        .prepare_cached(&format!(
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, owner, lease_until_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5, {NOW} + ?6) \
+             ON CONFLICT (scope, key) DO UPDATE SET owner = excluded.owner, \
+             lease_until_ms = excluded.lease_until_ms, claims = claims + 1 \
+             WHERE completed_ms IS NULL AND lease_until_ms <= {NOW} \
+             AND fingerprint = excluded.fingerprint \
+             RETURNING claims, context, lease_until_ms"
+        ))?
+        .query_row(
+            params![
+                scope.as_str(),
+                key.as_str(),
+                fingerprint,
+                context,
+                token,
+                lease_ms
+            ],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .optional()?;
+    let begin =
+        if let Some((claims, context, until)) = claimed {
+            let lease = Lease::new(scope.clone(), key.clone(), token, instant(until));
+            if claims == 0 {
+                Begin::Fresh(lease)
+            } else {
+                Begin::Abandoned(Abandoned::new(lease, context))
+            }
+        } else {
+            let row: Row = transaction
+            .prepare_cached(
+                "SELECT fingerprint, status, headers, body, lease_until_ms FROM atr_idempotency \
+                 WHERE scope = ?1 AND key = ?2",
+            )?
+            .query_row(params![scope.as_str(), key.as_str()], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
+            })?;
+            match row {
+                (stored_print, ..) if stored_print != fingerprint => Begin::Mismatch,
+                (_, Some(status), headers, body, _) => Begin::Replay(stored(status, headers, body)),
+                (_, None, _, _, until) => Begin::InFlight {
+                    until: instant(until.unwrap_or(0)),
+                },
+            }
+        };
+    transaction.commit()?;
+    Ok(begin)
+}
+
 impl Ledger for SqliteLedger {
     type Error = SqliteError;
 
-    fn begin(
+    async fn begin(
         &self,
+        scope: &Scope,
         key: &IdempotencyKey,
         fingerprint: Fingerprint,
-        now: SystemTime,
+        context: &str,
     ) -> Result<Begin, SqliteError> {
-        let connection = self.lock();
-        let oldest = millis(now) - i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
-        // One statement, one transaction: a new key is inserted, an expired one begun afresh,
-        // and anything else left as it is.
-        let inserted = connection
-            .prepare_cached(
-                "INSERT INTO idempotency (key, fingerprint, begun_ms) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT(key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-                 begun_ms = excluded.begun_ms, status = NULL, headers = NULL, body = NULL \
-                 WHERE idempotency.begun_ms < ?4",
+        let (scope, key, context) = (scope.clone(), key.clone(), context.to_owned());
+        let lease_ms = self.lease_ms();
+        self.run(move |connection| {
+            begin_in(
+                connection,
+                &scope,
+                &key,
+                &fingerprint.to_hex(),
+                &context,
+                lease_ms,
             )
-            .and_then(|mut insert| {
-                insert.execute(params![
-                    key.as_str(),
-                    fingerprint.to_hex(),
-                    millis(now),
-                    oldest
-                ])
-            })
-            .map_err(SqliteError)?;
-        if inserted == 1 {
-            return Ok(Begin::Fresh);
-        }
-        let row: Option<Row> = connection
-            .prepare_cached(
-                "SELECT fingerprint, status, headers, body FROM idempotency WHERE key = ?1",
-            )
-            .and_then(|mut select| {
-                select
-                    .query_row(params![key.as_str()], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-                    })
+        })
+        .await
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, SqliteError> {
+        let held = lease.clone();
+        let lease_ms = self.lease_ms();
+        let until: Option<i64> = self
+            .run(move |connection| {
+                connection
+                    .prepare_cached(&format!(
+                        "UPDATE atr_idempotency SET lease_until_ms = {NOW} + ?4 \
+                         WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL \
+                         RETURNING lease_until_ms"
+                    ))?
+                    .query_row(
+                        params![
+                            held.scope().as_str(),
+                            held.key().as_str(),
+                            held.token(),
+                            lease_ms
+                        ],
+                        |row| row.get(0),
+                    )
                     .optional()
             })
-            .map_err(SqliteError)?;
-        Ok(match row {
-            // Removed since the insert: begin again.
-            None => return SqliteLedger::begin_again(key, fingerprint, now, &connection),
-            Some((stored, _, _, _)) if stored != fingerprint.to_hex() => Begin::Mismatch,
-            Some((_, Some(status), headers, body)) => Begin::Replay(StoredResponse {
-                status,
-                headers: headers
-                    .and_then(|text| serde_json::from_str(&text).ok())
-                    .unwrap_or_default(),
-                body: body.unwrap_or_default(),
-            }),
-            Some(_) => Begin::InFlight,
+            .await?;
+        Ok(until.map(|until| lease.renewed(instant(until))))
+    }
+
+    async fn complete(
+        &self,
+        lease: &Lease,
+        response: &StoredResponse,
+    ) -> Result<Completion, SqliteError> {
+        let held = lease.clone();
+        let response = response.clone();
+        let changed = self
+            .run(move |connection| {
+                connection
+                    .prepare_cached(&format!(
+                        "UPDATE atr_idempotency SET completed_ms = {NOW}, status = ?4, \
+                         headers = ?5, body = ?6, owner = NULL, lease_until_ms = NULL \
+                         WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL"
+                    ))?
+                    .execute(params![
+                        held.scope().as_str(),
+                        held.key().as_str(),
+                        held.token(),
+                        response.status(),
+                        headers_text(response.headers()),
+                        response.body()
+                    ])
+            })
+            .await?;
+        Ok(if changed == 1 {
+            Completion::Recorded
+        } else {
+            Completion::LeaseLost
         })
     }
 
-    fn complete(&self, key: &IdempotencyKey, response: StoredResponse) -> Result<(), SqliteError> {
-        // One statement, one transaction; a completed key keeps its first response.
-        self.lock()
-            .prepare_cached(
-                "UPDATE idempotency SET status = ?2, headers = ?3, body = ?4 \
-                 WHERE key = ?1 AND status IS NULL",
-            )
-            .and_then(|mut update| {
-                update.execute(params![
-                    key.as_str(),
-                    response.status,
-                    headers_text(&response.headers),
-                    response.body
-                ])
+    async fn release(&self, lease: &Lease) -> Result<Completion, SqliteError> {
+        let held = lease.clone();
+        let changed = self
+            .run(move |connection| {
+                connection
+                    .prepare_cached(
+                        "DELETE FROM atr_idempotency \
+                         WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL",
+                    )?
+                    .execute(params![
+                        held.scope().as_str(),
+                        held.key().as_str(),
+                        held.token()
+                    ])
             })
-            .map(|_| ())
-            .map_err(SqliteError)
+            .await?;
+        Ok(if changed == 1 {
+            Completion::Recorded
+        } else {
+            Completion::LeaseLost
+        })
     }
 
-    fn in_flight(&self) -> Result<Vec<Pending>, SqliteError> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare("SELECT key, fingerprint, begun_ms FROM idempotency WHERE status IS NULL")
-            .map_err(SqliteError)?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, i64>(2)?,
-                ))
+    async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, SqliteError> {
+        let lease_ms = self.lease_ms();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let token = new_token();
+        let owner = token.clone();
+        let rows: Vec<(String, String, String, i64)> = self
+            .run(move |connection| {
+                let mut statement = connection.prepare_cached(&format!(
+                    "UPDATE atr_idempotency SET owner = ?1, lease_until_ms = {NOW} + ?2, \
+                     claims = claims + 1 \
+                     WHERE (scope, key) IN (SELECT scope, key FROM atr_idempotency \
+                     WHERE completed_ms IS NULL AND lease_until_ms <= {NOW} LIMIT ?3) \
+                     RETURNING scope, key, context, lease_until_ms"
+                ))?;
+                let rows = statement
+                    .query_map(params![owner, lease_ms, limit], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(rows)
             })
-            .map_err(SqliteError)?;
-        let mut pending = Vec::new();
-        for row in rows {
-            let (key, fingerprint, begun) = row.map_err(SqliteError)?;
-            let (Ok(key), Some(fingerprint)) = (
-                IdempotencyKey::new(key),
-                Fingerprint::from_hex(&fingerprint),
-            ) else {
-                continue;
-            };
-            pending.push(Pending {
-                key,
-                fingerprint,
-                begun: UNIX_EPOCH + Duration::from_millis(u64::try_from(begun).unwrap_or(0)),
-            });
-        }
-        Ok(pending)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(scope, key, context, until)| {
+                let key = IdempotencyKey::new(key).ok()?;
+                let lease = Lease::new(Scope::principal(scope), key, token.clone(), instant(until));
+                Some(Abandoned::new(lease, context))
+            })
+            .collect())
+    }
+
+    async fn purge(&self, limit: usize) -> Result<usize, SqliteError> {
+        let retention = i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.run(move |connection| {
+            connection
+                .prepare_cached(&format!(
+                    "DELETE FROM atr_idempotency WHERE (scope, key) IN \
+                     (SELECT scope, key FROM atr_idempotency \
+                     WHERE completed_ms IS NOT NULL AND completed_ms < {NOW} - ?1 LIMIT ?2)"
+                ))?
+                .execute(params![retention, limit])
+        })
+        .await
     }
 }

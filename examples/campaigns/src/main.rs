@@ -13,7 +13,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use agent_tool_result::http::layers::{problem_responses, refuse_oversized_head};
 use agent_tool_result::http::{BearerGate, Fault};
@@ -74,6 +74,10 @@ struct Args {
     /// How long the injected full disk lasts, in milliseconds.
     #[arg(long, value_name = "MS", requires = "full_disk_after")]
     full_disk_ms: Option<u64>,
+    /// How long a call holds its idempotency key, in milliseconds: a key a stopped process
+    /// held is answered `unknown` once this has passed.
+    #[arg(long, default_value_t = 30_000)]
+    lease_ms: u64,
     /// A number that opted out of messages (repeat for more).
     #[arg(long = "opt-out", value_name = "NUMBER")]
     opt_outs: Vec<String>,
@@ -82,7 +86,6 @@ struct Args {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let started = SystemTime::now();
     let length_ms = i64::try_from(args.window_secs.max(1).saturating_mul(1000))?;
     let config = Config {
         window: SendWindow {
@@ -97,16 +100,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 after,
                 length: Duration::from_millis(ms),
             }),
+        lease: Duration::from_millis(args.lease_ms.max(1)),
     };
     let service = Arc::new(Service::open(&args.db, config)?);
     for number in &args.opt_outs {
         service.opt_out(number)?;
     }
-    let recovered = service.recover(started)?;
-    if !recovered.is_empty() {
+    let settled = Arc::clone(&service);
+    let answered = tokio::task::spawn_blocking(move || settled.settle_abandoned()).await??;
+    if answered > 0 {
         eprintln!(
-            "campaigns: {} call(s) left in flight by a stopped process now answer `unknown`",
-            recovered.len()
+            "campaigns: {answered} call(s) left in flight by a stopped process now answer `unknown`"
         );
     }
     service.start_releasing();

@@ -12,7 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, Refusal, format_instant};
 use agent_tool_result::http::RestProfile;
 use agent_tool_result::replay::{
-    self, Begin, Fingerprint, IdempotencyKey, Ledger, Pending, SqliteLedger, StoredResponse,
+    self, Abandoned, Begin, Completion, Fingerprint, IdempotencyKey, Lease, Ledger, Scope,
+    SqliteLedger, StoredResponse,
 };
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
 use http::Response;
@@ -35,6 +36,9 @@ pub struct Config {
     pub provider_delay: Duration,
     /// An injected full disk, to watch the service recover from one.
     pub full_disk: Option<FullDisk>,
+    /// How long a call holds its key: a key a stopped process held is answered `unknown`
+    /// once this has passed.
+    pub lease: Duration,
 }
 
 /// A failure of the service's own storage.
@@ -99,7 +103,12 @@ pub struct Service {
     running: Mutex<HashSet<String>>,
     /// Answers sent whose record in the ledger failed (a full disk): recorded as soon as the
     /// store takes writes again, so a replay gets them without a restart.
-    unrecorded: Mutex<Vec<(IdempotencyKey, StoredResponse)>>,
+    unrecorded: Mutex<Vec<(Lease, StoredResponse)>>,
+}
+
+/// Runs a ledger step from the blocking thread a call runs on.
+fn wait<T>(step: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Handle::current().block_on(step)
 }
 
 fn now_ms() -> i64 {
@@ -131,7 +140,7 @@ impl Service {
         let store = Store::open(path, config.full_disk.take())?;
         Ok(Service {
             store,
-            ledger: SqliteLedger::open(path)?,
+            ledger: SqliteLedger::open(path)?.with_lease(config.lease),
             config,
             profile: RestProfile::default(),
             file: DbFile::open(path),
@@ -145,52 +154,53 @@ impl Service {
         Ok(self.store.opt_out(phone)?)
     }
 
-    /// Settles what a stopped process left behind, before serving: recipients and messages
-    /// left `sending` against the provider, then every key begun before `started` and never
-    /// completed, answered `unknown` with the id to look up. Returns the keys recovered.
-    pub fn recover(&self, started: SystemTime) -> Result<Vec<Pending>, ServiceError> {
-        self.store.reconcile(now_ms(), &[])?;
-        let mut failed = None;
-        let recovered = replay::recover(&self.ledger, started, |pending| {
-            let answer = self.unknown_answer(pending).unwrap_or_else(|err| {
-                failed = Some(err);
-                GuaranteeResult::unknown()
-            });
-            self.stored(&answer)
-        })?;
-        match failed {
-            Some(err) => Err(err),
-            None => Ok(recovered),
+    /// Settles what a stopped process left behind: recipients and messages left `sending`
+    /// against the provider, then every key whose lease expired without an answer, answered
+    /// `unknown` with the id to look up. Returns how many keys it answered.
+    pub fn settle_abandoned(&self) -> Result<usize, ServiceError> {
+        let running: Vec<String> = self.lock_running().iter().cloned().collect();
+        self.store.reconcile(now_ms(), &running)?;
+        let mut answered = 0;
+        loop {
+            let found = wait(self.ledger.abandoned(64))?;
+            if found.is_empty() {
+                return Ok(answered);
+            }
+            for abandoned in &found {
+                self.answer_abandoned(abandoned)?;
+                answered += 1;
+            }
         }
     }
 
-    /// The `unknown` answer of a key left in flight: the campaign or message it began, when
-    /// the store has one, to look up by id.
-    fn unknown_answer(&self, pending: &Pending) -> Result<GuaranteeResult, ServiceError> {
-        let campaign = operation_id("cmp", &pending.key, pending.fingerprint);
-        let message = operation_id("msg", &pending.key, pending.fingerprint);
+    /// Answers an abandoned key `unknown`, and records that answer under its lease.
+    fn answer_abandoned(&self, abandoned: &Abandoned) -> Result<Response<Vec<u8>>, ServiceError> {
+        let response = self.response(&self.unknown_answer(abandoned.context())?);
+        let _ = wait(
+            self.ledger
+                .complete(abandoned.lease(), &StoredResponse::from_response(&response)),
+        )?;
+        Ok(response)
+    }
+
+    /// The `unknown` answer of a key whose call stopped: the campaign or message it began (its
+    /// context), when the store has one, to look up by id.
+    fn unknown_answer(&self, id: &str) -> Result<GuaranteeResult, ServiceError> {
         let unknown = GuaranteeResult::unknown();
         // The operation is recorded before its key is begun, so a key left in flight always
         // names the id to look up.
-        let (tool, field, id) = if self.store.operation(&campaign)?.is_some() {
-            (LOOKUP_CAMPAIGNS, "campaignId", campaign)
-        } else if self.store.operation(&message)?.is_some() {
-            (LOOKUP_SMS, "messageId", message)
-        } else {
-            // Only a call begun by an older build of the service, before it recorded its
-            // operations, can come here: nothing names its id.
-            return Ok(unknown);
+        let (tool, field) = match self.store.operation(id)?.as_deref() {
+            Some(SEND_CAMPAIGN_BATCH) => (LOOKUP_CAMPAIGNS, "campaignId"),
+            Some(SEND_SMS) => (LOOKUP_SMS, "messageId"),
+            // Nothing names an id (a key begun by an older build of the service).
+            _ => return Ok(unknown),
         };
         let mut fields = JsonObject::new();
-        fields.insert(field.to_owned(), Value::String(id));
+        fields.insert(field.to_owned(), Value::String(id.to_owned()));
         Ok(unknown
             .with_next_tool(tool)
             .with_fields(fields)
             .expect("an id is no contract field"))
-    }
-
-    fn stored<T: Serialize>(&self, result: &GuaranteeResult<T>) -> StoredResponse {
-        StoredResponse::from_response(&self.response(result))
     }
 
     fn response<T: Serialize>(&self, result: &GuaranteeResult<T>) -> Response<Vec<u8>> {
@@ -217,24 +227,33 @@ impl Service {
             Command::Batch(_) => ("cmp", SEND_CAMPAIGN_BATCH),
         };
         let id = operation_id(prefix, key, print);
+        let scope = Scope::principal(principal);
         let began = self
             .file
             .check()
             .and_then(|()| Ok(self.store.record_operation(&id, tool)?))
-            .and_then(|()| Ok(self.ledger.begin(key, print, SystemTime::now())?));
-        match began {
-            Ok(Begin::Fresh) => {}
+            .and_then(|()| Ok(wait(self.ledger.begin(&scope, key, print, &id))?));
+        let lease = match began {
+            Ok(Begin::Fresh(lease)) => lease,
             Ok(Begin::Replay(stored)) => {
                 return stored
                     .replayed()
                     .expect("the ledger holds what it was given");
             }
+            Ok(Begin::Abandoned(abandoned)) => {
+                // Its first call stopped: never run again, answered `unknown` once.
+                return self
+                    .answer_abandoned(&abandoned)
+                    .unwrap_or_else(|err| self.unavailable(&err));
+            }
             Ok(refused) => {
-                let refusal = refused.refusal().expect("neither fresh nor replay");
+                let refusal = refused
+                    .refusal()
+                    .expect("neither fresh, replay nor abandoned");
                 return self.profile.refusal_response(&refusal);
             }
             Err(err) => return self.unavailable(&err),
-        }
+        };
         self.lock_running().insert(id.clone());
         let response = match command {
             Command::Sms(args) => self.send_sms(args, &id),
@@ -242,26 +261,34 @@ impl Service {
         };
         self.lock_running().remove(&id);
         let stored = StoredResponse::from_response(&response);
-        if let Err(err) = self.record(key, stored.clone()) {
-            // The answer stands (it names the operation); it is recorded as soon as the store
-            // takes writes again, and until then the key answers 409 "in flight".
-            eprintln!("campaigns: recording the answer of key {key} failed, retrying: {err}");
-            self.lock_unrecorded().push((key.clone(), stored));
+        match self.record(&lease, &stored) {
+            Ok(Completion::Recorded) => {}
+            // The call ran past its lease and another process answered it `unknown`, which
+            // stays the key's answer; this answer (which names the same id) is still true.
+            Ok(Completion::LeaseLost) => {
+                eprintln!("campaigns: the lease of key {key} was lost before its answer");
+            }
+            Err(err) => {
+                // The answer stands (it names the operation); it is recorded as soon as the
+                // store takes writes again, and until then the key answers 409 "in flight".
+                eprintln!("campaigns: recording the answer of key {key} failed, retrying: {err}");
+                self.lock_unrecorded().push((lease, stored));
+            }
         }
         response
     }
 
-    fn record(&self, key: &IdempotencyKey, stored: StoredResponse) -> Result<(), ServiceError> {
+    fn record(&self, lease: &Lease, stored: &StoredResponse) -> Result<Completion, ServiceError> {
         self.file.check()?;
         self.store.may_write()?;
-        Ok(self.ledger.complete(key, stored)?)
+        Ok(wait(self.ledger.complete(lease, stored))?)
     }
 
     fn lock_running(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lock_unrecorded(&self) -> std::sync::MutexGuard<'_, Vec<(IdempotencyKey, StoredResponse)>> {
+    fn lock_unrecorded(&self) -> std::sync::MutexGuard<'_, Vec<(Lease, StoredResponse)>> {
         self.unrecorded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -275,24 +302,25 @@ impl Service {
         let pending = std::mem::take(&mut *self.lock_unrecorded());
         let mut recorded = 0;
         let mut failed = None;
-        for (key, stored) in pending {
+        for (lease, stored) in pending {
             if failed.is_none() {
-                match self.record(&key, stored.clone()) {
-                    Ok(()) => {
+                match self.record(&lease, &stored) {
+                    Ok(_) => {
                         recorded += 1;
                         continue;
                     }
                     Err(err) => failed = Some(err),
                 }
             }
-            self.lock_unrecorded().push((key, stored));
+            self.lock_unrecorded().push((lease, stored));
         }
         if let Some(err) = failed {
             return Err(err);
         }
-        let running: Vec<String> = self.lock_running().iter().cloned().collect();
-        let settled = self.store.reconcile(now_ms(), &running)?;
-        Ok((recorded, settled))
+        // Every abandoned key (this process's or a stopped one's) is answered now, not at its
+        // next request.
+        let answered = self.settle_abandoned()?;
+        Ok((recorded, answered))
     }
 
     /// 503: the service cannot answer now, and nothing was sent.
@@ -434,7 +462,10 @@ impl Service {
                 .unwrap_or(1000)
                 .clamp(50, 1000),
         );
+        let runtime = tokio::runtime::Handle::current();
         thread::spawn(move || {
+            // The ledger's steps run on the service's runtime.
+            let _entered = runtime.enter();
             loop {
                 if let Err(err) = service.settle_ended() {
                     eprintln!("campaigns: settling ended calls failed: {err}");
@@ -520,8 +551,8 @@ mod tests {
     /// A key cut after it was begun but before anything of its operation was written (no
     /// campaign, no message): recovery still names the id to look up, since the operation
     /// is recorded before the key is begun.
-    #[test]
-    fn an_unknown_always_names_the_operation() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unknown_always_names_the_operation() {
         let dir = std::env::temp_dir().join(format!("campaigns-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let config = || Config {
@@ -531,37 +562,45 @@ mod tests {
             },
             provider_delay: Duration::ZERO,
             full_disk: None,
+            lease: Duration::from_millis(200),
         };
         for (tool, prefix, field, lookup) in [
             (SEND_CAMPAIGN_BATCH, "cmp", "campaignId", LOOKUP_CAMPAIGNS),
             (SEND_SMS, "msg", "messageId", LOOKUP_SMS),
         ] {
             let path = dir.join(format!("{tool}.sqlite"));
-            let service = Service::open(&path, config()).unwrap();
+            let scope = Scope::principal("acct");
             let key = IdempotencyKey::new("cut-early").unwrap();
             let print = Fingerprint::of(tool, "acct", &serde_json::json!({}));
             let id = operation_id(prefix, &key, print);
+            let service = Service::open(&path, config()).unwrap();
             // What `call` does before running anything; then the process stops.
             service.store.record_operation(&id, tool).unwrap();
-            service
+            let begun = service
                 .ledger
-                .begin(&key, print, SystemTime::now())
+                .begin(&scope, &key, print, &id)
+                .await
                 .unwrap();
+            assert!(matches!(begun, Begin::Fresh(_)));
             drop(service);
 
-            let service = Service::open(&path, config()).unwrap();
-            let recovered = service
-                .recover(SystemTime::now() + Duration::from_secs(1))
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let service = Arc::new(Service::open(&path, config()).unwrap());
+            let settled = Arc::clone(&service);
+            let answered = tokio::task::spawn_blocking(move || settled.settle_abandoned())
+                .await
+                .unwrap()
                 .unwrap();
-            assert_eq!(recovered.len(), 1);
+            assert_eq!(answered, 1);
             let Begin::Replay(stored) = service
                 .ledger
-                .begin(&key, print, SystemTime::now())
+                .begin(&scope, &key, print, &id)
+                .await
                 .unwrap()
             else {
-                panic!("a recovered key replays");
+                panic!("an answered key replays");
             };
-            let body: Value = serde_json::from_slice(&stored.body).unwrap();
+            let body: Value = serde_json::from_slice(stored.body()).unwrap();
             assert_eq!(body["settlement"]["state"], "unknown");
             assert_eq!(body[field], id.as_str(), "{body}");
             assert_eq!(body["recovery"]["suggestedNextTool"], lookup);

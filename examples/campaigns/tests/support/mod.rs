@@ -56,6 +56,8 @@ impl Service {
             .arg("--db")
             .arg(db)
             .args(["--addr", "127.0.0.1:0", "--token", TOKEN])
+            // A short lease, so that a key a killed process held is answered `unknown` soon.
+            .args(["--lease-ms", "600"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -96,6 +98,25 @@ impl Service {
             .body(serde_json::to_vec(arguments).unwrap())
             .unwrap();
         send(request)
+    }
+
+    /// [`Service::call`], again while the key is in flight (409): a key a killed process
+    /// held answers once its lease has passed, for at most 10 seconds.
+    pub fn call_after_lease(
+        &self,
+        tool: &str,
+        key: &str,
+        arguments: &Value,
+    ) -> http::Response<Vec<u8>> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let response = self.call(tool, key, arguments);
+            if response.status() != 409 {
+                return response;
+            }
+            assert!(Instant::now() < deadline, "the key stayed in flight");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// Looks campaign `id` up over REST and returns its envelope.

@@ -1,0 +1,462 @@
+//! The ledger contract (see `agent_tool_result::replay`), checked against any store: every
+//! check makes its own ledger with the lease and retention it needs.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use agent_tool_result::replay::{
+    Begin, Completion, Fingerprint, IdempotencyKey, Ledger, Scope, StoredResponse,
+};
+use serde_json::json;
+
+/// A long lease, for checks where nothing should expire.
+pub const LONG: Duration = Duration::from_secs(600);
+/// A short lease, for checks that wait for one to expire.
+pub const SHORT: Duration = Duration::from_millis(400);
+
+fn key(text: &str) -> IdempotencyKey {
+    IdempotencyKey::new(text).unwrap()
+}
+
+fn print(n: u32) -> Fingerprint {
+    Fingerprint::of("send_sms", "acct", &json!({ "n": n }))
+}
+
+fn answer(text: &str) -> StoredResponse {
+    StoredResponse::new(
+        200,
+        vec![("content-type".into(), "application/json".into())],
+        text.into(),
+    )
+}
+
+async fn after_lease() {
+    tokio::time::sleep(SHORT + Duration::from_millis(250)).await;
+}
+
+/// Runs every check; `make(lease, retention)` opens a fresh, empty ledger.
+pub async fn run<L, F, M>(make: M)
+where
+    L: Ledger + 'static,
+    F: Future<Output = L>,
+    M: Fn(Duration, Duration) -> F,
+{
+    fresh_then_replay(make(LONG, LONG).await).await;
+    another_request_is_a_mismatch(make(LONG, LONG).await).await;
+    scopes_are_independent(make(LONG, LONG).await).await;
+    in_flight_until_the_lease_expires(make(LONG, LONG).await).await;
+    one_of_many_begins_is_fresh(Arc::new(make(LONG, LONG).await)).await;
+    an_expired_lease_is_abandoned_once(Arc::new(make(SHORT, LONG).await)).await;
+    a_lost_lease_cannot_complete(make(SHORT, LONG).await).await;
+    renewing_keeps_the_key(make(SHORT, LONG).await).await;
+    releasing_frees_the_key(make(LONG, LONG).await).await;
+    abandoned_keys_are_swept_in_batches(make(SHORT, LONG).await).await;
+    purging_removes_old_answers_only(make(SHORT, Duration::from_millis(300)).await).await;
+}
+
+async fn fresh_then_replay(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(lease) = ledger
+        .begin(&scope, &key("k1"), print(1), "msg_1")
+        .await
+        .unwrap()
+    else {
+        panic!("a new key is fresh");
+    };
+    assert_eq!((lease.scope(), lease.key().as_str()), (&scope, "k1"));
+    assert!(
+        lease.expires() > SystemTime::now(),
+        "a lease runs into the future"
+    );
+    let first = answer("first");
+    assert_eq!(
+        ledger.complete(&lease, &first).await.unwrap(),
+        Completion::Recorded
+    );
+    for _ in 0..2 {
+        let again = ledger
+            .begin(&scope, &key("k1"), print(1), "msg_1")
+            .await
+            .unwrap();
+        assert_eq!(again, Begin::Replay(first.clone()));
+    }
+    // A second complete with the same lease does not replace the first answer.
+    let second = ledger.complete(&lease, &answer("second")).await.unwrap();
+    assert_eq!(second, Completion::LeaseLost);
+    let again = ledger
+        .begin(&scope, &key("k1"), print(1), "msg_1")
+        .await
+        .unwrap();
+    assert_eq!(again, Begin::Replay(first));
+}
+
+async fn another_request_is_a_mismatch(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(lease) = ledger
+        .begin(&scope, &key("k2"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    // In flight, and after completion: another request with the key is a mismatch.
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("k2"), print(2), "")
+            .await
+            .unwrap(),
+        Begin::Mismatch
+    );
+    let _ = ledger.complete(&lease, &answer("a")).await.unwrap();
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("k2"), print(2), "")
+            .await
+            .unwrap(),
+        Begin::Mismatch
+    );
+    let refusal = Begin::Mismatch.refusal().unwrap();
+    assert_eq!(refusal.kind().status(), 422);
+}
+
+async fn scopes_are_independent(ledger: impl Ledger) {
+    let (a, b) = (Scope::principal("acct_a"), Scope::principal("acct_b"));
+    let Begin::Fresh(lease_a) = ledger
+        .begin(&a, &key("shared"), print(1), "a")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh for a");
+    };
+    // B's request with A's key, while A's is in flight and with other arguments: fresh, not
+    // in flight, not a mismatch.
+    let Begin::Fresh(lease_b) = ledger
+        .begin(&b, &key("shared"), print(2), "b")
+        .await
+        .unwrap()
+    else {
+        panic!("B's key is B's own");
+    };
+    let _ = ledger.complete(&lease_a, &answer("for a")).await.unwrap();
+    let _ = ledger.complete(&lease_b, &answer("for b")).await.unwrap();
+    assert_eq!(
+        ledger
+            .begin(&a, &key("shared"), print(1), "a")
+            .await
+            .unwrap(),
+        Begin::Replay(answer("for a"))
+    );
+    assert_eq!(
+        ledger
+            .begin(&b, &key("shared"), print(2), "b")
+            .await
+            .unwrap(),
+        Begin::Replay(answer("for b"))
+    );
+    // A lease of one scope does nothing in another.
+    let Begin::Fresh(lease_c) = ledger.begin(&b, &key("other"), print(3), "").await.unwrap() else {
+        panic!("fresh");
+    };
+    assert!(matches!(
+        ledger.begin(&a, &key("other"), print(4), "").await.unwrap(),
+        Begin::Fresh(_)
+    ));
+    assert_eq!(
+        ledger.complete(&lease_c, &answer("c")).await.unwrap(),
+        Completion::Recorded
+    );
+}
+
+async fn in_flight_until_the_lease_expires(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(lease) = ledger
+        .begin(&scope, &key("k3"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    let Begin::InFlight { until } = ledger
+        .begin(&scope, &key("k3"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("in flight");
+    };
+    assert_eq!(
+        until,
+        lease.expires(),
+        "in flight until the holder's lease expires"
+    );
+    let refusal = Begin::InFlight { until }.refusal().unwrap();
+    assert_eq!(
+        (refusal.kind().status(), refusal.retry_at()),
+        (409, Some(until))
+    );
+}
+
+async fn one_of_many_begins_is_fresh<L: Ledger + 'static>(ledger: Arc<L>) {
+    let scope = Scope::principal("acct_a");
+    let begins = (0..32).map(|_| {
+        let (ledger, scope) = (Arc::clone(&ledger), scope.clone());
+        tokio::spawn(async move {
+            ledger
+                .begin(&scope, &key("race"), print(1), "")
+                .await
+                .unwrap()
+        })
+    });
+    let mut fresh = 0;
+    for begin in begins {
+        match begin.await.unwrap() {
+            Begin::Fresh(_) => fresh += 1,
+            Begin::InFlight { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(fresh, 1);
+}
+
+async fn an_expired_lease_is_abandoned_once<L: Ledger + 'static>(ledger: Arc<L>) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(_stopped) = ledger
+        .begin(&scope, &key("k4"), print(1), "cmp_7f3a")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    after_lease().await;
+    // Whoever comes next finds it abandoned, exactly once, with its context; the others find
+    // it in flight under the new lease.
+    let begins = (0..16).map(|_| {
+        let (ledger, scope) = (Arc::clone(&ledger), scope.clone());
+        tokio::spawn(async move {
+            ledger
+                .begin(&scope, &key("k4"), print(1), "other")
+                .await
+                .unwrap()
+        })
+    });
+    let mut abandoned = Vec::new();
+    for begin in begins {
+        match begin.await.unwrap() {
+            Begin::Abandoned(found) => abandoned.push(found),
+            Begin::InFlight { .. } => {}
+            other => panic!("an abandoned key never runs again: {other:?}"),
+        }
+    }
+    assert_eq!(abandoned.len(), 1);
+    let found = abandoned.pop().unwrap();
+    assert_eq!(found.context(), "cmp_7f3a", "the context stored at begin");
+    let unknown = answer(r#"{"settlement":{"state":"unknown"}}"#);
+    assert_eq!(
+        ledger.complete(found.lease(), &unknown).await.unwrap(),
+        Completion::Recorded
+    );
+    after_lease().await;
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("k4"), print(1), "")
+            .await
+            .unwrap(),
+        Begin::Replay(unknown)
+    );
+    // Another request with the abandoned key is still a mismatch, never a takeover.
+    let Begin::Fresh(_) = ledger
+        .begin(&scope, &key("k5"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    after_lease().await;
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("k5"), print(2), "")
+            .await
+            .unwrap(),
+        Begin::Mismatch
+    );
+}
+
+async fn a_lost_lease_cannot_complete(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(slow) = ledger
+        .begin(&scope, &key("k6"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    after_lease().await;
+    let Begin::Abandoned(taken) = ledger
+        .begin(&scope, &key("k6"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("abandoned");
+    };
+    let unknown = answer("unknown");
+    let _ = ledger.complete(taken.lease(), &unknown).await.unwrap();
+    // The slow call comes back with its real answer: too late, the unknown stays.
+    assert_eq!(
+        ledger.complete(&slow, &answer("late")).await.unwrap(),
+        Completion::LeaseLost
+    );
+    assert_eq!(ledger.renew(&slow).await.unwrap(), None);
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("k6"), print(1), "")
+            .await
+            .unwrap(),
+        Begin::Replay(unknown)
+    );
+}
+
+async fn renewing_keeps_the_key(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(lease) = ledger
+        .begin(&scope, &key("k7"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    let mut lease = lease;
+    for _ in 0..3 {
+        tokio::time::sleep(SHORT / 2).await;
+        lease = ledger
+            .renew(&lease)
+            .await
+            .unwrap()
+            .expect("the lease is still held");
+    }
+    // Past the first expiry, still in flight under the renewed lease.
+    let Begin::InFlight { until } = ledger
+        .begin(&scope, &key("k7"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("still in flight");
+    };
+    assert_eq!(until, lease.expires());
+    assert_eq!(
+        ledger.complete(&lease, &answer("done")).await.unwrap(),
+        Completion::Recorded
+    );
+}
+
+async fn releasing_frees_the_key(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_a");
+    let Begin::Fresh(lease) = ledger
+        .begin(&scope, &key("k8"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    assert_eq!(ledger.release(&lease).await.unwrap(), Completion::Recorded);
+    // Usable again, even with other arguments.
+    let Begin::Fresh(again) = ledger
+        .begin(&scope, &key("k8"), print(2), "")
+        .await
+        .unwrap()
+    else {
+        panic!("a released key is fresh");
+    };
+    // The old lease releases nothing of the new call; a completed key is never released.
+    assert_eq!(ledger.release(&lease).await.unwrap(), Completion::LeaseLost);
+    let _ = ledger.complete(&again, &answer("done")).await.unwrap();
+    assert_eq!(ledger.release(&again).await.unwrap(), Completion::LeaseLost);
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("k8"), print(2), "")
+            .await
+            .unwrap(),
+        Begin::Replay(answer("done"))
+    );
+}
+
+async fn abandoned_keys_are_swept_in_batches(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_sweep");
+    for n in 0..5 {
+        let begun = ledger
+            .begin(&scope, &key(&format!("s{n}")), print(n), &format!("ctx{n}"))
+            .await
+            .unwrap();
+        assert!(matches!(begun, Begin::Fresh(_)));
+    }
+    assert!(
+        ledger.abandoned(10).await.unwrap().is_empty(),
+        "no lease has expired yet"
+    );
+    after_lease().await;
+    let first = ledger.abandoned(3).await.unwrap();
+    let second = ledger.abandoned(10).await.unwrap();
+    assert_eq!(
+        (first.len(), second.len()),
+        (3, 2),
+        "at most the limit, each key once"
+    );
+    assert!(ledger.abandoned(10).await.unwrap().is_empty());
+    for found in first.iter().chain(&second) {
+        let n = &found.lease().key().as_str()[1..];
+        assert_eq!(found.context(), format!("ctx{n}"));
+        let _ = ledger
+            .complete(found.lease(), &answer("unknown"))
+            .await
+            .unwrap();
+    }
+}
+
+async fn purging_removes_old_answers_only(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_purge");
+    for n in 0..5 {
+        let Begin::Fresh(lease) = ledger
+            .begin(&scope, &key(&format!("p{n}")), print(n), "")
+            .await
+            .unwrap()
+        else {
+            panic!("fresh");
+        };
+        let _ = ledger.complete(&lease, &answer("done")).await.unwrap();
+    }
+    // Never answered, and older than the window by the time of the purge.
+    let Begin::Fresh(_) = ledger
+        .begin(&scope, &key("unanswered"), print(9), "ctx")
+        .await
+        .unwrap()
+    else {
+        panic!("fresh");
+    };
+    assert_eq!(
+        ledger.purge(100).await.unwrap(),
+        0,
+        "nothing is older than the window yet"
+    );
+    after_lease().await;
+    assert_eq!(ledger.purge(2).await.unwrap(), 2, "bounded batches");
+    assert_eq!(ledger.purge(100).await.unwrap(), 3);
+    assert_eq!(
+        ledger.purge(100).await.unwrap(),
+        0,
+        "the unanswered key is kept"
+    );
+    assert!(matches!(
+        ledger
+            .begin(&scope, &key("p0"), print(0), "")
+            .await
+            .unwrap(),
+        Begin::Fresh(_)
+    ));
+    let Begin::Abandoned(found) = ledger
+        .begin(&scope, &key("unanswered"), print(9), "")
+        .await
+        .unwrap()
+    else {
+        panic!("an unanswered key older than the window is answered unknown, never run again");
+    };
+    assert_eq!(found.context(), "ctx");
+}

@@ -1,0 +1,235 @@
+//! A PostgreSQL server of the test's own: `initdb` and `pg_ctl` on a scratch directory,
+//! listening on 127.0.0.1 and a free port (and a socket in the directory), stopped and removed
+//! when dropped. As root, the server runs as the unprivileged `postgres` user the
+//! distribution's package creates, since `initdb` refuses to run as root.
+
+#![allow(dead_code, reason = "each test binary uses the part it needs")]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A running server.
+pub struct Postgres {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+    as_user: bool,
+}
+
+const INSTALL: &str = "the PostgreSQL tests need the server's programs (initdb, pg_ctl): \
+    install the distribution's package (`apt-get install postgresql`)";
+
+/// Where `initdb` and `pg_ctl` are: on the `PATH`, or in the distribution's versioned
+/// directory (`/usr/lib/postgresql/<version>/bin`), the newest first.
+fn server_bin() -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>());
+    let mut versioned: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().join("bin"))
+        .collect();
+    versioned.sort_by_key(|dir| {
+        std::cmp::Reverse(
+            dir.parent()
+                .and_then(|v| v.file_name())
+                .and_then(|v| v.to_str())
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(0),
+        )
+    });
+    on_path
+        .chain(versioned)
+        .find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
+        .unwrap_or_else(|| panic!("{INSTALL}"))
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+impl Postgres {
+    /// Starts a fresh server.
+    ///
+    /// # Panics
+    ///
+    /// When the programs are missing (saying what to install), or the server does not start.
+    pub fn start() -> Postgres {
+        static COUNT: AtomicU32 = AtomicU32::new(0);
+        let bin = server_bin();
+        let dir = std::env::temp_dir().join(format!(
+            "atr-postgres-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let as_user = is_root();
+        if as_user {
+            let chown = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&dir)
+                .status();
+            assert!(
+                chown.is_ok_and(|s| s.success()),
+                "as root, the server runs as the `postgres` user the package creates: {INSTALL}"
+            );
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let server = Postgres {
+            dir,
+            bin,
+            port,
+            as_user,
+        };
+        let data = server.data();
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                &data,
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        server.pg_ctl("start");
+        server
+    }
+
+    fn data(&self) -> String {
+        self.dir.join("data").display().to_string()
+    }
+
+    /// Runs one of the server's programs, as `postgres` when the test runs as root.
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let path = self.bin.join(program);
+        let mut command = if self.as_user {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(&path);
+            command
+        } else {
+            Command::new(&path)
+        };
+        let out = command
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .unwrap_or_else(|err| panic!("{program}: {err}: {INSTALL}"));
+        assert!(
+            out.status.success(),
+            "{program} {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn pg_ctl(&self, action: &str) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("server.log").display().to_string();
+        let data = self.data();
+        let mut args = vec!["-D", &data, "-l", &log, "-w", "-t", "60"];
+        if action != "stop" {
+            args.extend(["-o", &options]);
+        }
+        if action != "start" {
+            args.extend(["-m", "fast"]);
+        }
+        args.push(action);
+        self.run("pg_ctl", &args);
+    }
+
+    /// The URL of the `postgres` database.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// A new empty database, and its URL.
+    pub fn database(&self, name: &str) -> String {
+        self.sql(&format!("CREATE DATABASE {name}"));
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Runs SQL with `psql` (from the same directory) against the `postgres` database, and
+    /// returns what it printed (unaligned, tuples only).
+    pub fn sql(&self, sql: &str) -> String {
+        self.sql_in("postgres", sql)
+    }
+
+    /// Runs SQL with `psql` against `database`.
+    pub fn sql_in(&self, database: &str, sql: &str) -> String {
+        let port = self.port.to_string();
+        let psql = if self.bin.join("psql").is_file() {
+            self.bin.join("psql")
+        } else {
+            PathBuf::from("psql")
+        };
+        let out = Command::new(&psql)
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-d",
+                database,
+            ])
+            .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .unwrap_or_else(|err| panic!("psql: {err}: {INSTALL}"));
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Restarts the server (every connection is dropped).
+    pub fn restart(&self) {
+        self.pg_ctl("restart");
+    }
+
+    /// The scratch directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let data = self.data();
+        let path = self.bin.join("pg_ctl");
+        let mut command = if self.as_user {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(&path);
+            command
+        } else {
+            Command::new(&path)
+        };
+        let _ = command
+            .args(["-D", &data, "-m", "immediate", "-w", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
