@@ -1,29 +1,44 @@
-//! The SQLite ledger's begin + complete round trip against a plain `INSERT` of the same row
-//! in the same database, side by side. Run with `cargo bench --bench replay --features
-//! sqlite` and compare `ledger_round_trip` with `plain_insert`.
+//! The ledgers' cost, measured side by side in one run against what a hand-written store
+//! would do, on a PostgreSQL server this bench starts itself (as the tests do) and on SQLite:
+//!
+//! 1. PostgreSQL: `begin` + `complete` of a new key against a plain `INSERT` and `UPDATE` of
+//!    the same row with prepared statements on the same server (goal: at most 1.5x).
+//! 2. SQLite: `begin` + `complete` against one plain `INSERT` of the finished row (goal: at
+//!    most 2x).
+//! 3. `begin` with 1,000,000 keys in the ledger against an empty one (goal: median within
+//!    1.5x), on both stores.
+//! 4. PostgreSQL: a purge of 1,000,000 expired keys in bounded batches while begins run: the
+//!    longest a begin waited (goal: under 100 ms).
+//!
+//! Run with `cargo bench --bench replay --features sqlite,postgres`. Each measurement
+//! alternates its two sides call by call, so both see the same machine.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "../tests/support/postgres.rs"]
+mod postgres;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use agent_tool_result::replay::{
-    Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger, StoredResponse,
+    Begin, Fingerprint, IdempotencyKey, Ledger, PostgresLedger, Scope, SqliteLedger, StoredResponse,
 };
-use divan::Bencher;
 
-fn main() {
-    divan::main();
-    let _ = std::fs::remove_dir_all(dir());
-}
-
-fn dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("atr-bench-replay-{}", std::process::id()))
-}
+const CALLS: usize = 2_000;
+const BULK: u64 = 1_000_000;
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-fn path(name: &str) -> std::path::PathBuf {
-    let dir = dir();
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+fn next_key() -> IdempotencyKey {
+    IdempotencyKey::new(format!("key-{}", NEXT.fetch_add(1, Ordering::Relaxed))).unwrap()
+}
+
+fn print() -> Fingerprint {
+    Fingerprint::of(
+        "send_campaign_batch",
+        "acct",
+        &serde_json::json!({ "n": 1 }),
+    )
 }
 
 fn response() -> StoredResponse {
@@ -34,61 +49,271 @@ fn response() -> StoredResponse {
     )
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
+/// Median and 99th percentile, in microseconds.
+fn stats(mut times: Vec<Duration>) -> (f64, f64) {
+    times.sort();
+    let at = |permille: usize| times[(times.len() - 1) * permille / 1000].as_secs_f64() * 1e6;
+    (at(500), at(990))
+}
+
+fn report(name: &str, ours: Vec<Duration>, theirs: Vec<Duration>, goal: f64) {
+    let ((ours_median, ours_p99), (theirs_median, theirs_p99)) = (stats(ours), stats(theirs));
+    let ratio = ours_median / theirs_median;
+    println!(
+        "{name}: median {ours_median:.0} µs against {theirs_median:.0} µs = {ratio:.2}x \
+         (goal {goal}x: {}); p99 {ours_p99:.0} µs against {theirs_p99:.0} µs",
+        if ratio <= goal { "met" } else { "MISSED" }
+    );
+}
+
+async fn round_trip(ledger: &impl Ledger, scope: &Scope, stored: &StoredResponse) -> Duration {
+    let key = next_key();
+    let start = Instant::now();
+    let Ok(Begin::Fresh(lease)) = ledger.begin(scope, &key, print(), "cmp_1").await else {
+        panic!("a new key is fresh");
+    };
+    let _ = ledger.complete(&lease, stored).await.unwrap();
+    start.elapsed()
+}
+
+async fn begin_only(ledger: &impl Ledger, scope: &Scope) -> Duration {
+    let key = next_key();
+    let start = Instant::now();
+    let begun = ledger.begin(scope, &key, print(), "cmp_1").await.unwrap();
+    assert!(matches!(begun, Begin::Fresh(_)));
+    start.elapsed()
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is read.
+    let server = postgres::Postgres::start();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap()
-}
-
-#[divan::bench]
-fn ledger_round_trip(bencher: Bencher) {
-    let ledger = SqliteLedger::open(path("ledger.sqlite")).unwrap();
-    let print = Fingerprint::of(
-        "send_campaign_batch",
-        "acct",
-        &serde_json::json!({ "n": 1 }),
-    );
-    let (runtime, scope, stored) = (runtime(), Scope::principal("acct"), response());
-    bencher.bench(|| {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let key = IdempotencyKey::new(format!("key-{n}")).unwrap();
-        runtime.block_on(async {
-            let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
-                panic!("a new key is fresh");
-            };
-            let _ = ledger.complete(&lease, &stored).await.unwrap();
-        });
+        .unwrap();
+    runtime.block_on(async {
+        postgres_round_trip(&server).await;
+        sqlite_round_trip().await;
+        postgres_million(&server).await;
+        sqlite_million().await;
+        postgres_purge(&server).await;
     });
 }
 
-#[divan::bench]
-fn plain_insert(bencher: Bencher) {
-    // The same database settings and the same row, written once with no checks.
-    let _ = SqliteLedger::open(path("plain.sqlite")).unwrap();
-    let connection = rusqlite::Connection::open(path("plain.sqlite")).unwrap();
-    connection
+async fn postgres_round_trip(server: &postgres::Postgres) {
+    let url = server.database("bench_round_trip");
+    let ledger = PostgresLedger::connect(&url).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(
+            "CREATE TABLE plain_keys (scope text, key text, fingerprint text, status integer, \
+             headers text, body bytea, PRIMARY KEY (scope, key))",
+        )
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO plain_keys (scope, key, fingerprint) VALUES ($1, $2, $3)")
+        .await
+        .unwrap();
+    let update = client
+        .prepare(
+            "UPDATE plain_keys SET status = $3, headers = $4, body = $5 \
+             WHERE scope = $1 AND key = $2",
+        )
+        .await
+        .unwrap();
+    let (scope, stored) = (Scope::principal("acct"), response());
+    let (fingerprint, headers) = (print().to_hex(), r#"[["content-type","application/json"]]"#);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..CALLS {
+        ours.push(round_trip(&ledger, &scope, &stored).await);
+        let key = next_key();
+        let start = Instant::now();
+        client
+            .execute(&insert, &[&"acct", &key.as_str(), &fingerprint])
+            .await
+            .unwrap();
+        client
+            .execute(
+                &update,
+                &[&"acct", &key.as_str(), &202i32, &headers, &stored.body()],
+            )
+            .await
+            .unwrap();
+        theirs.push(start.elapsed());
+    }
+    report(
+        "PostgreSQL begin + complete against INSERT + UPDATE (2 round trips each)",
+        ours,
+        theirs,
+        1.5,
+    );
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("atr-bench-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+async fn sqlite_round_trip() {
+    let ledger = SqliteLedger::open(scratch("ledger.sqlite")).unwrap();
+    drop(SqliteLedger::open(scratch("plain.sqlite")).unwrap());
+    let plain = rusqlite::Connection::open(scratch_existing("plain.sqlite")).unwrap();
+    plain
         .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
         .unwrap();
-    let print = Fingerprint::of(
-        "send_campaign_batch",
-        "acct",
-        &serde_json::json!({ "n": 1 }),
-    );
-    let body = response().body().to_vec();
-    // Behind a mutex, as the ledger's own connection is.
-    let connection = std::sync::Mutex::new(connection);
-    bencher.bench(|| {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        connection
-            .lock()
-            .unwrap()
-            .execute(
+    let (scope, stored) = (Scope::principal("acct"), response());
+    let fingerprint = print().to_hex();
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..CALLS {
+        ours.push(round_trip(&ledger, &scope, &stored).await);
+        let key = next_key();
+        let start = Instant::now();
+        plain
+            .prepare_cached(
                 "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_ms, \
-                 status, headers, body) \
-                 VALUES ('acct', ?1, ?2, '', 0, 202, '[[\"content-type\",\"application/json\"]]', ?3)",
-                rusqlite::params![format!("key-{n}"), print.to_hex(), body],
+                 status, headers, body) VALUES ('acct', ?1, ?2, '', 0, 202, \
+                 '[[\"content-type\",\"application/json\"]]', ?3)",
             )
+            .unwrap()
+            .execute(rusqlite::params![key.as_str(), fingerprint, stored.body()])
             .unwrap();
-    });
+        theirs.push(start.elapsed());
+    }
+    report(
+        "SQLite begin + complete against one INSERT of the finished row",
+        ours,
+        theirs,
+        2.0,
+    );
+}
+
+fn scratch_existing(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir()
+        .join(format!("atr-bench-replay-{}", std::process::id()))
+        .join(name)
+}
+
+async fn postgres_million(server: &postgres::Postgres) {
+    let empty = PostgresLedger::connect(&server.database("bench_empty"))
+        .await
+        .unwrap();
+    let url = server.database("bench_million");
+    let full = PostgresLedger::connect(&url).await.unwrap();
+    let start = Instant::now();
+    server.sql_in(
+        "bench_million",
+        &format!(
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, status, \
+             headers, body) SELECT 'acct_' || (g % 1000), 'bulk-' || g, md5(g::text), '', \
+             now(), 200, '[]', '\\x00' FROM generate_series(1, {BULK}) g"
+        ),
+    );
+    server.sql_in("bench_million", "VACUUM ANALYZE atr_idempotency");
+    println!("PostgreSQL: {BULK} keys written in {:.1?}", start.elapsed());
+    let scope = Scope::principal("acct_7");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..CALLS {
+        ours.push(begin_only(&full, &scope).await);
+        theirs.push(begin_only(&empty, &scope).await);
+    }
+    report(
+        "PostgreSQL begin with 1,000,000 keys against an empty ledger",
+        ours,
+        theirs,
+        1.5,
+    );
+}
+
+async fn sqlite_million() {
+    let empty = SqliteLedger::open(scratch("empty.sqlite")).unwrap();
+    let path = scratch("million.sqlite");
+    drop(SqliteLedger::open(&path).unwrap());
+    let start = Instant::now();
+    let bulk = rusqlite::Connection::open(&path).unwrap();
+    bulk.execute_batch(&format!(
+        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < {BULK}) \
+         INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_ms, status, \
+         headers, body) SELECT 'acct_' || (n % 1000), 'bulk-' || n, hex(randomblob(32)), '', 0, \
+         200, '[]', x'00' FROM g; ANALYZE;"
+    ))
+    .unwrap();
+    drop(bulk);
+    println!("SQLite: {BULK} keys written in {:.1?}", start.elapsed());
+    let full = SqliteLedger::open(&path).unwrap();
+    let scope = Scope::principal("acct_7");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..CALLS {
+        ours.push(begin_only(&full, &scope).await);
+        theirs.push(begin_only(&empty, &scope).await);
+    }
+    report(
+        "SQLite begin with 1,000,000 keys against an empty ledger",
+        ours,
+        theirs,
+        1.5,
+    );
+}
+
+async fn postgres_purge(server: &postgres::Postgres) {
+    let url = server.database("bench_purge");
+    let ledger = Arc::new(
+        PostgresLedger::connect(&url)
+            .await
+            .unwrap()
+            .with_retention(Duration::from_secs(24 * 60 * 60)),
+    );
+    server.sql_in(
+        "bench_purge",
+        &format!(
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, status, \
+             headers, body) SELECT 'acct_' || (g % 1000), 'old-' || g, md5(g::text), '', \
+             now() - interval '2 days', 200, '[]', '\\x00' FROM generate_series(1, {BULK}) g"
+        ),
+    );
+    server.sql_in("bench_purge", "VACUUM ANALYZE atr_idempotency");
+    let purging = Arc::new(AtomicBool::new(true));
+    let purger = {
+        let (ledger, purging) = (Arc::clone(&ledger), Arc::clone(&purging));
+        tokio::spawn(async move {
+            let start = Instant::now();
+            let mut removed = 0;
+            loop {
+                let batch = ledger.purge(10_000).await.unwrap();
+                if batch == 0 {
+                    break;
+                }
+                removed += batch;
+            }
+            purging.store(false, Ordering::Relaxed);
+            (removed, start.elapsed())
+        })
+    };
+    let scope = Scope::principal("acct_7");
+    let mut waits = Vec::new();
+    while purging.load(Ordering::Relaxed) {
+        waits.push(begin_only(&*ledger, &scope).await);
+    }
+    let (removed, took) = purger.await.unwrap();
+    let longest = waits.iter().max().copied().unwrap_or_default();
+    let (median, p99) = stats(waits.clone());
+    println!(
+        "PostgreSQL purge of {removed} expired keys in batches of 10,000 took {took:.1?}; \
+         {} begins ran meanwhile: median {median:.0} µs, p99 {p99:.0} µs, longest {:.1} ms \
+         (goal under 100 ms: {})",
+        waits.len(),
+        longest.as_secs_f64() * 1e3,
+        if longest < Duration::from_millis(100) {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
 }

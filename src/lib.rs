@@ -48,8 +48,8 @@
 //! - [`legacy`]: migrating the older `CommandResult` shape.
 //! - [`guarantee`]: the second contract, guarantee results (settlement, policy, impact,
 //!   recovery) for tools with side effects, and their refusals.
-//! - `replay` (feature `replay`): same-key replay, idempotency keys, RFC 8785 fingerprints
-//!   and the ledger.
+//! - `replay` (feature `replay`): same-key replay, idempotency keys, RFC 8785 fingerprints,
+//!   the ledger contract and its stores.
 //! - [`mcp`]: the MCP projection of both contracts; `http` (feature `http`): the HTTP façade,
 //!   RFC 9457 problems, the REST profile of guarantee results and the agent's classifier.
 //!
@@ -71,6 +71,8 @@
 //! - `replay`: idempotency keys, request fingerprints (SHA-256 over RFC 8785 JSON), the ledger
 //!   trait and its in-memory store.
 //! - `sqlite`: the SQLite ledger, SQLite bundled.
+//! - `postgres`: the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres`,
+//!   no TLS stack; inside a Tokio runtime).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod artifact;

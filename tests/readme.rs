@@ -128,6 +128,11 @@ const FEATURES: &[(&str, &str)] = &[
         "same-key replay: keys, RFC 8785 fingerprints, the ledger trait, the memory ledger",
     ),
     ("sqlite", "the SQLite ledger (`rusqlite`, SQLite bundled)"),
+    (
+        "postgres",
+        "the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres`, no TLS \
+         stack)",
+    ),
 ];
 
 /// The feature table's crate counts are what `cargo tree` says, so they cannot drift.
@@ -137,6 +142,23 @@ fn the_feature_table_counts_what_cargo_tree_lists() {
         "| feature | what it adds | crates (`cargo tree -e normal`, that feature alone) |\n\
          |---|---|---:|\n",
     );
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    let features = manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or_default();
+    for line in features.lines() {
+        if let Some((name, _)) = line.split_once(" = ")
+            && name != "default"
+        {
+            assert!(
+                FEATURES.iter().any(|(feature, _)| *feature == name),
+                "the feature `{name}` is missing from the README's feature table"
+            );
+        }
+    }
     for (feature, adds) in FEATURES {
         let name = if feature.is_empty() {
             "(none)".to_owned()

@@ -86,6 +86,13 @@ const PURGE: &str = "
         WHERE completed_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
         LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
+/// Which of the ledger's two connections a statement goes on.
+#[derive(Clone, Copy)]
+enum Lane {
+    Calls = 0,
+    Upkeep = 1,
+}
+
 /// One connection and its prepared statements.
 struct Connection {
     client: Client,
@@ -99,8 +106,9 @@ struct Connection {
 }
 
 /// A ledger in a PostgreSQL database, shared by every process that serves the same
-/// principals. It keeps one connection (queries pipeline on it) and opens a new one when the
-/// server drops it; it must be used inside a Tokio runtime, which drives the connection.
+/// principals. It keeps one connection for calls (their statements pipeline on it) and one
+/// for `purge` and `abandoned`, and opens a new one when the server drops one; it must be
+/// used inside a Tokio runtime, which drives the connections.
 ///
 /// ```no_run
 /// use agent_tool_result::replay::PostgresLedger;
@@ -114,7 +122,9 @@ struct Connection {
 /// ```
 pub struct PostgresLedger {
     config: tokio_postgres::Config,
-    connection: Mutex<Option<Arc<Connection>>>,
+    /// The connection calls use, and the one `purge` and `abandoned` use, so that a purge's
+    /// batch never queues a call's statement behind it.
+    connections: [Mutex<Option<Arc<Connection>>>; 2],
     retention: Duration,
     lease: Duration,
 }
@@ -154,14 +164,14 @@ impl PostgresLedger {
         let config: tokio_postgres::Config = url.parse().map_err(PostgresError)?;
         let ledger = PostgresLedger {
             config,
-            connection: Mutex::new(None),
+            connections: [Mutex::new(None), Mutex::new(None)],
             retention: DEFAULT_RETENTION,
             lease: DEFAULT_LEASE,
         };
         let client = ledger.client().await?;
         client.batch_execute(SCHEMA).await.map_err(PostgresError)?;
         let connection = PostgresLedger::prepared(client).await?;
-        *ledger.slot() = Some(connection);
+        *ledger.slot(Lane::Calls) = Some(connection);
         Ok(ledger)
     }
 
@@ -179,8 +189,8 @@ impl PostgresLedger {
         self
     }
 
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Connection>>> {
-        self.connection
+    fn slot(&self, lane: Lane) -> std::sync::MutexGuard<'_, Option<Arc<Connection>>> {
+        self.connections[lane as usize]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
@@ -233,16 +243,17 @@ impl PostgresLedger {
         }))
     }
 
-    /// The connection, opened anew if the last one was lost.
-    async fn connection(&self) -> Result<Arc<Connection>, PostgresError> {
-        let current = self.slot().clone();
+    /// The lane's connection, opened anew if the last one was lost (or, for upkeep, the
+    /// first time it is needed).
+    async fn connection(&self, lane: Lane) -> Result<Arc<Connection>, PostgresError> {
+        let current = self.slot(lane).clone();
         if let Some(connection) = current
             && !connection.client.is_closed()
         {
             return Ok(connection);
         }
         let connection = PostgresLedger::prepared(self.client().await?).await?;
-        *self.slot() = Some(Arc::clone(&connection));
+        *self.slot(lane) = Some(Arc::clone(&connection));
         Ok(connection)
     }
 
@@ -251,17 +262,18 @@ impl PostgresLedger {
     /// own lease and answers "in flight"; the others are guarded by the owner token).
     async fn query(
         &self,
+        lane: Lane,
         statement: fn(&Connection) -> &Statement,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, PostgresError> {
-        let connection = self.connection().await?;
+        let connection = self.connection(lane).await?;
         match connection
             .client
             .query(statement(&connection), params)
             .await
         {
             Err(err) if err.is_closed() || connection.client.is_closed() => {
-                let connection = self.connection().await?;
+                let connection = self.connection(lane).await?;
                 connection
                     .client
                     .query(statement(&connection), params)
@@ -303,6 +315,7 @@ impl Ledger for PostgresLedger {
             let token = new_token();
             let claimed = self
                 .query(
+                    Lane::Calls,
                     |c| &c.begin,
                     &[
                         &scope.as_str(),
@@ -325,7 +338,11 @@ impl Ledger for PostgresLedger {
                 });
             }
             let rows = self
-                .query(|c| &c.lookup, &[&scope.as_str(), &key.as_str()])
+                .query(
+                    Lane::Calls,
+                    |c| &c.lookup,
+                    &[&scope.as_str(), &key.as_str()],
+                )
                 .await?;
             // Released since the insert: begin again.
             let Some(row) = rows.first() else { continue };
@@ -349,6 +366,7 @@ impl Ledger for PostgresLedger {
         let lease_ms = self.lease_ms();
         let rows = self
             .query(
+                Lane::Calls,
                 |c| &c.renew,
                 &[
                     &lease.scope().as_str(),
@@ -369,7 +387,7 @@ impl Ledger for PostgresLedger {
         let headers = serde_json::to_string(stored.headers()).unwrap_or_default();
         let status = i32::from(stored.status());
         let body = stored.body();
-        let connection = self.connection().await?;
+        let connection = self.connection(Lane::Calls).await?;
         let params: [&(dyn ToSql + Sync); 6] = [
             &lease.scope().as_str(),
             &lease.key().as_str(),
@@ -384,7 +402,7 @@ impl Ledger for PostgresLedger {
             .await
         {
             Err(err) if err.is_closed() || connection.client.is_closed() => {
-                let connection = self.connection().await?;
+                let connection = self.connection(Lane::Calls).await?;
                 connection
                     .client
                     .execute(&connection.complete, &params)
@@ -401,7 +419,7 @@ impl Ledger for PostgresLedger {
     }
 
     async fn release(&self, lease: &Lease) -> Result<Completion, PostgresError> {
-        let connection = self.connection().await?;
+        let connection = self.connection(Lane::Calls).await?;
         let params: [&(dyn ToSql + Sync); 3] = [
             &lease.scope().as_str(),
             &lease.key().as_str(),
@@ -424,7 +442,7 @@ impl Ledger for PostgresLedger {
         let lease_ms = self.lease_ms();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self
-            .query(|c| &c.abandoned, &[&token, &lease_ms, &limit])
+            .query(Lane::Upkeep, |c| &c.abandoned, &[&token, &lease_ms, &limit])
             .await?;
         Ok(rows
             .iter()
@@ -440,7 +458,7 @@ impl Ledger for PostgresLedger {
     async fn purge(&self, limit: usize) -> Result<usize, PostgresError> {
         let retention = i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let connection = self.connection().await?;
+        let connection = self.connection(Lane::Upkeep).await?;
         let removed = connection
             .client
             .execute(&connection.purge, &[&retention, &limit])

@@ -1,8 +1,10 @@
-//! [`SqliteLedger`]: the embedded ledger (feature `sqlite`), one SQLite file with WAL. Its
-//! statements run on a thread of their own (the blocking pool of one that SQLite's one writer
-//! needs), each transition one transaction, on SQLite's clock.
+//! [`SqliteLedger`]: the embedded ledger (feature `sqlite`), one SQLite file with WAL, each
+//! transition one statement, on SQLite's clock. A statement that would wait (for another task,
+//! or another process's lock) runs on a thread of the ledger's own, never blocking an
+//! executor.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -36,7 +38,10 @@ use super::worker::Worker;
 /// ```
 #[derive(Debug)]
 pub struct SqliteLedger {
-    worker: Worker<Connection>,
+    /// The connection: used on the caller's thread when it is free and SQLite need not wait
+    /// for another process's lock, otherwise on the worker's thread.
+    connection: Arc<Mutex<Connection>>,
+    worker: Worker<Arc<Mutex<Connection>>>,
     retention: Duration,
     lease: Duration,
 }
@@ -81,8 +86,71 @@ const SCHEMA: &str = "
     CREATE INDEX IF NOT EXISTS atr_idempotency_leased
         ON atr_idempotency (lease_until_ms) WHERE completed_ms IS NULL;";
 
-/// SQLite's clock, in milliseconds since 1970.
-const NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+/// How long a statement on the worker's thread waits for another process's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// SQLite's clock, in milliseconds since 1970, spliced into each statement's text.
+macro_rules! now {
+    () => {
+        "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    };
+}
+
+/// A new key is inserted; an abandoned one (lease expired, no answer, the same request) is
+/// taken over; anything else is left as it is, and nothing is returned.
+const BEGIN: &str = concat!(
+    "INSERT INTO atr_idempotency (scope, key, fingerprint, context, owner, lease_until_ms) ",
+    "VALUES (?1, ?2, ?3, ?4, ?5, ",
+    now!(),
+    " + ?6) ",
+    "ON CONFLICT (scope, key) DO UPDATE SET owner = excluded.owner, ",
+    "lease_until_ms = excluded.lease_until_ms, claims = claims + 1 ",
+    "WHERE completed_ms IS NULL AND lease_until_ms <= ",
+    now!(),
+    " ",
+    "AND fingerprint = excluded.fingerprint ",
+    "RETURNING claims, context, lease_until_ms"
+);
+
+const LOOKUP: &str = "SELECT fingerprint, status, headers, body, lease_until_ms \
+    FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
+
+const RENEW: &str = concat!(
+    "UPDATE atr_idempotency SET lease_until_ms = ",
+    now!(),
+    " + ?4 ",
+    "WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL ",
+    "RETURNING lease_until_ms"
+);
+
+const COMPLETE: &str = concat!(
+    "UPDATE atr_idempotency SET completed_ms = ",
+    now!(),
+    ", status = ?4, headers = ?5, ",
+    "body = ?6, owner = NULL, lease_until_ms = NULL ",
+    "WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL"
+);
+
+const RELEASE: &str = "DELETE FROM atr_idempotency \
+    WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL";
+
+const ABANDONED: &str = concat!(
+    "UPDATE atr_idempotency SET owner = ?1, lease_until_ms = ",
+    now!(),
+    " + ?2, ",
+    "claims = claims + 1 WHERE (scope, key) IN (SELECT scope, key FROM atr_idempotency ",
+    "WHERE completed_ms IS NULL AND lease_until_ms <= ",
+    now!(),
+    " LIMIT ?3) ",
+    "RETURNING scope, key, context, lease_until_ms"
+);
+
+const PURGE: &str = concat!(
+    "DELETE FROM atr_idempotency WHERE (scope, key) IN (SELECT scope, key FROM atr_idempotency ",
+    "WHERE completed_ms IS NOT NULL AND completed_ms < ",
+    now!(),
+    " - ?1 LIMIT ?2)"
+);
 
 impl SqliteLedger {
     /// Opens (and creates, if need be) the ledger in the file at `path`.
@@ -105,10 +173,12 @@ impl SqliteLedger {
 
     fn with(connection: Connection) -> Result<Self, SqliteError> {
         connection.execute_batch(SCHEMA)?;
-        connection.busy_timeout(Duration::from_secs(5))?;
-        let worker = Worker::spawn("atr-sqlite-ledger", connection)
+        connection.busy_timeout(BUSY_TIMEOUT)?;
+        let connection = Arc::new(Mutex::new(connection));
+        let worker = Worker::spawn("atr-sqlite-ledger", Arc::clone(&connection))
             .map_err(|err| SqliteError::Stopped(Some(err)))?;
         Ok(SqliteLedger {
+            connection,
             worker,
             retention: DEFAULT_RETENTION,
             lease: DEFAULT_LEASE,
@@ -129,11 +199,33 @@ impl SqliteLedger {
         self
     }
 
+    /// Runs `job` on the connection. When the connection is free, on the caller's thread with
+    /// SQLite told not to wait: a statement takes microseconds, and a thread hop would cost
+    /// more than the statement. When it is busy (another task holds it, or another process
+    /// holds the file's write lock), on the worker's thread, which may wait (up to the busy
+    /// timeout) without holding up the caller's executor.
     async fn run<T: Send + 'static>(
         &self,
-        job: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+        job: impl Fn(&mut Connection) -> Result<T, rusqlite::Error> + Send + Sync + 'static,
     ) -> Result<T, SqliteError> {
-        match self.worker.run(job).await {
+        if let Ok(mut connection) = self.connection.try_lock() {
+            connection.busy_timeout(Duration::ZERO)?;
+            let done = job(&mut connection);
+            connection.busy_timeout(BUSY_TIMEOUT)?;
+            match done {
+                Err(rusqlite::Error::SqliteFailure(err, _))
+                    if matches!(
+                        err.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) => {}
+                done => return done.map_err(SqliteError::Sqlite),
+            }
+        }
+        let on_thread = move |shared: &mut Arc<Mutex<Connection>>| {
+            let mut connection = shared.lock().unwrap_or_else(PoisonError::into_inner);
+            job(&mut connection)
+        };
+        match self.worker.run(on_thread).await {
             Some(result) => result.map_err(SqliteError::Sqlite),
             None => Err(SqliteError::Stopped(None)),
         }
@@ -179,60 +271,55 @@ fn begin_in(
     context: &str,
     lease_ms: i64,
 ) -> Result<Begin, rusqlite::Error> {
-    let transaction =
-        connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let token = new_token();
-    // A new key is inserted; an abandoned one (lease expired, no answer, same request) is
-    // taken over; anything else is left as it is.
-    let claimed: Option<(i64, String, i64)> = transaction
-        .prepare_cached(&format!(
-            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, owner, lease_until_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, {NOW} + ?6) \
-             ON CONFLICT (scope, key) DO UPDATE SET owner = excluded.owner, \
-             lease_until_ms = excluded.lease_until_ms, claims = claims + 1 \
-             WHERE completed_ms IS NULL AND lease_until_ms <= {NOW} \
-             AND fingerprint = excluded.fingerprint \
-             RETURNING claims, context, lease_until_ms"
-        ))?
-        .query_row(
-            params![
-                scope.as_str(),
-                key.as_str(),
-                fingerprint,
-                context,
-                token,
-                lease_ms
-            ],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-        )
-        .optional()?;
-    let begin =
+    loop {
+        let token = new_token();
+        // One statement: atomic on its own, whoever else writes the file.
+        let claimed: Option<(i64, String, i64)> = connection
+            .prepare_cached(BEGIN)?
+            .query_row(
+                params![
+                    scope.as_str(),
+                    key.as_str(),
+                    fingerprint,
+                    context,
+                    token,
+                    lease_ms
+                ],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .optional()?;
         if let Some((claims, context, until)) = claimed {
             let lease = Lease::new(scope.clone(), key.clone(), token, instant(until));
-            if claims == 0 {
+            return Ok(if claims == 0 {
                 Begin::Fresh(lease)
             } else {
                 Begin::Abandoned(Abandoned::new(lease, context))
-            }
-        } else {
-            let row: Row = transaction
-            .prepare_cached(
-                "SELECT fingerprint, status, headers, body, lease_until_ms FROM atr_idempotency \
-                 WHERE scope = ?1 AND key = ?2",
-            )?
+            });
+        }
+        let row: Option<Row> = connection
+            .prepare_cached(LOOKUP)?
             .query_row(params![scope.as_str(), key.as_str()], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
-            })?;
-            match row {
-                (stored_print, ..) if stored_print != fingerprint => Begin::Mismatch,
-                (_, Some(status), headers, body, _) => Begin::Replay(stored(status, headers, body)),
-                (_, None, _, _, until) => Begin::InFlight {
-                    until: instant(until.unwrap_or(0)),
-                },
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            })
+            .optional()?;
+        return Ok(match row {
+            // Released since the insert: begin again.
+            None => continue,
+            Some((stored_print, ..)) if stored_print != fingerprint => Begin::Mismatch,
+            Some((_, Some(status), headers, body, _)) => {
+                Begin::Replay(stored(status, headers, body))
             }
-        };
-    transaction.commit()?;
-    Ok(begin)
+            Some((_, None, _, _, until)) => Begin::InFlight {
+                until: instant(until.unwrap_or(0)),
+            },
+        });
+    }
 }
 
 impl Ledger for SqliteLedger {
@@ -266,11 +353,7 @@ impl Ledger for SqliteLedger {
         let until: Option<i64> = self
             .run(move |connection| {
                 connection
-                    .prepare_cached(&format!(
-                        "UPDATE atr_idempotency SET lease_until_ms = {NOW} + ?4 \
-                         WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL \
-                         RETURNING lease_until_ms"
-                    ))?
+                    .prepare_cached(RENEW)?
                     .query_row(
                         params![
                             held.scope().as_str(),
@@ -295,20 +378,14 @@ impl Ledger for SqliteLedger {
         let response = response.clone();
         let changed = self
             .run(move |connection| {
-                connection
-                    .prepare_cached(&format!(
-                        "UPDATE atr_idempotency SET completed_ms = {NOW}, status = ?4, \
-                         headers = ?5, body = ?6, owner = NULL, lease_until_ms = NULL \
-                         WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL"
-                    ))?
-                    .execute(params![
-                        held.scope().as_str(),
-                        held.key().as_str(),
-                        held.token(),
-                        response.status(),
-                        headers_text(response.headers()),
-                        response.body()
-                    ])
+                connection.prepare_cached(COMPLETE)?.execute(params![
+                    held.scope().as_str(),
+                    held.key().as_str(),
+                    held.token(),
+                    response.status(),
+                    headers_text(response.headers()),
+                    response.body()
+                ])
             })
             .await?;
         Ok(if changed == 1 {
@@ -322,16 +399,11 @@ impl Ledger for SqliteLedger {
         let held = lease.clone();
         let changed = self
             .run(move |connection| {
-                connection
-                    .prepare_cached(
-                        "DELETE FROM atr_idempotency \
-                         WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL",
-                    )?
-                    .execute(params![
-                        held.scope().as_str(),
-                        held.key().as_str(),
-                        held.token()
-                    ])
+                connection.prepare_cached(RELEASE)?.execute(params![
+                    held.scope().as_str(),
+                    held.key().as_str(),
+                    held.token()
+                ])
             })
             .await?;
         Ok(if changed == 1 {
@@ -348,13 +420,7 @@ impl Ledger for SqliteLedger {
         let owner = token.clone();
         let rows: Vec<(String, String, String, i64)> = self
             .run(move |connection| {
-                let mut statement = connection.prepare_cached(&format!(
-                    "UPDATE atr_idempotency SET owner = ?1, lease_until_ms = {NOW} + ?2, \
-                     claims = claims + 1 \
-                     WHERE (scope, key) IN (SELECT scope, key FROM atr_idempotency \
-                     WHERE completed_ms IS NULL AND lease_until_ms <= {NOW} LIMIT ?3) \
-                     RETURNING scope, key, context, lease_until_ms"
-                ))?;
+                let mut statement = connection.prepare_cached(ABANDONED)?;
                 let rows = statement
                     .query_map(params![owner, lease_ms, limit], |row| {
                         Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
@@ -378,11 +444,7 @@ impl Ledger for SqliteLedger {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.run(move |connection| {
             connection
-                .prepare_cached(&format!(
-                    "DELETE FROM atr_idempotency WHERE (scope, key) IN \
-                     (SELECT scope, key FROM atr_idempotency \
-                     WHERE completed_ms IS NOT NULL AND completed_ms < {NOW} - ?1 LIMIT ?2)"
-                ))?
+                .prepare_cached(PURGE)?
                 .execute(params![retention, limit])
         })
         .await
