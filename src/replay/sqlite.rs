@@ -83,8 +83,7 @@ const SCHEMA: &str = "
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
         ON atr_idempotency (completed_ms) WHERE completed_ms IS NOT NULL;
-    CREATE INDEX IF NOT EXISTS atr_idempotency_leased
-        ON atr_idempotency (lease_until_ms) WHERE completed_ms IS NULL;";
+";
 
 /// How long a statement on the worker's thread waits for another process's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -134,15 +133,23 @@ const COMPLETE: &str = concat!(
 const RELEASE: &str = "DELETE FROM atr_idempotency \
     WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL";
 
-const ABANDONED: &str = concat!(
-    "UPDATE atr_idempotency SET owner = ?1, lease_until_ms = ",
+/// The keys whose lease expired without an answer: read without taking the write lock (there
+/// is no index for it, so that a call's statements write one index fewer; a sweep is rare).
+const CANDIDATES: &str = concat!(
+    "SELECT scope, key FROM atr_idempotency WHERE completed_ms IS NULL AND lease_until_ms <= ",
     now!(),
-    " + ?2, ",
-    "claims = claims + 1 WHERE (scope, key) IN (SELECT scope, key FROM atr_idempotency ",
-    "WHERE completed_ms IS NULL AND lease_until_ms <= ",
+    " LIMIT ?1"
+);
+
+/// Takes one abandoned key, if it still is one.
+const CLAIM: &str = concat!(
+    "UPDATE atr_idempotency SET owner = ?3, lease_until_ms = ",
     now!(),
-    " LIMIT ?3) ",
-    "RETURNING scope, key, context, lease_until_ms"
+    " + ?4, ",
+    "claims = claims + 1 WHERE scope = ?1 AND key = ?2 AND completed_ms IS NULL ",
+    "AND lease_until_ms <= ",
+    now!(),
+    " RETURNING context, lease_until_ms"
 );
 
 const PURGE: &str = concat!(
@@ -221,6 +228,14 @@ impl SqliteLedger {
                 done => return done.map_err(SqliteError::Sqlite),
             }
         }
+        self.on_thread(job).await
+    }
+
+    /// Runs `job` on the ledger's thread.
+    async fn on_thread<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    ) -> Result<T, SqliteError> {
         let on_thread = move |shared: &mut Arc<Mutex<Connection>>| {
             let mut connection = shared.lock().unwrap_or_else(PoisonError::into_inner);
             job(&mut connection)
@@ -418,18 +433,30 @@ impl Ledger for SqliteLedger {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let token = new_token();
         let owner = token.clone();
-        let rows: Vec<(String, String, String, i64)> = self
-            .run(move |connection| {
-                let mut statement = connection.prepare_cached(ABANDONED)?;
-                let rows = statement
-                    .query_map(params![owner, lease_ms, limit], |row| {
-                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-                    })?
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(rows)
+        // A scan: on the ledger's thread, never the caller's.
+        let claimed: Vec<(String, String, String, i64)> = self
+            .on_thread(move |connection| {
+                let candidates: Vec<(String, String)> = connection
+                    .prepare_cached(CANDIDATES)?
+                    .query_map(params![limit], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .collect::<Result<_, _>>()?;
+                let mut claimed = Vec::new();
+                for (scope, key) in candidates {
+                    // Each claimed on its own, if nobody took it since the scan.
+                    let claim: Option<(String, i64)> = connection
+                        .prepare_cached(CLAIM)?
+                        .query_row(params![scope, key, owner, lease_ms], |row| {
+                            Ok((row.get(0)?, row.get(1)?))
+                        })
+                        .optional()?;
+                    if let Some((context, until)) = claim {
+                        claimed.push((scope, key, context, until));
+                    }
+                }
+                Ok(claimed)
             })
             .await?;
-        Ok(rows
+        Ok(claimed
             .into_iter()
             .filter_map(|(scope, key, context, until)| {
                 let key = IdempotencyKey::new(key).ok()?;
@@ -442,7 +469,8 @@ impl Ledger for SqliteLedger {
     async fn purge(&self, limit: usize) -> Result<usize, SqliteError> {
         let retention = i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.run(move |connection| {
+        // A batch may take a while: on the ledger's thread, never the caller's.
+        self.on_thread(move |connection| {
             connection
                 .prepare_cached(PURGE)?
                 .execute(params![retention, limit])

@@ -318,8 +318,9 @@ impl Service {
             return Err(err);
         }
         // Every abandoned key (this process's or a stopped one's) is answered now, not at its
-        // next request.
+        // next request; answers older than the retention window go, a batch at a time.
         let answered = self.settle_abandoned()?;
+        let _ = wait(self.ledger.purge(1_000))?;
         Ok((recorded, answered))
     }
 
