@@ -16,6 +16,28 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 /// abandoned. A call that runs longer renews its lease.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
+/// The builders every store has for its two settings, its `retention` and `lease` fields.
+macro_rules! store_settings {
+    () => {
+        /// The ledger with another retention window (24 hours by default): answered keys are
+        /// replayed for at least this long, and may be purged after.
+        #[must_use]
+        pub fn with_retention(mut self, retention: std::time::Duration) -> Self {
+            self.retention = retention;
+            self
+        }
+
+        /// The ledger with another lease time (30 seconds by default): how long a call holds
+        /// its key before another process may take it for abandoned.
+        #[must_use]
+        pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
+            self.lease = lease;
+            self
+        }
+    };
+}
+pub(crate) use store_settings;
+
 /// Whose keys these are: the principal (the account a token authenticates). The same key
 /// under two scopes is two independent keys; nothing of one scope's keys is seen from another.
 ///

@@ -10,7 +10,7 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse, new_token,
+    StoredResponse, new_token, store_settings,
 };
 
 #[derive(Clone, Debug)]
@@ -48,19 +48,7 @@ impl MemoryLedger {
         }
     }
 
-    /// The ledger with another retention window (24 hours by default).
-    #[must_use]
-    pub fn with_retention(mut self, retention: Duration) -> Self {
-        self.retention = retention;
-        self
-    }
-
-    /// The ledger with another lease time (30 seconds by default).
-    #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
+    store_settings!();
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Scope, IdempotencyKey), Entry>> {
         self.entries

@@ -13,7 +13,7 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse, new_token,
+    StoredResponse, new_token, store_settings,
 };
 
 /// The table, created at connect if it is missing (under an advisory lock, so processes
@@ -175,19 +175,7 @@ impl PostgresLedger {
         Ok(ledger)
     }
 
-    /// The ledger with another retention window (24 hours by default).
-    #[must_use]
-    pub fn with_retention(mut self, retention: Duration) -> Self {
-        self.retention = retention;
-        self
-    }
-
-    /// The ledger with another lease time (30 seconds by default).
-    #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
+    store_settings!();
 
     fn slot(&self, lane: Lane) -> std::sync::MutexGuard<'_, Option<Arc<Connection>>> {
         self.connections[lane as usize]

@@ -13,7 +13,7 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse, new_token,
+    StoredResponse, new_token, store_settings,
 };
 use super::worker::Worker;
 
@@ -192,19 +192,7 @@ impl SqliteLedger {
         })
     }
 
-    /// The ledger with another retention window (24 hours by default).
-    #[must_use]
-    pub fn with_retention(mut self, retention: Duration) -> Self {
-        self.retention = retention;
-        self
-    }
-
-    /// The ledger with another lease time (30 seconds by default).
-    #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
+    store_settings!();
 
     /// Runs `job` on the connection. When the connection is free, on the caller's thread with
     /// SQLite told not to wait: a statement takes microseconds, and a thread hop would cost

@@ -31,6 +31,24 @@ fn answer(text: &str) -> StoredResponse {
     )
 }
 
+/// Begins a key that must be new, and returns its lease.
+async fn fresh(
+    ledger: &impl Ledger,
+    scope: &Scope,
+    key: &IdempotencyKey,
+    fingerprint: Fingerprint,
+    context: &str,
+) -> agent_tool_result::replay::Lease {
+    match ledger
+        .begin(scope, key, fingerprint, context)
+        .await
+        .unwrap()
+    {
+        Begin::Fresh(lease) => lease,
+        other => panic!("a new key is fresh, not {other:?}"),
+    }
+}
+
 async fn after_lease() {
     tokio::time::sleep(SHORT + Duration::from_millis(250)).await;
 }
@@ -57,13 +75,7 @@ where
 
 async fn fresh_then_replay(ledger: impl Ledger) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(lease) = ledger
-        .begin(&scope, &key("k1"), print(1), "msg_1")
-        .await
-        .unwrap()
-    else {
-        panic!("a new key is fresh");
-    };
+    let lease = fresh(&ledger, &scope, &key("k1"), print(1), "msg_1").await;
     assert_eq!((lease.scope(), lease.key().as_str()), (&scope, "k1"));
     assert!(
         lease.expires() > SystemTime::now(),
@@ -93,13 +105,7 @@ async fn fresh_then_replay(ledger: impl Ledger) {
 
 async fn another_request_is_a_mismatch(ledger: impl Ledger) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(lease) = ledger
-        .begin(&scope, &key("k2"), print(1), "")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let lease = fresh(&ledger, &scope, &key("k2"), print(1), "").await;
     // In flight, and after completion: another request with the key is a mismatch.
     assert_eq!(
         ledger
@@ -122,22 +128,10 @@ async fn another_request_is_a_mismatch(ledger: impl Ledger) {
 
 async fn scopes_are_independent(ledger: impl Ledger) {
     let (a, b) = (Scope::principal("acct_a"), Scope::principal("acct_b"));
-    let Begin::Fresh(lease_a) = ledger
-        .begin(&a, &key("shared"), print(1), "a")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh for a");
-    };
+    let lease_a = fresh(&ledger, &a, &key("shared"), print(1), "a").await;
     // B's request with A's key, while A's is in flight and with other arguments: fresh, not
     // in flight, not a mismatch.
-    let Begin::Fresh(lease_b) = ledger
-        .begin(&b, &key("shared"), print(2), "b")
-        .await
-        .unwrap()
-    else {
-        panic!("B's key is B's own");
-    };
+    let lease_b = fresh(&ledger, &b, &key("shared"), print(2), "b").await;
     let _ = ledger.complete(&lease_a, &answer("for a")).await.unwrap();
     let _ = ledger.complete(&lease_b, &answer("for b")).await.unwrap();
     assert_eq!(
@@ -155,9 +149,7 @@ async fn scopes_are_independent(ledger: impl Ledger) {
         Begin::Replay(answer("for b"))
     );
     // A lease of one scope does nothing in another.
-    let Begin::Fresh(lease_c) = ledger.begin(&b, &key("other"), print(3), "").await.unwrap() else {
-        panic!("fresh");
-    };
+    let lease_c = fresh(&ledger, &b, &key("other"), print(3), "").await;
     assert!(matches!(
         ledger.begin(&a, &key("other"), print(4), "").await.unwrap(),
         Begin::Fresh(_)
@@ -170,13 +162,7 @@ async fn scopes_are_independent(ledger: impl Ledger) {
 
 async fn in_flight_until_the_lease_expires(ledger: impl Ledger) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(lease) = ledger
-        .begin(&scope, &key("k3"), print(1), "")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let lease = fresh(&ledger, &scope, &key("k3"), print(1), "").await;
     let Begin::InFlight { until } = ledger
         .begin(&scope, &key("k3"), print(1), "")
         .await
@@ -220,13 +206,7 @@ async fn one_of_many_begins_is_fresh<L: Ledger + 'static>(ledger: Arc<L>) {
 
 async fn an_expired_lease_is_abandoned_once<L: Ledger + 'static>(ledger: Arc<L>) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(_stopped) = ledger
-        .begin(&scope, &key("k4"), print(1), "cmp_7f3a")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let _stopped = fresh(&*ledger, &scope, &key("k4"), print(1), "cmp_7f3a").await;
     after_lease().await;
     // Whoever comes next finds it abandoned, exactly once, with its context; the others find
     // it in flight under the new lease.
@@ -264,13 +244,7 @@ async fn an_expired_lease_is_abandoned_once<L: Ledger + 'static>(ledger: Arc<L>)
         Begin::Replay(unknown)
     );
     // Another request with the abandoned key is still a mismatch, never a takeover.
-    let Begin::Fresh(_) = ledger
-        .begin(&scope, &key("k5"), print(1), "")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let _ = fresh(&*ledger, &scope, &key("k5"), print(1), "").await;
     after_lease().await;
     assert_eq!(
         ledger
@@ -283,13 +257,7 @@ async fn an_expired_lease_is_abandoned_once<L: Ledger + 'static>(ledger: Arc<L>)
 
 async fn a_lost_lease_cannot_complete(ledger: impl Ledger) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(slow) = ledger
-        .begin(&scope, &key("k6"), print(1), "")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let slow = fresh(&ledger, &scope, &key("k6"), print(1), "").await;
     after_lease().await;
     let Begin::Abandoned(taken) = ledger
         .begin(&scope, &key("k6"), print(1), "")
@@ -317,13 +285,7 @@ async fn a_lost_lease_cannot_complete(ledger: impl Ledger) {
 
 async fn renewing_keeps_the_key(ledger: impl Ledger) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(lease) = ledger
-        .begin(&scope, &key("k7"), print(1), "")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let lease = fresh(&ledger, &scope, &key("k7"), print(1), "").await;
     let mut lease = lease;
     for _ in 0..3 {
         tokio::time::sleep(SHORT / 2).await;
@@ -350,22 +312,10 @@ async fn renewing_keeps_the_key(ledger: impl Ledger) {
 
 async fn releasing_frees_the_key(ledger: impl Ledger) {
     let scope = Scope::principal("acct_a");
-    let Begin::Fresh(lease) = ledger
-        .begin(&scope, &key("k8"), print(1), "")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let lease = fresh(&ledger, &scope, &key("k8"), print(1), "").await;
     assert_eq!(ledger.release(&lease).await.unwrap(), Completion::Recorded);
     // Usable again, even with other arguments.
-    let Begin::Fresh(again) = ledger
-        .begin(&scope, &key("k8"), print(2), "")
-        .await
-        .unwrap()
-    else {
-        panic!("a released key is fresh");
-    };
+    let again = fresh(&ledger, &scope, &key("k8"), print(2), "").await;
     // The old lease releases nothing of the new call; a completed key is never released.
     assert_eq!(ledger.release(&lease).await.unwrap(), Completion::LeaseLost);
     let _ = ledger.complete(&again, &answer("done")).await.unwrap();
@@ -414,23 +364,11 @@ async fn abandoned_keys_are_swept_in_batches(ledger: impl Ledger) {
 async fn purging_removes_old_answers_only(ledger: impl Ledger) {
     let scope = Scope::principal("acct_purge");
     for n in 0..5 {
-        let Begin::Fresh(lease) = ledger
-            .begin(&scope, &key(&format!("p{n}")), print(n), "")
-            .await
-            .unwrap()
-        else {
-            panic!("fresh");
-        };
+        let lease = fresh(&ledger, &scope, &key(&format!("p{n}")), print(n), "").await;
         let _ = ledger.complete(&lease, &answer("done")).await.unwrap();
     }
     // Never answered, and older than the window by the time of the purge.
-    let Begin::Fresh(_) = ledger
-        .begin(&scope, &key("unanswered"), print(9), "ctx")
-        .await
-        .unwrap()
-    else {
-        panic!("fresh");
-    };
+    let _ = fresh(&ledger, &scope, &key("unanswered"), print(9), "ctx").await;
     assert_eq!(
         ledger.purge(100).await.unwrap(),
         0,

@@ -115,17 +115,22 @@ impl Postgres {
         self.dir.join("data").display().to_string()
     }
 
-    /// Runs one of the server's programs, as `postgres` when the test runs as root.
-    fn run(&self, program: &str, args: &[&str]) -> Output {
+    /// One of the server's programs, as `postgres` when the test runs as root.
+    fn command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
-        let mut command = if self.as_user {
+        if self.as_user {
             let mut command = Command::new("runuser");
             command.args(["-u", "postgres", "--"]).arg(&path);
             command
         } else {
             Command::new(&path)
-        };
-        let out = command
+        }
+    }
+
+    /// Runs one of the server's programs, and checks that it succeeded.
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let out = self
+            .command(program)
             .args(args)
             .current_dir(&self.dir)
             .output()
@@ -219,15 +224,8 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         let data = self.data();
-        let path = self.bin.join("pg_ctl");
-        let mut command = if self.as_user {
-            let mut command = Command::new("runuser");
-            command.args(["-u", "postgres", "--"]).arg(&path);
-            command
-        } else {
-            Command::new(&path)
-        };
-        let _ = command
+        let _ = self
+            .command("pg_ctl")
             .args(["-D", &data, "-m", "immediate", "-w", "stop"])
             .output();
         let _ = std::fs::remove_dir_all(&self.dir);
