@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::store::{CampaignRow, FullDisk, SendWindow, Store};
+use crate::store::{CampaignRow, DbFile, FullDisk, SendWindow, Store};
 use crate::tools::{
     BatchArgs, CampaignRef, CampaignStatus, Command, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS,
     MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, SmsArgs,
@@ -54,41 +54,6 @@ pub enum ServiceError {
     /// would write goes nowhere another process (or a restart) would see.
     #[error("the database file {0} was deleted or replaced while the service ran")]
     Gone(String),
-}
-
-/// The file the service opened, to tell when it is deleted or replaced under it.
-struct DbFile {
-    path: std::path::PathBuf,
-    identity: Option<(u64, u64)>,
-}
-
-impl DbFile {
-    fn open(path: &Path) -> Self {
-        DbFile {
-            path: path.to_owned(),
-            identity: DbFile::identity_of(path),
-        }
-    }
-
-    #[cfg(unix)]
-    fn identity_of(path: &Path) -> Option<(u64, u64)> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-
-    #[cfg(not(unix))]
-    fn identity_of(path: &Path) -> Option<(u64, u64)> {
-        std::fs::metadata(path).ok().map(|_| (0, 0))
-    }
-
-    /// Fails once the path no longer names the file that was opened.
-    fn check(&self) -> Result<(), ServiceError> {
-        if self.identity.is_some() && DbFile::identity_of(&self.path) == self.identity {
-            Ok(())
-        } else {
-            Err(ServiceError::Gone(self.path.display().to_string()))
-        }
-    }
 }
 
 /// The campaign service on one SQLite file.
@@ -231,6 +196,7 @@ impl Service {
         let began = self
             .file
             .check()
+            .map_err(ServiceError::Gone)
             .and_then(|()| Ok(self.store.record_operation(&id, tool)?))
             .and_then(|()| Ok(wait(self.ledger.begin(&scope, key, print, &id))?));
         let lease = match began {
@@ -279,7 +245,7 @@ impl Service {
     }
 
     fn record(&self, lease: &Lease, stored: &StoredResponse) -> Result<Completion, ServiceError> {
-        self.file.check()?;
+        self.file.check().map_err(ServiceError::Gone)?;
         self.store.may_write()?;
         Ok(wait(self.ledger.complete(lease, stored))?)
     }
@@ -298,7 +264,7 @@ impl Service {
     /// failed under them: answers not yet recorded are recorded, and claims left `sending` by
     /// a call that has ended are settled against the provider. Returns how many of each.
     pub fn settle_ended(&self) -> Result<(usize, usize), ServiceError> {
-        self.file.check()?;
+        self.file.check().map_err(ServiceError::Gone)?;
         let pending = std::mem::take(&mut *self.lock_unrecorded());
         let mut recorded = 0;
         let mut failed = None;
@@ -446,7 +412,7 @@ impl Service {
 
     /// Sends the held recipients that are due, within the window's cap; returns how many.
     pub fn release_due(&self) -> Result<usize, ServiceError> {
-        self.file.check()?;
+        self.file.check().map_err(ServiceError::Gone)?;
         let claims = self.store.claim_due(self.config.window, now_ms())?;
         for claim in &claims {
             self.send_one(&claim.campaign_id, &claim.phone, &claim.message)?;
@@ -481,7 +447,7 @@ impl Service {
 
     /// `lookup_marketing_campaigns`: where the campaign stands, from the store.
     pub fn lookup_campaign(&self, id: &str) -> Result<Envelope<CampaignStatus>, ServiceError> {
-        self.file.check()?;
+        self.file.check().map_err(ServiceError::Gone)?;
         let Some(row) = self.store.campaign(id)? else {
             return Ok(Envelope::failure(not_found(
                 "campaign-not-found",
@@ -521,7 +487,7 @@ impl Service {
 
     /// `lookup_sms`: whether the message was sent, from the store.
     pub fn lookup_message(&self, id: &str) -> Result<Envelope<MessageStatus>, ServiceError> {
-        self.file.check()?;
+        self.file.check().map_err(ServiceError::Gone)?;
         Ok(match self.store.message(id)? {
             Some((status, updated_ms)) => Envelope::success(MessageStatus {
                 message_id: id.to_owned(),

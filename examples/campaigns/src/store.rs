@@ -50,6 +50,41 @@ const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS operations (id TEXT PRIMARY KEY, tool TEXT NOT NULL);";
 
 /// The per-window cap on campaign sends.
+/// The file the service opened, to tell when it is deleted or replaced under it.
+pub struct DbFile {
+    path: std::path::PathBuf,
+    identity: Option<(u64, u64)>,
+}
+
+impl DbFile {
+    pub fn open(path: &Path) -> Self {
+        DbFile {
+            path: path.to_owned(),
+            identity: DbFile::identity_of(path),
+        }
+    }
+
+    #[cfg(unix)]
+    fn identity_of(path: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn identity_of(path: &Path) -> Option<(u64, u64)> {
+        std::fs::metadata(path).ok().map(|_| (0, 0))
+    }
+
+    /// Fails, naming the path, once it no longer names the file that was opened.
+    pub fn check(&self) -> Result<(), String> {
+        if self.identity.is_some() && DbFile::identity_of(&self.path) == self.identity {
+            Ok(())
+        } else {
+            Err(self.path.display().to_string())
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct SendWindow {
     /// Campaign sends allowed in one window.
