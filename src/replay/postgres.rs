@@ -384,26 +384,44 @@ impl Ledger for PostgresLedger {
             &headers,
             &body,
         ];
-        let changed = match connection
+        let (changed, resent) = match connection
             .client
             .execute(&connection.complete, &params)
             .await
         {
             Err(err) if err.is_closed() || connection.client.is_closed() => {
                 let connection = self.connection(Lane::Calls).await?;
-                connection
+                let changed = connection
                     .client
                     .execute(&connection.complete, &params)
-                    .await
+                    .await;
+                (changed, true)
             }
-            other => other,
+            other => (other, false),
+        };
+        let changed = changed.map_err(PostgresError)?;
+        if changed == 1 {
+            return Ok(Completion::Recorded);
         }
-        .map_err(PostgresError)?;
-        Ok(if changed == 1 {
-            Completion::Recorded
-        } else {
-            Completion::LeaseLost
-        })
+        if resent {
+            // The first attempt may have landed before the connection was lost: then the key
+            // holds this very answer, and it was recorded.
+            let rows = self
+                .query(
+                    Lane::Calls,
+                    |c| &c.lookup,
+                    &[&lease.scope().as_str(), &lease.key().as_str()],
+                )
+                .await?;
+            if let Some(row) = rows.first()
+                && row.get::<_, Option<i32>>(1) == Some(status)
+                && row.get::<_, Option<Vec<u8>>>(3).as_deref() == Some(body)
+                && row.get::<_, Option<String>>(2).as_deref() == Some(headers.as_str())
+            {
+                return Ok(Completion::Recorded);
+            }
+        }
+        Ok(Completion::LeaseLost)
     }
 
     async fn release(&self, lease: &Lease) -> Result<Completion, PostgresError> {
