@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::RefusalKind;
 use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
+use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::auth::Credentials;
 use agent_tool_result::http::classify::profile_breaches;
 use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
@@ -46,6 +46,7 @@ async fn call(
     State(app): State<Arc<App>>,
     Path(tool): Path<String>,
     headers: http::HeaderMap,
+    key: Result<IdempotencyKey, Refusal>,
     body: Bytes,
 ) -> Response {
     let principal = match credentials(&headers) {
@@ -58,9 +59,10 @@ async fn call(
         }
         _ => return Fault::unauthenticated("campaigns").into_response(),
     };
-    let key = match IdempotencyKey::from_headers(&headers) {
+    // The key's extractor ran already; its refusal is answered after the credentials.
+    let key = match key {
         Ok(key) => key,
-        Err(err) => return respond(RestProfile::default().refusal_response(&err.refusal())),
+        Err(refusal) => return refusal.into_response(),
     };
     let Ok(arguments) = serde_json::from_slice::<Value>(&body) else {
         return Fault::malformed("the body is not JSON").into_response();
@@ -330,4 +332,63 @@ fn concurrent_requests_with_one_key_execute_once() {
         assert_eq!(fresh, 1, "round {round}: exactly one execution");
     }
     assert_eq!(server.app.sends.load(Ordering::SeqCst), 20);
+}
+
+/// The key as an axum extractor: a handler that takes it runs only with one valid
+/// `Idempotency-Key`; without one, or with a malformed or repeated one, the request is refused
+/// with the key's problem, which the classifier reads back.
+#[test]
+fn the_key_extractor_refuses_before_the_handler_runs() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&ran);
+    let router = axum::Router::new().route(
+        "/tools/send_sms",
+        axum::routing::post(move |key: IdempotencyKey| async move {
+            counted.fetch_add(1, Ordering::SeqCst);
+            key.as_str().to_owned()
+        }),
+    );
+    let server = Server::start(router);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let send = |keys: &[&str]| {
+        let mut request = http::Request::post(format!("{}/tools/send_sms", server.base));
+        for key in keys {
+            request = request.header("idempotency-key", *key);
+        }
+        let response = agent.run(request.body(Vec::new()).unwrap()).unwrap();
+        let (parts, mut body) = response.into_parts();
+        http::Response::from_parts(parts, body.read_to_vec().unwrap())
+    };
+    let cases: [(&[&str], RefusalKind); 4] = [
+        (&[], RefusalKind::KeyMissing),
+        (&["no-quotes"], RefusalKind::KeyInvalid),
+        (&["\"\""], RefusalKind::KeyInvalid),
+        (&["\"a\"", "\"b\""], RefusalKind::KeyInvalid),
+    ];
+    for (keys, kind) in cases {
+        let response = send(keys);
+        assert_eq!(response.status(), 400, "{keys:?}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json"
+        );
+        match classify(&response) {
+            RestOutcome::Refused { refusal, .. } => assert_eq!(refusal.kind(), kind, "{keys:?}"),
+            other => panic!("{keys:?}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "no refused request reached the handler"
+    );
+    let accepted = send(&["\"batch-7\""]);
+    assert_eq!(
+        (accepted.status().as_u16(), accepted.body().as_slice()),
+        (200, &b"batch-7"[..])
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
 }

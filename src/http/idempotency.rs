@@ -76,3 +76,30 @@ impl StoredResponse {
             .body(self.body().to_vec())
     }
 }
+
+/// With `axum`, the key is an extractor: a handler that takes an `IdempotencyKey` runs only for
+/// a request with one valid `Idempotency-Key` header; any other request is refused with the
+/// key's problem (400, `KeyMissing` or `KeyInvalid`) before the handler runs. Take
+/// `Result<IdempotencyKey, Refusal>` to decide the order of checks yourself (credentials
+/// first, say).
+///
+/// ```
+/// use agent_tool_result::replay::IdempotencyKey;
+///
+/// async fn send_sms(key: IdempotencyKey) -> String {
+///     format!("running under {key}")
+/// }
+/// let app: axum::Router = axum::Router::new().route("/tools/send_sms", axum::routing::post(send_sms));
+/// ```
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "axum", feature = "replay"))))]
+impl<S: Sync> axum_core::extract::FromRequestParts<S> for IdempotencyKey {
+    type Rejection = crate::guarantee::Refusal;
+
+    async fn from_request_parts(
+        parts: &mut ::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, crate::guarantee::Refusal> {
+        IdempotencyKey::from_headers(&parts.headers).map_err(|err| err.refusal())
+    }
+}
