@@ -201,6 +201,19 @@ fn scratch_existing(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// Writes `BULK` answered keys into `database`'s ledger, answered at `completed_at` (SQL).
+fn bulk_answered(server: &postgres::Postgres, database: &str, prefix: &str, completed_at: &str) {
+    server.sql_in(
+        database,
+        &format!(
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, status, \
+             headers, body) SELECT 'acct_' || (g % 1000), '{prefix}-' || g, md5(g::text), '', \
+             {completed_at}, 200, '[]', '\\x00' FROM generate_series(1, {BULK}) g"
+        ),
+    );
+    server.sql_in(database, "VACUUM ANALYZE atr_idempotency");
+}
+
 async fn postgres_million(server: &postgres::Postgres) {
     let empty = PostgresLedger::connect(&server.database("bench_empty"))
         .await
@@ -208,15 +221,7 @@ async fn postgres_million(server: &postgres::Postgres) {
     let url = server.database("bench_million");
     let full = PostgresLedger::connect(&url).await.unwrap();
     let start = Instant::now();
-    server.sql_in(
-        "bench_million",
-        &format!(
-            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, status, \
-             headers, body) SELECT 'acct_' || (g % 1000), 'bulk-' || g, md5(g::text), '', \
-             now(), 200, '[]', '\\x00' FROM generate_series(1, {BULK}) g"
-        ),
-    );
-    server.sql_in("bench_million", "VACUUM ANALYZE atr_idempotency");
+    bulk_answered(server, "bench_million", "bulk", "now()");
     println!("PostgreSQL: {BULK} keys written in {:.1?}", start.elapsed());
     let scope = Scope::principal("acct_7");
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
@@ -270,15 +275,7 @@ async fn postgres_purge(server: &postgres::Postgres) {
             .unwrap()
             .with_retention(Duration::from_secs(24 * 60 * 60)),
     );
-    server.sql_in(
-        "bench_purge",
-        &format!(
-            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, status, \
-             headers, body) SELECT 'acct_' || (g % 1000), 'old-' || g, md5(g::text), '', \
-             now() - interval '2 days', 200, '[]', '\\x00' FROM generate_series(1, {BULK}) g"
-        ),
-    );
-    server.sql_in("bench_purge", "VACUUM ANALYZE atr_idempotency");
+    bulk_answered(server, "bench_purge", "old", "now() - interval '2 days'");
     let purging = Arc::new(AtomicBool::new(true));
     let purger = {
         let (ledger, purging) = (Arc::clone(&ledger), Arc::clone(&purging));

@@ -247,6 +247,18 @@ pub enum Completion {
     LeaseLost,
 }
 
+impl Completion {
+    /// `Recorded` when the store's guarded statement changed its one row, `LeaseLost` when the
+    /// guard (the lease's owner token, no answer yet) matched none.
+    pub(crate) fn of_rows_changed(changed: u64) -> Completion {
+        if changed == 1 {
+            Completion::Recorded
+        } else {
+            Completion::LeaseLost
+        }
+    }
+}
+
 /// Where keys, fingerprints, leases and first answers are kept, shared by every process that
 /// serves the same principals. Every method is one atomic step of the store, on the store's
 /// own clock.

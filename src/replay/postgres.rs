@@ -436,11 +436,7 @@ impl Ledger for PostgresLedger {
             .execute(&connection.release, &params)
             .await
             .map_err(PostgresError)?;
-        Ok(if changed == 1 {
-            Completion::Recorded
-        } else {
-            Completion::LeaseLost
-        })
+        Ok(Completion::of_rows_changed(changed))
     }
 
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, PostgresError> {

@@ -391,11 +391,9 @@ impl Ledger for SqliteLedger {
                 ])
             })
             .await?;
-        Ok(if changed == 1 {
-            Completion::Recorded
-        } else {
-            Completion::LeaseLost
-        })
+        Ok(Completion::of_rows_changed(
+            u64::try_from(changed).unwrap_or(0),
+        ))
     }
 
     async fn release(&self, lease: &Lease) -> Result<Completion, SqliteError> {
@@ -409,11 +407,9 @@ impl Ledger for SqliteLedger {
                 ])
             })
             .await?;
-        Ok(if changed == 1 {
-            Completion::Recorded
-        } else {
-            Completion::LeaseLost
-        })
+        Ok(Completion::of_rows_changed(
+            u64::try_from(changed).unwrap_or(0),
+        ))
     }
 
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, SqliteError> {
