@@ -250,6 +250,7 @@ pub enum Completion {
 impl Completion {
     /// `Recorded` when the store's guarded statement changed its one row, `LeaseLost` when the
     /// guard (the lease's owner token, no answer yet) matched none.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn of_rows_changed(changed: u64) -> Completion {
         if changed == 1 {
             Completion::Recorded
