@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_tool_result::replay::{
-    Begin, Fingerprint, IdempotencyKey, Ledger, PostgresLedger, Scope, SqliteLedger, StoredResponse,
+    Begin, Fingerprint, IdempotencyKey, Ledger, PostgresLedger, Scope, SqliteLedger, StoredAnswer,
 };
 
 const CALLS: usize = 2_000;
@@ -41,12 +41,18 @@ fn print() -> Fingerprint {
     )
 }
 
-fn response() -> StoredResponse {
-    StoredResponse::new(
-        202,
-        vec![("content-type".into(), "application/json".into())],
-        br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"defer","code":"campaign_hold"}}"#.to_vec(),
-    )
+fn response() -> StoredAnswer {
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, PolicyCode};
+    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+        .with_impact(
+            Impact::new()
+                .with_requested(2)
+                .with_committed(1)
+                .with_deferred(1),
+        )
+        .and_then(|held| held.with_retry_at(std::time::UNIX_EPOCH + Duration::from_secs(1 << 31)))
+        .expect("1 + 1 of 2, with a retry time");
+    StoredAnswer::of(&Answer::from(held)).expect("an object")
 }
 
 /// Median and 99th percentile, in microseconds.
@@ -66,7 +72,7 @@ fn report(name: &str, ours: Vec<Duration>, theirs: Vec<Duration>, goal: f64) {
     );
 }
 
-async fn round_trip(ledger: &impl Ledger, scope: &Scope, stored: &StoredResponse) -> Duration {
+async fn round_trip(ledger: &impl Ledger, scope: &Scope, stored: &StoredAnswer) -> Duration {
     let key = next_key();
     let start = Instant::now();
     let Ok(Begin::Fresh(lease)) = ledger.begin(scope, &key, print(), "cmp_1").await else {
@@ -110,8 +116,8 @@ async fn postgres_round_trip(server: &postgres::Postgres) {
     tokio::spawn(connection);
     client
         .batch_execute(
-            "CREATE TABLE plain_keys (scope text, key text, fingerprint text, status integer, \
-             headers text, body bytea, PRIMARY KEY (scope, key))",
+            "CREATE TABLE plain_keys (scope text, key text, fingerprint text, refused boolean, \
+             answer text, PRIMARY KEY (scope, key))",
         )
         .await
         .unwrap();
@@ -120,14 +126,11 @@ async fn postgres_round_trip(server: &postgres::Postgres) {
         .await
         .unwrap();
     let update = client
-        .prepare(
-            "UPDATE plain_keys SET status = $3, headers = $4, body = $5 \
-             WHERE scope = $1 AND key = $2",
-        )
+        .prepare("UPDATE plain_keys SET refused = $3, answer = $4 WHERE scope = $1 AND key = $2")
         .await
         .unwrap();
     let (scope, stored) = (Scope::principal("acct"), response());
-    let (fingerprint, headers) = (print().to_hex(), r#"[["content-type","application/json"]]"#);
+    let fingerprint = print().to_hex();
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for _ in 0..CALLS {
         ours.push(round_trip(&ledger, &scope, &stored).await);
@@ -138,10 +141,7 @@ async fn postgres_round_trip(server: &postgres::Postgres) {
             .await
             .unwrap();
         client
-            .execute(
-                &update,
-                &[&"acct", &key.as_str(), &202i32, &headers, &stored.body()],
-            )
+            .execute(&update, &[&"acct", &key.as_str(), &false, &stored.json()])
             .await
             .unwrap();
         theirs.push(start.elapsed());
@@ -179,11 +179,10 @@ async fn sqlite_round_trip() {
         plain
             .prepare_cached(
                 "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_ms, \
-                 status, headers, body) VALUES ('acct', ?1, ?2, '', 0, 202, \
-                 '[[\"content-type\",\"application/json\"]]', ?3)",
+                 refused, answer) VALUES ('acct', ?1, ?2, '', 0, 0, ?3)",
             )
             .unwrap()
-            .execute(rusqlite::params![key.as_str(), fingerprint, stored.body()])
+            .execute(rusqlite::params![key.as_str(), fingerprint, stored.json()])
             .unwrap();
         theirs.push(start.elapsed());
     }
@@ -206,9 +205,9 @@ fn bulk_answered(server: &postgres::Postgres, database: &str, prefix: &str, comp
     server.sql_in(
         database,
         &format!(
-            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, status, \
-             headers, body) SELECT 'acct_' || (g % 1000), '{prefix}-' || g, md5(g::text), '', \
-             {completed_at}, 200, '[]', '\\x00' FROM generate_series(1, {BULK}) g"
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, refused, \
+             answer) SELECT 'acct_' || (g % 1000), '{prefix}-' || g, md5(g::text), '', \
+             {completed_at}, false, '{{}}' FROM generate_series(1, {BULK}) g"
         ),
     );
     server.sql_in(database, "VACUUM ANALYZE atr_idempotency");
@@ -245,9 +244,9 @@ async fn sqlite_million() {
     let bulk = rusqlite::Connection::open(&path).unwrap();
     bulk.execute_batch(&format!(
         "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < {BULK}) \
-         INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_ms, status, \
-         headers, body) SELECT 'acct_' || (n % 1000), 'bulk-' || n, hex(randomblob(32)), '', 0, \
-         200, '[]', x'00' FROM g; ANALYZE;"
+         INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_ms, refused, \
+         answer) SELECT 'acct_' || (n % 1000), 'bulk-' || n, hex(randomblob(32)), '', 0, \
+         0, '{{}}' FROM g; ANALYZE;"
     ))
     .unwrap();
     drop(bulk);

@@ -49,6 +49,7 @@ mod ledger;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod sequence;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
@@ -58,12 +59,13 @@ pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};
 pub use ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse,
+    StoredAnswer, UnreadableAnswer,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{PostgresError, PostgresLedger};
+pub use sequence::{Call, Reply, ReplyKind, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};

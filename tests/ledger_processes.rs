@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use agent_tool_result::replay::{
-    Begin, Completion, Fingerprint, IdempotencyKey, Ledger, PostgresLedger, Scope, StoredResponse,
+    Begin, Completion, Fingerprint, IdempotencyKey, Ledger, PostgresLedger, Scope, StoredAnswer,
 };
 
 fn main() {
@@ -87,8 +87,12 @@ fn print(key: &str) -> Fingerprint {
     Fingerprint::of("send_sms", "acct", &serde_json::json!({ "key": key }))
 }
 
-fn stored(text: &str) -> StoredResponse {
-    StoredResponse::new(200, Vec::new(), text.as_bytes().to_vec())
+fn stored(text: &str) -> StoredAnswer {
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+    let result = GuaranteeResult::committed()
+        .with_fields(serde_json::json!({ "note": text }))
+        .expect("a note is no contract field");
+    StoredAnswer::of(&Answer::from(result)).expect("an object")
 }
 
 /// Runs one command; the answer names the key first, then what happened.
@@ -122,7 +126,9 @@ async fn command(ledger: &PostgresLedger, line: &str) -> String {
             }
         }
         Begin::Replay(answer) => {
-            format!("{key} replay {}", String::from_utf8_lossy(answer.body()))
+            let read = answer.answer().expect("an answer reads back");
+            let note = &read.result().expect("a result").fields()["note"];
+            format!("{key} replay {}", note.as_str().unwrap_or_default())
         }
         Begin::InFlight { .. } => format!("{key} inflight"),
         Begin::Mismatch => format!("{key} mismatch"),

@@ -3,21 +3,18 @@
 
 use agent_tool_result::replay::{
     Begin, Completion, Fingerprint, IdempotencyKey, InvalidKeyKind, Ledger, MemoryLedger, Scope,
-    StoredResponse,
+    StoredAnswer,
 };
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn response(body: &str) -> StoredResponse {
-    StoredResponse::new(
-        202,
-        vec![
-            ("content-type".into(), "application/json".into()),
-            ("retry-after".into(), "Tue, 01 Dec 2026 09:00:00 GMT".into()),
-        ],
-        body.as_bytes().to_vec(),
-    )
+fn response(text: &str) -> StoredAnswer {
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+    let result = GuaranteeResult::committed()
+        .with_fields(serde_json::json!({ "note": text }))
+        .expect("a note is no contract field");
+    StoredAnswer::of(&Answer::from(result)).expect("an object")
 }
 
 #[tokio::test]

@@ -263,12 +263,12 @@ fn responses_are_classified_by_problem_type_and_content_type() {
 /// flight are refused with their own problems, which the classifier reads back.
 #[cfg(feature = "replay")]
 #[tokio::test]
-async fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems() {
+async fn a_stored_answer_replays_as_it_was_and_refusals_are_key_problems() {
+    use agent_tool_result::guarantee::Answer;
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
-    use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
     use agent_tool_result::http::{RestOutcome, classify};
     use agent_tool_result::replay::{
-        Begin, Completion, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope, StoredResponse,
+        Begin, Completion, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope, StoredAnswer,
     };
 
     let ledger = MemoryLedger::new();
@@ -285,28 +285,14 @@ async fn a_stored_response_replays_byte_for_byte_and_refusals_are_key_problems()
     );
 
     let held = held();
-    let first = RestProfile::default().response(&held).unwrap();
-    assert_eq!(first.status(), 202);
-    let recorded = ledger
-        .complete(&lease, &StoredResponse::from_response(&first))
-        .await
-        .unwrap();
+    let stored = StoredAnswer::of(&Answer::from(held.clone())).unwrap();
+    let recorded = ledger.complete(&lease, &stored).await.unwrap();
     assert_eq!(recorded, Completion::Recorded);
-    let Begin::Replay(stored) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
+    let Begin::Replay(again) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
         panic!("the same request replays");
     };
-    let replayed = stored.replayed().unwrap();
-    assert_eq!(replayed.status(), first.status());
-    assert_eq!(replayed.body(), first.body());
-    for name in ["content-type", "retry-after"] {
-        assert_eq!(
-            replayed.headers().get(name),
-            first.headers().get(name),
-            "{name}"
-        );
-    }
-    assert_eq!(replayed.headers()[IDEMPOTENT_REPLAYED], "true");
-    assert!(first.headers().get(IDEMPOTENT_REPLAYED).is_none());
+    assert_eq!(again, stored);
+    assert_eq!(again.answer().unwrap(), Answer::from(held));
 
     let other = Fingerprint::of("send_campaign_batch", "acct_1", &json!({ "batch": 10 }));
     let mismatch = ledger.begin(&scope, &key, other, "").await.unwrap();

@@ -12,33 +12,26 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, PolicyCode};
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::auth::Credentials;
 use agent_tool_result::http::classify::profile_breaches;
 use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
-use agent_tool_result::http::{Fault, RestOutcome, RestProfile, classify, credentials};
-use agent_tool_result::replay::{
-    Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope, StoredResponse,
-};
-use axum::body::{Body, Bytes};
+use agent_tool_result::http::{Fault, RestOutcome, classify, credentials};
+use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, Sequence};
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use server::Server;
 
-#[derive(Default)]
 struct App {
-    ledger: MemoryLedger,
+    sequence: Sequence<MemoryLedger>,
     sends: AtomicUsize,
 }
 
 fn retry_at() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_796_115_600)
-}
-
-fn respond(response: http::Response<Vec<u8>>) -> Response {
-    response.map(Body::from)
 }
 
 /// One guarantee tool call: auth, key, ledger, then the tool, answered through the profile.
@@ -67,47 +60,40 @@ async fn call(
     let Ok(arguments) = serde_json::from_slice::<Value>(&body) else {
         return Fault::malformed("the body is not JSON").into_response();
     };
-    let print = Fingerprint::of(&tool, principal, &arguments);
-    let scope = Scope::principal(principal);
-    let lease = match app.ledger.begin(&scope, &key, print, "").await.unwrap() {
-        Begin::Fresh(lease) => lease,
-        Begin::Replay(stored) => return respond(stored.replayed().unwrap()),
-        refused => {
-            let refusal = refused.refusal().expect("no lease here outlives a call");
-            return respond(RestProfile::default().refusal_response(&refusal));
-        }
-    };
-    let result = match tool.as_str() {
-        "send_sms" if arguments["contact"] == "opted-out" => {
-            GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
-        }
-        "send_sms" => {
-            app.sends.fetch_add(1, Ordering::SeqCst);
-            GuaranteeResult::committed()
-                .with_impact(Impact::new().with_requested(1).with_committed(1))
-                .unwrap()
-        }
-        _ => {
-            app.sends.fetch_add(40, Ordering::SeqCst);
-            GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
-                .with_impact(
-                    Impact::new()
-                        .with_requested(100)
-                        .with_committed(40)
-                        .with_deferred(60),
-                )
-                .and_then(|held| held.with_retry_at(retry_at()))
-                .unwrap()
-                .with_next_tool("lookup_marketing_campaigns")
-        }
-    };
-    let response = RestProfile::default().response(&result).unwrap();
-    let _ = app
-        .ledger
-        .complete(&lease, &StoredResponse::from_response(&response))
+    // The library's sequence does the rest: begin, replay or refuse, run, complete.
+    let call = Call::of(&tool, principal, key, &arguments);
+    app.sequence
+        .run(call, || async {
+            let answer: Answer = match tool.as_str() {
+                "send_sms" if arguments["contact"] == "opted-out" => {
+                    GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()
+                }
+                "send_sms" => {
+                    app.sends.fetch_add(1, Ordering::SeqCst);
+                    GuaranteeResult::committed()
+                        .with_impact(Impact::new().with_requested(1).with_committed(1))
+                        .unwrap()
+                        .into()
+                }
+                _ => {
+                    app.sends.fetch_add(40, Ordering::SeqCst);
+                    GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+                        .with_impact(
+                            Impact::new()
+                                .with_requested(100)
+                                .with_committed(40)
+                                .with_deferred(60),
+                        )
+                        .and_then(|held| held.with_retry_at(retry_at()))
+                        .unwrap()
+                        .with_next_tool("lookup_marketing_campaigns")
+                        .into()
+                }
+            };
+            answer
+        })
         .await
-        .unwrap();
-    respond(response)
+        .into_response()
 }
 
 /// The service on an ephemeral loopback port, with its send counter.
@@ -118,7 +104,10 @@ struct Service {
 
 impl Service {
     fn start() -> Self {
-        let app = Arc::new(App::default());
+        let app = Arc::new(App {
+            sequence: Sequence::new(MemoryLedger::new()),
+            sends: AtomicUsize::new(0),
+        });
         let router = axum::Router::new()
             .route("/tools/{name}", axum::routing::post(call))
             .with_state(Arc::clone(&app));

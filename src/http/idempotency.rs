@@ -1,5 +1,5 @@
-//! Same-key replay over HTTP (features `http` and `replay`): the key from its header, and a
-//! response kept and replayed. How a producer refuses a call over its
+//! Same-key replay over HTTP (features `http` and `replay`): the key from its header, and
+//! the replay sequence's reply as a response. How a producer refuses a call over its
 //! idempotency key (after the IETF httpapi Idempotency-Key draft) is one table with the other
 //! refusals, [`RefusalKind`](crate::guarantee::RefusalKind):
 //!
@@ -12,11 +12,10 @@
 //!
 //! A mismatch has its own problem type: it is never a policy deny, though both are 422.
 
-use ::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use ::http::{HeaderMap, Response};
 
 use super::header::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
-use crate::replay::{IdempotencyKey, InvalidKey, StoredResponse};
+use crate::replay::{IdempotencyKey, InvalidKey, Reply};
 
 #[cfg_attr(docsrs, doc(cfg(all(feature = "http", feature = "replay"))))]
 impl IdempotencyKey {
@@ -43,37 +42,63 @@ impl IdempotencyKey {
 }
 
 #[cfg_attr(docsrs, doc(cfg(all(feature = "http", feature = "replay"))))]
-impl StoredResponse {
-    /// What is kept of a response to replay it: the status, `Content-Type`, `Retry-After` and
-    /// the body. `Retry-After` is kept as sent, so a replay repeats the first instant rather
-    /// than a delay counted from the replay.
+impl super::RestProfile {
+    /// The REST response of the replay sequence's [`Reply`]: the profile's response for its
+    /// answer ([`RestProfile::answer_response`](super::RestProfile::answer_response)), marked
+    /// [`Idempotent-Replayed: true`](super::header::IDEMPOTENT_REPLAYED) when it is a replay.
+    /// The answer is always read back from its stored form, so a replay is the first
+    /// response's bytes (with `Retry-After` as an HTTP date, the same instant).
+    ///
+    /// # Panics
+    ///
+    /// Never: a reply's answer was read back from JSON, so its fields are an object.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+    /// use agent_tool_result::http::RestProfile;
+    /// use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, Sequence};
+    ///
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     let waker = std::task::Waker::noop();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
+    /// # }
+    /// let sequence = Sequence::new(MemoryLedger::new());
+    /// let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k").unwrap(), &serde_json::json!({}));
+    /// let send = || async { Answer::from(GuaranteeResult::committed()) };
+    /// let profile = RestProfile::default();
+    /// let first = profile.reply_response(&block_on(sequence.run(call(), send)));
+    /// let again = profile.reply_response(&block_on(sequence.run(call(), send)));
+    /// assert_eq!((first.status().as_u16(), again.status().as_u16()), (200, 200));
+    /// assert_eq!(first.body(), again.body());
+    /// assert_eq!(again.headers()["idempotent-replayed"], "true");
+    /// assert!(first.headers().get("idempotent-replayed").is_none());
+    /// ```
     #[must_use]
-    pub fn from_response(response: &Response<Vec<u8>>) -> Self {
-        let headers = [CONTENT_TYPE, RETRY_AFTER]
-            .into_iter()
-            .filter_map(|name| {
-                let value = response.headers().get(&name)?.to_str().ok()?;
-                Some((name.as_str().to_owned(), value.to_owned()))
-            })
-            .collect();
-        StoredResponse::new(response.status().as_u16(), headers, response.body().clone())
-    }
-
-    /// The first response again, byte for byte, marked
-    /// [`Idempotent-Replayed: true`](super::header::IDEMPOTENT_REPLAYED).
-    ///
-    /// # Errors
-    ///
-    /// [`::http::Error`] when the stored status or a header is not valid HTTP (a store that
-    /// was written by something else).
-    pub fn replayed(&self) -> Result<Response<Vec<u8>>, ::http::Error> {
-        let mut builder = Response::builder().status(self.status());
-        for (name, value) in self.headers() {
-            builder = builder.header(name.as_str(), value.as_str());
+    pub fn reply_response(&self, reply: &Reply) -> Response<Vec<u8>> {
+        let mut response = self
+            .answer_response(reply.answer())
+            .expect("a stored answer's fields are an object");
+        if reply.is_replay() {
+            response.headers_mut().insert(
+                IDEMPOTENT_REPLAYED,
+                ::http::HeaderValue::from_static("true"),
+            );
         }
-        builder
-            .header(IDEMPOTENT_REPLAYED, "true")
-            .body(self.body().to_vec())
+        response
+    }
+}
+
+/// With `axum`, a [`Reply`] is a response: the default profile's
+/// [`reply_response`](super::RestProfile::reply_response).
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "axum", feature = "replay"))))]
+impl axum_core::response::IntoResponse for Reply {
+    fn into_response(self) -> axum_core::response::Response {
+        super::RestProfile::default()
+            .reply_response(&self)
+            .map(axum_core::body::Body::from)
     }
 }
 

@@ -216,6 +216,16 @@ impl<T: Serialize> IntoCallToolResult for Answer<T> {
     }
 }
 
+#[cfg(feature = "replay")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
+impl IntoCallToolResult for crate::replay::Reply {
+    /// The replay sequence's reply: its answer's projection, read back from the stored form,
+    /// so a replay over MCP is the first result too.
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        self.into_answer().into_call_tool_result()
+    }
+}
+
 impl IntoCallToolResult for Refusal {
     /// [`CallToolResult::from_refusal`]: `isError: true` with the refusal's problem.
     fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
@@ -258,7 +268,16 @@ impl IntoCallToolResult for Refusal {
 /// ```
 #[cfg(feature = "replay")]
 #[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
-pub struct KeyedParameters<T>(Result<(crate::replay::IdempotencyKey, T), Refusal>);
+pub struct KeyedParameters<T>(Result<Keyed<T>, Refusal>);
+
+/// The key, the arguments read as `T`, and the arguments as they came (without the key),
+/// which the call's fingerprint is taken over, as REST takes it over the body.
+#[cfg(feature = "replay")]
+struct Keyed<T> {
+    key: crate::replay::IdempotencyKey,
+    arguments: T,
+    raw: serde_json::Value,
+}
 
 #[cfg(feature = "replay")]
 impl<T: DeserializeOwned> KeyedParameters<T> {
@@ -280,10 +299,17 @@ impl<T: DeserializeOwned> KeyedParameters<T> {
             Ok(key) => key,
             Err(err) => return KeyedParameters(Err(err.refusal())),
         };
-        let parsed = Parameters::<T>::from_arguments(serde_json::Value::Object(arguments))
-            .into_result()
-            .map_err(|err| Refusal::invalid_arguments(err.detail()));
-        KeyedParameters(parsed.map(|arguments| (key, arguments)))
+        let raw = serde_json::Value::Object(arguments);
+        let parsed = T::deserialize(&raw).map_err(|err| {
+            Refusal::invalid_arguments(format!(
+                "the arguments do not fit the tool's input schema: {err}"
+            ))
+        });
+        KeyedParameters(parsed.map(|arguments| Keyed {
+            key,
+            arguments,
+            raw,
+        }))
     }
 }
 
@@ -295,7 +321,65 @@ impl<T> KeyedParameters<T> {
     ///
     /// The [`Refusal`] (a key missing or malformed, or arguments that do not fit).
     pub fn into_result(self) -> Result<(crate::replay::IdempotencyKey, T), Refusal> {
-        self.0
+        self.0.map(|keyed| (keyed.key, keyed.arguments))
+    }
+
+    /// `principal`'s call of `tool` for the replay [`Sequence`](crate::replay::Sequence)
+    /// (fingerprinted over the arguments as they came, without the key, as a REST body is),
+    /// and the arguments; or the refusal that says why the call cannot run.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+    /// use agent_tool_result::mcp::KeyedParameters;
+    /// use agent_tool_result::replay::{MemoryLedger, Reply, ReplyKind, Sequence};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct SmsArgs {
+    ///     to: String,
+    /// }
+    ///
+    /// // The body of a `#[tool]` function: the sequence does the rest.
+    /// async fn send_sms(sequence: &Sequence<MemoryLedger>, args: KeyedParameters<SmsArgs>) -> Reply {
+    ///     let (call, args) = match args.into_call("send_sms", "acct_1") {
+    ///         Ok(call) => call,
+    ///         Err(refusal) => return refusal.into(),
+    ///     };
+    ///     let id = call.operation_id("msg");
+    ///     sequence
+    ///         .run(call.with_context(&id), || async move {
+    ///             let _sent_to = args.to;
+    ///             Answer::from(GuaranteeResult::committed())
+    ///         })
+    ///         .await
+    /// }
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     let waker = std::task::Waker::noop();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
+    /// # }
+    ///
+    /// let sequence = Sequence::new(MemoryLedger::new());
+    /// let args = || KeyedParameters::from_arguments(json!({ "to": "+15550100", "idempotencyKey": "k" }));
+    /// assert_eq!(block_on(send_sms(&sequence, args())).kind(), ReplyKind::Ran);
+    /// assert_eq!(block_on(send_sms(&sequence, args())).kind(), ReplyKind::Replayed);
+    /// let unkeyed = KeyedParameters::from_arguments(json!({ "to": "+15550100" }));
+    /// assert_eq!(block_on(send_sms(&sequence, unkeyed)).kind(), ReplyKind::Refused);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`Refusal`] (a key missing or malformed, or arguments that do not fit).
+    pub fn into_call(
+        self,
+        tool: &str,
+        principal: &str,
+    ) -> Result<(crate::replay::Call, T), Refusal> {
+        self.0.map(|keyed| {
+            let call = crate::replay::Call::of(tool, principal, keyed.key, &keyed.raw);
+            (call, keyed.arguments)
+        })
     }
 
     /// Runs the tool on the key and the arguments, or answers the refusal.
@@ -304,7 +388,7 @@ impl<T> KeyedParameters<T> {
         tool: impl FnOnce(crate::replay::IdempotencyKey, T) -> Answer<U>,
     ) -> Answer<U> {
         match self.0 {
-            Ok((key, arguments)) => tool(key, arguments),
+            Ok(keyed) => tool(keyed.key, keyed.arguments),
             Err(refusal) => Answer::Refused(refusal),
         }
     }

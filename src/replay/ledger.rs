@@ -61,45 +61,83 @@ impl Scope {
     }
 }
 
-/// A response as it was first sent, replayed byte for byte: its status (200 for an MCP tool
-/// result), the headers worth replaying (`Content-Type`, `Retry-After`) in order, and its body.
-/// Its fields are private so that it can grow without a major version.
+/// An answer as a guarantee tool first gave it, kept to give again whatever the transport:
+/// the guarantee result (or the refusal) as its compact JSON, and which of the two it is.
+/// REST and MCP project the same stored answer, so a replay of one key over either is the
+/// same decision, and the same bytes as the first answer over that transport.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+/// use agent_tool_result::replay::StoredAnswer;
+///
+/// let stored = StoredAnswer::of(&Answer::from(GuaranteeResult::committed()))?;
+/// assert!(!stored.is_refusal());
+/// assert_eq!(stored.answer()?.result().map(|r| r.is_deny()), Some(false));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub struct StoredAnswer {
+    refused: bool,
+    json: String,
 }
 
-impl StoredResponse {
-    /// A response to keep.
+impl StoredAnswer {
+    /// The answer to keep.
+    ///
+    /// # Errors
+    ///
+    /// When the result's own fields do not serialize to an object.
+    pub fn of<T: serde::Serialize>(
+        answer: &crate::guarantee::Answer<T>,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(StoredAnswer {
+            refused: answer.refusal().is_some(),
+            json: answer.to_json()?,
+        })
+    }
+
+    /// An answer as a store reads it back.
+    pub(crate) fn from_stored(refused: bool, json: String) -> Self {
+        StoredAnswer { refused, json }
+    }
+
+    /// Whether the answer is a refusal (else a guarantee result).
     #[must_use]
-    pub fn new(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> Self {
-        StoredResponse {
-            status,
-            headers,
-            body,
+    pub fn is_refusal(&self) -> bool {
+        self.refused
+    }
+
+    /// The answer's compact JSON, as it was first written.
+    #[must_use]
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The answer, read back.
+    ///
+    /// # Errors
+    ///
+    /// [`UnreadableAnswer`] when the store holds something no guarantee tool answered (it was
+    /// written by something else).
+    pub fn answer(&self) -> Result<crate::guarantee::Answer, UnreadableAnswer> {
+        use crate::guarantee::{Answer, GuaranteeResult, Refusal};
+        if self.refused {
+            Refusal::from_json(&self.json)
+                .map(Answer::Refused)
+                .map_err(|err| UnreadableAnswer(err.to_string()))
+        } else {
+            GuaranteeResult::from_json(&self.json)
+                .map(Answer::Result)
+                .map_err(|err| UnreadableAnswer(err.to_string()))
         }
     }
-
-    /// The status.
-    #[must_use]
-    pub fn status(&self) -> u16 {
-        self.status
-    }
-
-    /// The headers, in order.
-    #[must_use]
-    pub fn headers(&self) -> &[(String, String)] {
-        &self.headers
-    }
-
-    /// The body.
-    #[must_use]
-    pub fn body(&self) -> &[u8] {
-        &self.body
-    }
 }
+
+/// A stored answer that is not a guarantee result or a refusal: the store was written by
+/// something else.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the stored answer cannot be read: {0}")]
+pub struct UnreadableAnswer(String);
 
 /// The hold of one call on its key: the scope and key, an owner token no other call has, and
 /// when it expires by the store's clock. Only the holder of the lease completes, renews or
@@ -199,7 +237,7 @@ pub enum Begin {
     /// release it, if the call provably did nothing).
     Fresh(Lease),
     /// The same request completed before: answer this again and run nothing.
-    Replay(StoredResponse),
+    Replay(StoredAnswer),
     /// The key was used in this scope with another request: refuse (422), run nothing.
     Mismatch,
     /// The first request with the key still holds its lease until `until`: refuse (409, with
@@ -290,7 +328,7 @@ pub trait Ledger: Send + Sync {
     fn complete(
         &self,
         lease: &Lease,
-        response: &StoredResponse,
+        answer: &StoredAnswer,
     ) -> impl Future<Output = Result<Completion, Self::Error>> + Send;
 
     /// Forgets a leased key whose call provably did nothing (it was refused before any side

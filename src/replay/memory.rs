@@ -10,7 +10,7 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse, new_token, store_settings,
+    StoredAnswer, new_token, store_settings,
 };
 
 #[derive(Clone, Debug)]
@@ -20,7 +20,7 @@ struct Entry {
     /// The lease holding the key, while it has no answer.
     owner: Option<(String, SystemTime)>,
     /// The answer, and when it was recorded.
-    answer: Option<(StoredResponse, SystemTime)>,
+    answer: Option<(StoredAnswer, SystemTime)>,
 }
 
 /// A ledger in memory: one process, and tests.
@@ -142,13 +142,13 @@ impl Ledger for MemoryLedger {
     async fn complete(
         &self,
         lease: &Lease,
-        response: &StoredResponse,
+        answer: &StoredAnswer,
     ) -> Result<Completion, Infallible> {
         let mut entries = self.lock();
         Ok(match MemoryLedger::held(&mut entries, lease) {
             Some(entry) => {
                 entry.owner = None;
-                entry.answer = Some((response.clone(), SystemTime::now()));
+                entry.answer = Some((answer.clone(), SystemTime::now()));
                 Completion::Recorded
             }
             None => Completion::LeaseLost,

@@ -13,7 +13,7 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse, new_token, store_settings,
+    StoredAnswer, new_token, store_settings,
 };
 
 /// The table, created at connect if it is missing (under an advisory lock, so processes
@@ -30,9 +30,8 @@ const SCHEMA: &str = "
         owner text,
         lease_until timestamptz,
         completed_at timestamptz,
-        status integer,
-        headers text,
-        body bytea,
+        refused boolean,
+        answer text,
         PRIMARY KEY (scope, key)
     );
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
@@ -53,7 +52,7 @@ const BEGIN: &str = "
     RETURNING t.claims, t.context, t.lease_until";
 
 const LOOKUP: &str = "
-    SELECT fingerprint, status, headers, body, lease_until FROM atr_idempotency
+    SELECT fingerprint, refused, answer, lease_until FROM atr_idempotency
     WHERE scope = $1 AND key = $2";
 
 const RENEW: &str = "
@@ -62,8 +61,8 @@ const RENEW: &str = "
     RETURNING lease_until";
 
 const COMPLETE: &str = "
-    UPDATE atr_idempotency SET completed_at = clock_timestamp(), status = $4, headers = $5,
-        body = $6, owner = NULL, lease_until = NULL
+    UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, answer = $5,
+        owner = NULL, lease_until = NULL
     WHERE scope = $1 AND key = $2 AND owner = $3 AND completed_at IS NULL";
 
 const RELEASE: &str = "
@@ -277,16 +276,6 @@ impl PostgresLedger {
     }
 }
 
-fn response(status: i32, headers: Option<String>, body: Option<Vec<u8>>) -> StoredResponse {
-    StoredResponse::new(
-        u16::try_from(status).unwrap_or(500),
-        headers
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default(),
-        body.unwrap_or_default(),
-    )
-}
-
 impl Ledger for PostgresLedger {
     type Error = PostgresError;
 
@@ -335,15 +324,16 @@ impl Ledger for PostgresLedger {
             // Released since the insert: begin again.
             let Some(row) = rows.first() else { continue };
             let stored_print: String = row.get(0);
-            let status: Option<i32> = row.get(1);
+            let refused: Option<bool> = row.get(1);
+            let answer: Option<String> = row.get(2);
             return Ok(if stored_print != print {
                 Begin::Mismatch
-            } else if let Some(status) = status {
-                Begin::Replay(response(status, row.get(2), row.get(3)))
+            } else if let (Some(refused), Some(answer)) = (refused, answer) {
+                Begin::Replay(StoredAnswer::from_stored(refused, answer))
             } else {
                 Begin::InFlight {
                     until: row
-                        .get::<_, Option<SystemTime>>(4)
+                        .get::<_, Option<SystemTime>>(3)
                         .unwrap_or_else(SystemTime::now),
                 }
             });
@@ -370,19 +360,17 @@ impl Ledger for PostgresLedger {
     async fn complete(
         &self,
         lease: &Lease,
-        stored: &StoredResponse,
+        stored: &StoredAnswer,
     ) -> Result<Completion, PostgresError> {
-        let headers = serde_json::to_string(stored.headers()).unwrap_or_default();
-        let status = i32::from(stored.status());
-        let body = stored.body();
+        let refused = stored.is_refusal();
+        let answer = stored.json();
         let connection = self.connection(Lane::Calls).await?;
-        let params: [&(dyn ToSql + Sync); 6] = [
+        let params: [&(dyn ToSql + Sync); 5] = [
             &lease.scope().as_str(),
             &lease.key().as_str(),
             &lease.token(),
-            &status,
-            &headers,
-            &body,
+            &refused,
+            &answer,
         ];
         let (changed, resent) = match connection
             .client
@@ -414,9 +402,8 @@ impl Ledger for PostgresLedger {
                 )
                 .await?;
             if let Some(row) = rows.first()
-                && row.get::<_, Option<i32>>(1) == Some(status)
-                && row.get::<_, Option<Vec<u8>>>(3).as_deref() == Some(body)
-                && row.get::<_, Option<String>>(2).as_deref() == Some(headers.as_str())
+                && row.get::<_, Option<bool>>(1) == Some(refused)
+                && row.get::<_, Option<String>>(2).as_deref() == Some(answer)
             {
                 return Ok(Completion::Recorded);
             }

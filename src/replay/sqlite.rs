@@ -13,7 +13,7 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredResponse, new_token, store_settings,
+    StoredAnswer, new_token, store_settings,
 };
 use super::worker::Worker;
 
@@ -76,9 +76,8 @@ const SCHEMA: &str = "
         owner TEXT,
         lease_until_ms INTEGER,
         completed_ms INTEGER,
-        status INTEGER,
-        headers TEXT,
-        body BLOB,
+        refused INTEGER,
+        answer TEXT,
         PRIMARY KEY (scope, key)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
@@ -111,7 +110,7 @@ const BEGIN: &str = concat!(
     "RETURNING claims, context, lease_until_ms"
 );
 
-const LOOKUP: &str = "SELECT fingerprint, status, headers, body, lease_until_ms \
+const LOOKUP: &str = "SELECT fingerprint, refused, answer, lease_until_ms \
     FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
 
 const RENEW: &str = concat!(
@@ -125,8 +124,8 @@ const RENEW: &str = concat!(
 const COMPLETE: &str = concat!(
     "UPDATE atr_idempotency SET completed_ms = ",
     now!(),
-    ", status = ?4, headers = ?5, ",
-    "body = ?6, owner = NULL, lease_until_ms = NULL ",
+    ", refused = ?4, answer = ?5, ",
+    "owner = NULL, lease_until_ms = NULL ",
     "WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL"
 );
 
@@ -243,28 +242,9 @@ fn instant(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
-fn headers_text(headers: &[(String, String)]) -> String {
-    serde_json::to_string(headers).unwrap_or_default()
-}
-
-fn stored(status: u16, headers: Option<String>, body: Option<Vec<u8>>) -> StoredResponse {
-    StoredResponse::new(
-        status,
-        headers
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default(),
-        body.unwrap_or_default(),
-    )
-}
-
-/// A key's row as `begin` reads it when it could not take it.
-type Row = (
-    String,
-    Option<u16>,
-    Option<String>,
-    Option<Vec<u8>>,
-    Option<i64>,
-);
+/// A key's row as `begin` reads it when it could not take it: its fingerprint, whether its
+/// answer is a refusal, the answer, and its lease's expiry.
+type Row = (String, Option<bool>, Option<String>, Option<i64>);
 
 fn begin_in(
     connection: &mut Connection,
@@ -302,23 +282,17 @@ fn begin_in(
         let row: Option<Row> = connection
             .prepare_cached(LOOKUP)?
             .query_row(params![scope.as_str(), key.as_str()], |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                ))
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
             })
             .optional()?;
         return Ok(match row {
             // Released since the insert: begin again.
             None => continue,
             Some((stored_print, ..)) if stored_print != fingerprint => Begin::Mismatch,
-            Some((_, Some(status), headers, body, _)) => {
-                Begin::Replay(stored(status, headers, body))
+            Some((_, Some(refused), Some(answer), _)) => {
+                Begin::Replay(StoredAnswer::from_stored(refused, answer))
             }
-            Some((_, None, _, _, until)) => Begin::InFlight {
+            Some((_, _, _, until)) => Begin::InFlight {
                 until: instant(until.unwrap_or(0)),
             },
         });
@@ -375,19 +349,18 @@ impl Ledger for SqliteLedger {
     async fn complete(
         &self,
         lease: &Lease,
-        response: &StoredResponse,
+        answer: &StoredAnswer,
     ) -> Result<Completion, SqliteError> {
         let held = lease.clone();
-        let response = response.clone();
+        let answer = answer.clone();
         let changed = self
             .run(move |connection| {
                 connection.prepare_cached(COMPLETE)?.execute(params![
                     held.scope().as_str(),
                     held.key().as_str(),
                     held.token(),
-                    response.status(),
-                    headers_text(response.headers()),
-                    response.body()
+                    answer.is_refusal(),
+                    answer.json()
                 ])
             })
             .await?;

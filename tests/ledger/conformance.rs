@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use agent_tool_result::replay::{
-    Begin, Completion, Fingerprint, IdempotencyKey, Ledger, Scope, StoredResponse,
+    Begin, Completion, Fingerprint, IdempotencyKey, Ledger, Scope, StoredAnswer,
 };
 use serde_json::json;
 
@@ -23,12 +23,12 @@ fn print(n: u32) -> Fingerprint {
     Fingerprint::of("send_sms", "acct", &json!({ "n": n }))
 }
 
-fn answer(text: &str) -> StoredResponse {
-    StoredResponse::new(
-        200,
-        vec![("content-type".into(), "application/json".into())],
-        text.into(),
-    )
+fn answer(text: &str) -> StoredAnswer {
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+    let result = GuaranteeResult::committed()
+        .with_fields(serde_json::json!({ "note": text }))
+        .expect("a note is no contract field");
+    StoredAnswer::of(&Answer::from(result)).expect("an object")
 }
 
 /// Begins a key that must be new, and returns its lease.
