@@ -448,7 +448,10 @@ impl<L: Ledger> Sequence<L> {
         }
         for abandoned in self.ledger.abandoned(limit).await? {
             let reply = self.unknown(ReplyKind::Recovered, abandoned.context());
-            let _ = self.ledger.complete(abandoned.lease(), &reply.stored).await?;
+            let _ = self
+                .ledger
+                .complete(abandoned.lease(), &reply.stored)
+                .await?;
             settled.recovered += 1;
         }
         settled.purged = self.ledger.purge(limit).await?;

@@ -1,8 +1,11 @@
 //! `campaigns`: a small campaign service whose guarantee tools answer the second contract
-//! (settlement, policy, impact, recovery) over REST and over MCP, on one SQLite file that also
-//! holds the idempotency ledger. The "provider" is a table of sends, so a second send to
-//! anyone would show. See this package's README for the thin-continuity walkthrough.
+//! (settlement, policy, impact, recovery) over REST and over MCP, on one database (a SQLite
+//! file, or PostgreSQL, which any number of its processes share) that also holds the
+//! idempotency ledger. The "provider" is a table of sends, so a second send to anyone would
+//! show. See this package's README for the thin-continuity walkthrough.
 
+mod db;
+mod ledger;
 mod mcp;
 mod rest;
 mod service;
@@ -11,7 +14,6 @@ mod tools;
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +25,7 @@ use clap::Parser;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use crate::db::Target;
 use crate::rest::Access;
 use crate::service::{Config, Service};
 use crate::store::SendWindow;
@@ -30,16 +33,27 @@ use crate::store::SendWindow;
 /// The largest request body the service reads, in bytes.
 const BODY_LIMIT: usize = 1024 * 1024;
 
-/// The principal every call runs as: the service has one account.
-const PRINCIPAL: &str = "acct_demo";
+/// The principal of a `--token` given without a name.
+const DEFAULT_PRINCIPAL: &str = "acct_demo";
+
+/// A `--token`: `NAME=SECRET` (the principal `NAME`), or a bare `SECRET` for `acct_demo`.
+fn token(text: &str) -> Result<(String, String), String> {
+    let (name, secret) = text.split_once('=').unwrap_or((DEFAULT_PRINCIPAL, text));
+    if name.is_empty() || secret.is_empty() {
+        return Err("a token is NAME=SECRET, neither empty".to_owned());
+    }
+    Ok((secret.to_owned(), name.to_owned()))
+}
 
 /// Serve the campaign tools over REST (`/v1`) and MCP (`/mcp`) on one port.
 #[derive(Parser)]
 #[command(name = "campaigns", version)]
 struct Args {
-    /// The SQLite file: campaigns, sends and the idempotency ledger (created if need be).
-    #[arg(long)]
-    db: PathBuf,
+    /// Where campaigns, sends and the idempotency ledger are kept: a SQLite file (created if
+    /// need be; processes on one machine may share it) or a `postgres://` URL (any number of
+    /// processes on any number of machines share it).
+    #[arg(long, value_name = "PATH|URL", value_parser = |text: &str| Ok::<_, String>(Target::parse(text)))]
+    db: Target,
     /// Where to listen; port 0 picks a free one. The first line on stdout names it.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
@@ -52,9 +66,11 @@ struct Args {
     /// How long the provider takes to accept one send, in milliseconds.
     #[arg(long, default_value_t = 0)]
     provider_delay_ms: u64,
-    /// The bearer token every call (REST and MCP) must carry.
-    #[arg(long, default_value = "demo-token")]
-    token: String,
+    /// A bearer token a call (REST and MCP) may carry, as `NAME=SECRET`: its principal (the
+    /// account whose keys, campaigns and messages it sees) is `NAME`. Repeat for more
+    /// accounts; a bare `SECRET` is the account `acct_demo`.
+    #[arg(long = "token", value_name = "NAME=SECRET", value_parser = token, default_value = "acct_demo=demo-token")]
+    tokens: Vec<(String, String)>,
     /// The protected resource metadata URL (RFC 9728) named in every 401 and 403 challenge.
     #[arg(long, value_name = "URL")]
     resource_metadata: Option<String>,
@@ -74,8 +90,9 @@ struct Args {
     /// How long the injected full disk lasts, in milliseconds.
     #[arg(long, value_name = "MS", requires = "full_disk_after")]
     full_disk_ms: Option<u64>,
-    /// How long a call holds its idempotency key, in milliseconds: a key a stopped process
-    /// held is answered `unknown` once this has passed.
+    /// How long a call holds its idempotency key and a process its claims, in milliseconds: a
+    /// key a stopped process held is answered `unknown`, and its claims settled by another
+    /// process, once this has passed.
     #[arg(long, default_value_t = 30_000)]
     lease_ms: u64,
     /// A number that opted out of messages (repeat for more).
@@ -102,18 +119,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }),
         lease: Duration::from_millis(args.lease_ms.max(1)),
     };
-    let service = Arc::new(Service::open(&args.db, config)?);
+    let service = Arc::new(Service::open(&args.db, config).await?);
     for number in &args.opt_outs {
-        service.opt_out(number)?;
+        service.opt_out(number).await?;
     }
-    let settled = Arc::clone(&service);
-    let answered = tokio::task::spawn_blocking(move || settled.settle_abandoned()).await??;
+    let answered = service.settle().await?;
     if answered > 0 {
         eprintln!(
             "campaigns: {answered} call(s) left in flight by a stopped process now answer `unknown`"
         );
     }
-    service.start_releasing();
+    service.start_settling();
 
     let mut gate = BearerGate::new("campaigns");
     if let Some(url) = args.resource_metadata {
@@ -121,8 +137,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let access = Arc::new(Access {
         gate,
-        token: args.token,
-        principal: PRINCIPAL.to_owned(),
+        tokens: args.tokens,
     });
     let handler = mcp::Mcp {
         service: Arc::clone(&service),

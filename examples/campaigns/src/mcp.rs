@@ -1,15 +1,15 @@
 //! The MCP side, served over Streamable HTTP at `/mcp`: the same tools on the same service,
 //! behind the same bearer gate. A guarantee tool takes its key as the `idempotencyKey`
 //! argument (required by its input schema, which the crate's `KeyedParameters` builds); its
-//! answer is the REST response the ledger keeps, read back by the crate as a transport-neutral
-//! `Answer` and projected for MCP, so a replay over MCP is the first result too, and a refusal
-//! is the problem the tool's `outputSchema` admits. Lookups answer the tool's envelope.
+//! answer is the replay sequence's reply, from the transport-neutral answer the ledger keeps,
+//! so a replay over MCP is the first result too (whichever transport or process ran it), and a
+//! refusal is the problem the tool's `outputSchema` admits. Lookups answer the tool's envelope.
 
 use std::sync::Arc;
 
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal};
-use agent_tool_result::http::classify;
+use agent_tool_result::guarantee::GuaranteeResult;
 use agent_tool_result::mcp::KeyedParameters;
+use agent_tool_result::replay::Reply;
 use agent_tool_result::{Envelope, ErrorCode, ToolError};
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::{IntoCallToolResult, schema_for_type};
@@ -18,7 +18,7 @@ use rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::rest::Principal;
@@ -85,38 +85,23 @@ fn internal(err: &impl std::fmt::Display) -> ErrorData {
 }
 
 impl Mcp {
-    fn lookup<A: DeserializeOwned>(
-        arguments: &Value,
-        look: impl FnOnce(A) -> Result<CallToolResponse, ErrorData>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        match A::deserialize(arguments) {
-            Ok(args) => look(args),
-            Err(err) => bad_arguments(&err).into_call_tool_result(),
-        }
-    }
-
-    /// A guarantee tool call: the key taken out, the arguments checked, the call run (or
-    /// replayed, or refused) by the service, and its answer projected.
-    async fn guarantee(&self, tool: &str, principal: String, arguments: Value) -> Answer {
+    /// A guarantee tool call: the key taken out, the arguments checked, and the call run
+    /// (or replayed, or refused) by the service under the replay sequence, whose reply is
+    /// projected for MCP from the same stored answer REST projects.
+    async fn guarantee(&self, tool: &str, principal: &str, arguments: Value) -> Reply {
         let (key, arguments) =
             match KeyedParameters::<Value>::from_arguments(arguments).into_result() {
                 Ok(keyed) => keyed,
                 Err(refusal) => return refusal.into(),
             };
-        let command = match Command::parse(tool, &arguments) {
-            Some(Ok(command)) => command,
-            Some(Err(refusal)) => return refusal.into(),
+        match Command::parse(tool, &arguments) {
+            Some(Ok(command)) => {
+                self.service
+                    .call(&command, &arguments, principal, key)
+                    .await
+            }
+            Some(Err(refusal)) => refusal.into(),
             None => unreachable!("only guarantee tools come here"),
-        };
-        let service = Arc::clone(&self.service);
-        let response = tokio::task::spawn_blocking(move || {
-            service.call(&command, &arguments, &principal, &key)
-        })
-        .await;
-        match response.map(|response| classify(&response).into_answer()) {
-            Ok(Some(answer)) => answer,
-            Ok(None) => Refusal::unavailable("the service answered outside the contract").into(),
-            Err(err) => Refusal::unavailable(format!("the call failed: {err}")).into(),
         }
     }
 }
@@ -154,21 +139,27 @@ impl rmcp::ServerHandler for Mcp {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         match &*request.name {
             SEND_SMS | SEND_CAMPAIGN_BATCH => self
-                .guarantee(&request.name, principal, arguments)
+                .guarantee(&request.name, &principal, arguments)
                 .await
                 .into_call_tool_result(),
-            LOOKUP_CAMPAIGNS => Mcp::lookup(&arguments, |args: CampaignArgs| {
-                self.service
-                    .lookup_campaign(&args.campaign_id)
+            LOOKUP_CAMPAIGNS => match CampaignArgs::deserialize(&arguments) {
+                Ok(args) => self
+                    .service
+                    .lookup_campaign(&args.campaign_id, &principal)
+                    .await
                     .map_err(|err| internal(&err))?
-                    .into_call_tool_result()
-            }),
-            LOOKUP_SMS => Mcp::lookup(&arguments, |args: MessageArgs| {
-                self.service
-                    .lookup_message(&args.message_id)
+                    .into_call_tool_result(),
+                Err(err) => bad_arguments(&err).into_call_tool_result(),
+            },
+            LOOKUP_SMS => match MessageArgs::deserialize(&arguments) {
+                Ok(args) => self
+                    .service
+                    .lookup_message(&args.message_id, &principal)
+                    .await
                     .map_err(|err| internal(&err))?
-                    .into_call_tool_result()
-            }),
+                    .into_call_tool_result(),
+                Err(err) => bad_arguments(&err).into_call_tool_result(),
+            },
             other => Err(ErrorData::invalid_params(
                 format!("no tool named {other}"),
                 None,

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use agent_tool_result::Envelope;
 use agent_tool_result::guarantee::Refusal;
 use agent_tool_result::http::auth::require_json;
-use agent_tool_result::http::{BearerGate, Fault, RestProfile};
+use agent_tool_result::http::{BearerGate, Fault};
 use agent_tool_result::replay::IdempotencyKey;
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -28,14 +28,21 @@ use crate::tools::Command;
 #[derive(Clone, Debug)]
 pub struct Principal(pub String);
 
-/// Who may call: the bearer gate and the one token the service accepts.
+/// Who may call: the bearer gate and the tokens the service accepts, each its own principal.
 pub struct Access {
     /// The gate: challenges and resource metadata.
     pub gate: BearerGate,
-    /// The one bearer token the service accepts.
-    pub token: String,
-    /// The principal that token stands for.
-    pub principal: String,
+    /// Each accepted bearer token, and the principal (account) it stands for.
+    pub tokens: Vec<(String, String)>,
+}
+
+/// Whether two tokens are equal, in time that depends on their lengths only.
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0, |diff, (x, y)| diff | (x ^ y))
+            == 0
 }
 
 /// Checks the bearer token of every request (REST and MCP alike) and hands the principal on;
@@ -46,13 +53,18 @@ pub async fn authorize(
     next: Next,
 ) -> Response {
     let verify = |token: &str| {
-        if token == access.token {
-            Ok(Principal(access.principal.clone()))
-        } else {
-            Err(Fault::invalid_token(
+        // Every token is compared, so the time taken does not say which one matched.
+        let found = access
+            .tokens
+            .iter()
+            .filter(|(secret, _)| same_token(secret, token))
+            .last();
+        match found {
+            Some((_, principal)) => Ok(Principal(principal.clone())),
+            None => Err(Fault::invalid_token(
                 access.gate.realm(),
                 "the token is not one this service issued",
-            ))
+            )),
         }
     };
     match access.gate.authorize(request.headers(), verify) {
@@ -73,10 +85,6 @@ pub fn router(service: Arc<Service>) -> Router {
         .with_state(service)
 }
 
-fn respond(response: http::Response<Vec<u8>>) -> Response {
-    response.map(Body::from)
-}
-
 fn failed(err: &ServiceError) -> Response {
     Refusal::unavailable(err.to_string()).into_response()
 }
@@ -86,6 +94,7 @@ async fn call(
     Path(tool): Path<String>,
     axum::Extension(Principal(principal)): axum::Extension<Principal>,
     headers: HeaderMap,
+    key: Result<IdempotencyKey, Refusal>,
     body: Bytes,
 ) -> Response {
     if let Err(unsupported) = require_json(&headers) {
@@ -98,37 +107,41 @@ async fn call(
         }
     };
     // The key first, then the arguments: the same order as over MCP.
-    let key = match IdempotencyKey::from_headers(&headers) {
+    let key = match key {
         Ok(key) => key,
-        Err(err) => return respond(RestProfile::default().refusal_response(&err.refusal())),
+        Err(refusal) => return refusal.into_response(),
     };
     let command = match Command::parse(&tool, &arguments) {
         None => return Fault::unknown_tool(tool).into_response(),
         Some(Err(refusal)) => return refusal.into_response(),
         Some(Ok(command)) => command,
     };
-    let response =
-        tokio::task::spawn_blocking(move || service.call(&command, &arguments, &principal, &key))
-            .await
-            .expect("the call does not panic");
-    respond(response)
+    service
+        .call(&command, &arguments, &principal, key)
+        .await
+        .into_response()
 }
 
 /// A lookup: the tool's envelope, 200 whatever `ok`.
-fn lookup<T: Serialize>(
-    service: &Service,
-    look: impl FnOnce(&Service) -> Result<Envelope<T>, ServiceError>,
-) -> Response {
-    match look(service) {
+fn lookup<T: Serialize>(found: Result<Envelope<T>, ServiceError>) -> Response {
+    match found {
         Ok(found) => found.into_response(),
         Err(err) => failed(&err),
     }
 }
 
-async fn campaign(State(service): State<Arc<Service>>, Path(id): Path<String>) -> Response {
-    lookup(&service, |service| service.lookup_campaign(&id))
+async fn campaign(
+    State(service): State<Arc<Service>>,
+    axum::Extension(Principal(principal)): axum::Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
+    lookup(service.lookup_campaign(&id, &principal).await)
 }
 
-async fn message(State(service): State<Arc<Service>>, Path(id): Path<String>) -> Response {
-    lookup(&service, |service| service.lookup_message(&id))
+async fn message(
+    State(service): State<Arc<Service>>,
+    axum::Extension(Principal(principal)): axum::Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
+    lookup(service.lookup_message(&id, &principal).await)
 }

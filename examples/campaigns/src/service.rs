@@ -1,30 +1,23 @@
-//! The tools, whatever the transport: a guarantee call goes through the idempotency ledger and
-//! answers the REST projection of its answer (its result, or a refusal), which the ledger
-//! keeps and replays; MCP reads the same response back as the crate's transport-neutral
-//! `Answer` and projects that, so both transports give one decision.
+//! The tools, whatever the transport. A guarantee call runs under the crate's replay
+//! [`Sequence`]: the service writes only the tool (what to send, what to answer) and the
+//! recovery of a key its first call abandoned (`unknown`, naming the lookup of the operation
+//! the key's context names). The sequence's [`Reply`] is projected by REST and MCP alike, so
+//! both transports give one decision.
 
-use std::collections::HashSet;
-use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, Refusal, format_instant};
-use agent_tool_result::http::RestProfile;
-use agent_tool_result::replay::{
-    self, Abandoned, Begin, Completion, Fingerprint, IdempotencyKey, Lease, Ledger, Scope,
-    SqliteLedger, StoredResponse,
-};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, PolicyCode, format_instant};
+use agent_tool_result::replay::{Call, IdempotencyKey, Reply, Sequence};
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
-use http::Response;
-use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::store::{CampaignRow, DbFile, FullDisk, SendWindow, Store};
+use crate::db::{DbError, Target};
+use crate::ledger::{LedgerError, ServiceLedger};
+use crate::store::{CampaignRow, Claimed, FullDisk, SendWindow, Store};
 use crate::tools::{
-    BatchArgs, CampaignRef, CampaignStatus, Command, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS,
-    MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, SmsArgs,
+    BatchArgs, CampaignStatus, Command, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus,
+    SmsArgs,
 };
 
 /// The service's settings.
@@ -36,8 +29,9 @@ pub struct Config {
     pub provider_delay: Duration,
     /// An injected full disk, to watch the service recover from one.
     pub full_disk: Option<FullDisk>,
-    /// How long a call holds its key: a key a stopped process held is answered `unknown`
-    /// once this has passed.
+    /// How long a call holds its key, and a process its claims: what a stopped process held
+    /// is answered `unknown` (a key) or settled by another process (a claim) once this has
+    /// passed.
     pub lease: Duration,
 }
 
@@ -45,348 +39,172 @@ pub struct Config {
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// The service's tables.
-    #[error("the campaign store failed")]
-    Store(#[from] rusqlite::Error),
+    #[error("the campaign store failed: {0}")]
+    Store(#[from] DbError),
     /// The idempotency ledger.
-    #[error("the idempotency ledger failed")]
-    Ledger(#[from] replay::SqliteError),
-    /// The database file the service opened was deleted or replaced while it ran: what it
-    /// would write goes nowhere another process (or a restart) would see.
-    #[error("the database file {0} was deleted or replaced while the service ran")]
-    Gone(String),
+    #[error("the idempotency ledger failed: {0}")]
+    Ledger(#[from] LedgerError),
 }
 
-/// The campaign service on one SQLite file.
+/// The campaign service on one database, shared by any number of its processes.
 pub struct Service {
     store: Store,
-    ledger: SqliteLedger,
+    sequence: Sequence<ServiceLedger>,
     config: Config,
-    profile: RestProfile,
-    file: DbFile,
-    /// The operations a call of this process is running now: their claims are not settled
-    /// behind their back.
-    running: Mutex<HashSet<String>>,
-    /// Answers sent whose record in the ledger failed (a full disk): recorded as soon as the
-    /// store takes writes again, so a replay gets them without a restart.
-    unrecorded: Mutex<Vec<(Lease, StoredResponse)>>,
-}
-
-/// Runs a ledger step from the blocking thread a call runs on.
-fn wait<T>(step: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Handle::current().block_on(step)
-}
-
-fn now_ms() -> i64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
 fn instant(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
-/// The id of the operation a key began: the same for the same key and request, so a
-/// recovery finds it from the ledger alone.
-fn operation_id(prefix: &str, key: &IdempotencyKey, print: Fingerprint) -> String {
-    let digest = Sha256::new()
-        .chain_update(key.as_str())
-        .chain_update([0])
-        .chain_update(print.to_hex())
-        .finalize();
-    let head: [u8; 8] = digest[..8].try_into().expect("a digest has 32 bytes");
-    format!("{prefix}_{:016x}", u64::from_be_bytes(head))
+/// The prefix of a campaign's id.
+const CAMPAIGN: &str = "cmp";
+/// The prefix of a message's id.
+const MESSAGE: &str = "msg";
+/// The field of a batch's answer naming its campaign.
+const CAMPAIGN_ID: &str = "campaignId";
+/// The field of an SMS's answer naming its message.
+const MESSAGE_ID: &str = "messageId";
+
+/// The `unknown` answer of a key whose call stopped: the campaign or message it began (its
+/// context, whose prefix says which), to look up by id.
+fn recovery(id: &str) -> GuaranteeResult {
+    let unknown = GuaranteeResult::unknown();
+    let (tool, field) = match id.split_once('_') {
+        Some((CAMPAIGN, _)) => (LOOKUP_CAMPAIGNS, CAMPAIGN_ID),
+        Some((MESSAGE, _)) => (LOOKUP_SMS, MESSAGE_ID),
+        // Nothing names an id.
+        _ => return unknown,
+    };
+    unknown
+        .with_next_tool(tool)
+        .with_fields(naming(field, id))
+        .expect("an id is no contract field")
+}
+
+/// A process's name as the owner of its claims: unique among processes.
+fn owner() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{}-{:016x}", std::process::id(), hasher.finish())
 }
 
 impl Service {
-    /// Opens the service's tables and its ledger in the file at `path`.
-    pub fn open(path: &Path, mut config: Config) -> Result<Self, ServiceError> {
-        let store = Store::open(path, config.full_disk.take())?;
+    /// Opens the service's tables and its ledger at `target`.
+    pub async fn open(target: &Target, mut config: Config) -> Result<Self, ServiceError> {
+        let store = Store::open(target, config.full_disk.take(), owner(), config.lease).await?;
+        let ledger = ServiceLedger::open(target, store.faults(), config.lease).await?;
         Ok(Service {
             store,
-            ledger: SqliteLedger::open(path)?.with_lease(config.lease),
+            sequence: Sequence::new(ledger).with_recovery(recovery),
             config,
-            profile: RestProfile::default(),
-            file: DbFile::open(path),
-            running: Mutex::new(HashSet::new()),
-            unrecorded: Mutex::new(Vec::new()),
         })
     }
 
     /// Records that `phone` opted out.
-    pub fn opt_out(&self, phone: &str) -> Result<(), ServiceError> {
-        Ok(self.store.opt_out(phone)?)
+    pub async fn opt_out(&self, phone: &str) -> Result<(), ServiceError> {
+        Ok(self.store.opt_out(phone).await?)
     }
 
-    /// Settles what a stopped process left behind: recipients and messages left `sending`
-    /// against the provider, then every key whose lease expired without an answer, answered
-    /// `unknown` with the id to look up. Returns how many keys it answered.
-    pub fn settle_abandoned(&self) -> Result<usize, ServiceError> {
-        let running: Vec<String> = self.lock_running().iter().cloned().collect();
-        self.store.reconcile(now_ms(), &running)?;
-        let mut answered = 0;
-        loop {
-            let found = wait(self.ledger.abandoned(64))?;
-            if found.is_empty() {
-                return Ok(answered);
-            }
-            for abandoned in &found {
-                self.answer_abandoned(abandoned)?;
-                answered += 1;
-            }
-        }
-    }
-
-    /// Answers an abandoned key `unknown`, and records that answer under its lease.
-    fn answer_abandoned(&self, abandoned: &Abandoned) -> Result<Response<Vec<u8>>, ServiceError> {
-        let response = self.response(&self.unknown_answer(abandoned.context())?);
-        let _ = wait(
-            self.ledger
-                .complete(abandoned.lease(), &StoredResponse::from_response(&response)),
-        )?;
-        Ok(response)
-    }
-
-    /// The `unknown` answer of a key whose call stopped: the campaign or message it began (its
-    /// context), when the store has one, to look up by id.
-    fn unknown_answer(&self, id: &str) -> Result<GuaranteeResult, ServiceError> {
-        let unknown = GuaranteeResult::unknown();
-        // The operation is recorded before its key is begun, so a key left in flight always
-        // names the id to look up.
-        let (tool, field) = match self.store.operation(id)?.as_deref() {
-            Some(SEND_CAMPAIGN_BATCH) => (LOOKUP_CAMPAIGNS, "campaignId"),
-            Some(SEND_SMS) => (LOOKUP_SMS, "messageId"),
-            // Nothing names an id (a key begun by an older build of the service).
-            _ => return Ok(unknown),
-        };
-        let mut fields = JsonObject::new();
-        fields.insert(field.to_owned(), Value::String(id.to_owned()));
-        Ok(unknown
-            .with_next_tool(tool)
-            .with_fields(fields)
-            .expect("an id is no contract field"))
-    }
-
-    fn response<T: Serialize>(&self, result: &GuaranteeResult<T>) -> Response<Vec<u8>> {
-        self.profile
-            .response(result)
-            .expect("the tool's fields serialize to an object")
-    }
-
-    /// Runs guarantee `command` for `principal` under `key` and answers its REST response:
-    /// the first time it runs and its response is recorded; with the same key and arguments it
-    /// is replayed and nothing is sent again; a key reused or in flight is refused; a store
-    /// that fails (or is gone) before anything was sent answers 503, "the same request with
-    /// the same key, later"; after a send, the answer names the operation's id.
-    pub fn call(
+    /// Runs guarantee `command` for `principal` under `key`, through the replay sequence:
+    /// the first time it runs and its answer is recorded; with the same key and arguments it
+    /// is replayed and nothing is sent again; a key reused or in flight is refused; a ledger
+    /// that fails before anything was sent answers 503 ("the same request with the same key,
+    /// later"); after a send, the answer names the operation's id.
+    pub async fn call(
         &self,
         command: &Command,
         arguments: &Value,
         principal: &str,
-        key: &IdempotencyKey,
-    ) -> Response<Vec<u8>> {
-        let print = Fingerprint::of(command.tool(), principal, arguments);
-        let (prefix, tool) = match command {
-            Command::Sms(_) => ("msg", SEND_SMS),
-            Command::Batch(_) => ("cmp", SEND_CAMPAIGN_BATCH),
+        key: IdempotencyKey,
+    ) -> Reply {
+        let call = Call::of(command.tool(), principal, key, arguments);
+        let prefix = match command {
+            Command::Sms(_) => MESSAGE,
+            Command::Batch(_) => CAMPAIGN,
         };
-        let id = operation_id(prefix, key, print);
-        let scope = Scope::principal(principal);
-        let began = self
-            .file
-            .check()
-            .map_err(ServiceError::Gone)
-            .and_then(|()| Ok(self.store.record_operation(&id, tool)?))
-            .and_then(|()| Ok(wait(self.ledger.begin(&scope, key, print, &id))?));
-        let lease = match began {
-            Ok(Begin::Fresh(lease)) => lease,
-            Ok(Begin::Replay(stored)) => {
-                return stored
-                    .replayed()
-                    .expect("the ledger holds what it was given");
-            }
-            Ok(Begin::Abandoned(abandoned)) => {
-                // Its first call stopped: never run again, answered `unknown` once.
-                return self
-                    .answer_abandoned(&abandoned)
-                    .unwrap_or_else(|err| self.unavailable(&err));
-            }
-            Ok(refused) => {
-                let refusal = refused
-                    .refusal()
-                    .expect("neither fresh, replay nor abandoned");
-                return self.profile.refusal_response(&refusal);
-            }
-            Err(err) => return self.unavailable(&err),
-        };
-        self.lock_running().insert(id.clone());
-        let response = match command {
-            Command::Sms(args) => self.send_sms(args, &id),
-            Command::Batch(args) => self.send_batch(args, &id),
-        };
-        self.lock_running().remove(&id);
-        let stored = StoredResponse::from_response(&response);
-        match self.record(&lease, &stored) {
-            Ok(Completion::Recorded) => {}
-            // The call ran past its lease and another process answered it `unknown`, which
-            // stays the key's answer; this answer (which names the same id) is still true.
-            Ok(Completion::LeaseLost) => {
-                eprintln!("campaigns: the lease of key {key} was lost before its answer");
-            }
-            Err(err) => {
-                // The answer stands (it names the operation); it is recorded as soon as the
-                // store takes writes again, and until then the key answers 409 "in flight".
-                eprintln!("campaigns: recording the answer of key {key} failed, retrying: {err}");
-                self.lock_unrecorded().push((lease, stored));
-            }
-        }
-        response
-    }
-
-    fn record(&self, lease: &Lease, stored: &StoredResponse) -> Result<Completion, ServiceError> {
-        self.file.check().map_err(ServiceError::Gone)?;
-        self.store.may_write()?;
-        Ok(wait(self.ledger.complete(lease, stored))?)
-    }
-
-    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn lock_unrecorded(&self) -> std::sync::MutexGuard<'_, Vec<(Lease, StoredResponse)>> {
-        self.unrecorded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Settles, without a restart, what calls of this process left behind when the store
-    /// failed under them: answers not yet recorded are recorded, and claims left `sending` by
-    /// a call that has ended are settled against the provider. Returns how many of each.
-    pub fn settle_ended(&self) -> Result<(usize, usize), ServiceError> {
-        self.file.check().map_err(ServiceError::Gone)?;
-        let pending = std::mem::take(&mut *self.lock_unrecorded());
-        let mut recorded = 0;
-        let mut failed = None;
-        for (lease, stored) in pending {
-            if failed.is_none() {
-                match self.record(&lease, &stored) {
-                    Ok(_) => {
-                        recorded += 1;
-                        continue;
-                    }
-                    Err(err) => failed = Some(err),
+        let id = call.operation_id(prefix);
+        self.sequence
+            .run(call.with_context(&id), || async {
+                match command {
+                    Command::Sms(args) => self.send_sms(args, principal, &id).await,
+                    Command::Batch(args) => self.send_batch(args, principal, &id).await,
                 }
-            }
-            self.lock_unrecorded().push((lease, stored));
-        }
-        if let Some(err) = failed {
-            return Err(err);
-        }
-        // Every abandoned key (this process's or a stopped one's) is answered now, not at its
-        // next request; answers older than the retention window go, a batch at a time.
-        let answered = self.settle_abandoned()?;
-        let _ = wait(self.ledger.purge(1_000))?;
-        Ok((recorded, answered))
-    }
-
-    /// 503: the service cannot answer now, and nothing was sent.
-    fn unavailable(&self, err: &ServiceError) -> Response<Vec<u8>> {
-        let detail = match err {
-            ServiceError::Gone(_) => err.to_string(),
-            other => format!("{other}; nothing was sent"),
-        };
-        self.profile.refusal_response(&Refusal::unavailable(detail))
+            })
+            .await
     }
 
     /// `send_sms`: an opted-out number is denied before the provider; any other is sent.
-    fn send_sms(&self, args: &SmsArgs, id: &str) -> Response<Vec<u8>> {
-        let sent = || -> Result<bool, ServiceError> {
-            if self.store.is_opted_out(&args.to)? {
+    async fn send_sms(&self, args: &SmsArgs, principal: &str, id: &str) -> Answer {
+        let sent = async {
+            if self.store.is_opted_out(&args.to).await? {
                 return Ok(false);
             }
-            self.store.begin_message(id, &args.to, now_ms())?;
-            thread::sleep(self.config.provider_delay);
-            self.store
-                .provider_send(None, Some(id), &args.to, &args.body, now_ms())?;
-            self.store.message_sent(id, now_ms())?;
-            Ok(true)
+            self.store.begin_message(id, principal, &args.to).await?;
+            tokio::time::sleep(self.config.provider_delay).await;
+            if self.store.renew_claim(Claimed::Message(id)).await? {
+                self.store
+                    .provider_send(None, Some(id), &args.to, &args.body)
+                    .await?;
+                self.store.message_sent(id).await?;
+            }
+            Ok::<_, ServiceError>(true)
         };
-        let fields = MessageRef {
-            message_id: id.to_owned(),
-        };
-        match sent() {
-            Ok(false) => self.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)),
-            Ok(true) => self.response(
-                &GuaranteeResult::committed()
-                    .with_impact(Impact::new().with_requested(1).with_committed(1))
-                    .expect("one of one")
-                    .with_fields(fields)
-                    .expect("an id is no contract field"),
-            ),
-            Err(_) => self.response(
-                &GuaranteeResult::unknown()
-                    .with_next_tool(LOOKUP_SMS)
-                    .with_fields(fields)
-                    .expect("an id is no contract field"),
-            ),
+        match sent.await {
+            Ok(false) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+            Ok(true) => GuaranteeResult::committed()
+                .with_impact(Impact::new().with_requested(1).with_committed(1))
+                .expect("one of one")
+                .with_fields(naming(MESSAGE_ID, id))
+                .expect("an id is no contract field")
+                .into(),
+            Err(_) => recovery(id).into(),
         }
     }
 
     /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window
     /// has room for are sent now, and the rest are held durably for the next window.
-    fn send_batch(&self, args: &BatchArgs, id: &str) -> Response<Vec<u8>> {
+    async fn send_batch(&self, args: &BatchArgs, principal: &str, id: &str) -> Answer {
         let mut recipients = args.recipients.clone();
         recipients.sort();
         recipients.dedup();
-        let fields = CampaignRef {
-            campaign_id: id.to_owned(),
-        };
-        let result = self.run_batch(args, &recipients, id).map(|outcome| {
-            outcome.map(|result| {
-                result
-                    .with_next_tool(LOOKUP_CAMPAIGNS)
-                    .with_fields(fields)
-                    .expect("an id is no contract field")
-            })
-        });
-        match result {
-            Ok(Some(result)) => self.response(&result),
-            Ok(None) => self.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)),
-            Err(_) => self.response(
-                &GuaranteeResult::unknown()
-                    .with_next_tool(LOOKUP_CAMPAIGNS)
-                    .with_fields(CampaignRef {
-                        campaign_id: id.to_owned(),
-                    })
-                    .expect("an id is no contract field"),
-            ),
+        match self.run_batch(args, principal, &recipients, id).await {
+            Ok(Some(result)) => result
+                .with_next_tool(LOOKUP_CAMPAIGNS)
+                .with_fields(naming(CAMPAIGN_ID, id))
+                .expect("an id is no contract field")
+                .into(),
+            Ok(None) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+            Err(_) => recovery(id).into(),
         }
     }
 
     /// The batch's result, or `None` when every recipient is opted out (a deny).
-    fn run_batch(
+    async fn run_batch(
         &self,
         args: &BatchArgs,
+        principal: &str,
         recipients: &[String],
         id: &str,
     ) -> Result<Option<GuaranteeResult>, ServiceError> {
         let mut opted_out = 0;
         for phone in recipients {
-            opted_out += usize::from(self.store.is_opted_out(phone)?);
+            opted_out += usize::from(self.store.is_opted_out(phone).await?);
         }
         if opted_out == recipients.len() {
             return Ok(None);
         }
-        let created = self.store.create_campaign(
-            id,
-            &args.message,
-            recipients,
-            self.config.window,
-            now_ms(),
-        )?;
+        let created = self
+            .store
+            .create_campaign(id, principal, &args.message, recipients, self.config.window)
+            .await?;
         for phone in &created.claimed {
-            self.send_one(id, phone, &args.message)?;
+            self.send_one(id, phone, &args.message).await?;
         }
         let impact = Impact::new()
             .with_requested(recipients.len() as u64)
@@ -402,53 +220,74 @@ impl Service {
         Ok(Some(result.expect("the counts add up to requested")))
     }
 
-    /// The provider sends to one claimed recipient, and the send is recorded.
-    fn send_one(&self, campaign: &str, phone: &str, message: &str) -> Result<(), ServiceError> {
-        thread::sleep(self.config.provider_delay);
-        self.store
-            .provider_send(Some(campaign), None, phone, message, now_ms())?;
-        Ok(self.store.mark_sent(campaign, phone, now_ms())?)
+    /// The provider sends to one claimed recipient, if the claim is still this process's,
+    /// and the send is recorded.
+    async fn send_one(
+        &self,
+        campaign: &str,
+        phone: &str,
+        message: &str,
+    ) -> Result<(), ServiceError> {
+        tokio::time::sleep(self.config.provider_delay).await;
+        let claim = Claimed::Recipient { campaign, phone };
+        if self.store.renew_claim(claim).await? {
+            self.store
+                .provider_send(Some(campaign), None, phone, message)
+                .await?;
+            self.store.mark_sent(campaign, phone).await?;
+        }
+        Ok(())
     }
 
     /// Sends the held recipients that are due, within the window's cap; returns how many.
-    pub fn release_due(&self) -> Result<usize, ServiceError> {
-        self.file.check().map_err(ServiceError::Gone)?;
-        let claims = self.store.claim_due(self.config.window, now_ms())?;
+    pub async fn release_due(&self) -> Result<usize, ServiceError> {
+        let claims = self.store.claim_due(self.config.window).await?;
         for claim in &claims {
-            self.send_one(&claim.campaign_id, &claim.phone, &claim.message)?;
+            self.send_one(&claim.campaign_id, &claim.phone, &claim.message)
+                .await?;
         }
         Ok(claims.len())
     }
 
-    /// Releases held recipients as their windows open, on a thread of its own, for as long as
-    /// the process lives.
-    pub fn start_releasing(self: &Arc<Self>) {
+    /// What any live process does every little while, for every process: claims whose lease
+    /// expired are settled against the provider, the replay sequence's owed writes are made
+    /// and abandoned keys answered `unknown`, and due recipients are sent. Returns how many
+    /// keys it answered `unknown`.
+    pub async fn settle(&self) -> Result<usize, ServiceError> {
+        self.store.reconcile().await?;
+        let settled = self.sequence.settle(256).await?;
+        self.release_due().await?;
+        Ok(settled.recovered)
+    }
+
+    /// Settles as [`Service::settle`] does, as a task of its own, for as long as the process
+    /// lives.
+    pub fn start_settling(self: &Arc<Self>) {
         let service = Arc::clone(self);
         let tick = Duration::from_millis(
             u64::try_from(service.config.window.length_ms / 20)
                 .unwrap_or(1000)
-                .clamp(50, 1000),
+                .clamp(50, 1000)
+                .min(u64::try_from(service.config.lease.as_millis() / 3).unwrap_or(1000))
+                .max(20),
         );
-        let runtime = tokio::runtime::Handle::current();
-        thread::spawn(move || {
-            // The ledger's steps run on the service's runtime.
-            let _entered = runtime.enter();
+        tokio::spawn(async move {
             loop {
-                if let Err(err) = service.settle_ended() {
-                    eprintln!("campaigns: settling ended calls failed: {err}");
+                if let Err(err) = service.settle().await {
+                    eprintln!("campaigns: settling failed: {err}");
                 }
-                if let Err(err) = service.release_due() {
-                    eprintln!("campaigns: releasing held recipients failed: {err}");
-                }
-                thread::sleep(tick);
+                tokio::time::sleep(tick).await;
             }
         });
     }
 
-    /// `lookup_marketing_campaigns`: where the campaign stands, from the store.
-    pub fn lookup_campaign(&self, id: &str) -> Result<Envelope<CampaignStatus>, ServiceError> {
-        self.file.check().map_err(ServiceError::Gone)?;
-        let Some(row) = self.store.campaign(id)? else {
+    /// `lookup_marketing_campaigns`: where `principal`'s campaign stands, from the store.
+    pub async fn lookup_campaign(
+        &self,
+        id: &str,
+        principal: &str,
+    ) -> Result<Envelope<CampaignStatus>, ServiceError> {
+        let Some(row) = self.store.campaign(id, principal).await? else {
             return Ok(Envelope::failure(not_found(
                 "campaign-not-found",
                 format!("No campaign {id}: nothing was recorded or sent under that id."),
@@ -485,10 +324,13 @@ impl Service {
         }))
     }
 
-    /// `lookup_sms`: whether the message was sent, from the store.
-    pub fn lookup_message(&self, id: &str) -> Result<Envelope<MessageStatus>, ServiceError> {
-        self.file.check().map_err(ServiceError::Gone)?;
-        Ok(match self.store.message(id)? {
+    /// `lookup_sms`: whether `principal`'s message was sent, from the store.
+    pub async fn lookup_message(
+        &self,
+        id: &str,
+        principal: &str,
+    ) -> Result<Envelope<MessageStatus>, ServiceError> {
+        Ok(match self.store.message(id, principal).await? {
             Some((status, updated_ms)) => Envelope::success(MessageStatus {
                 message_id: id.to_owned(),
                 status,
@@ -502,6 +344,13 @@ impl Service {
     }
 }
 
+/// A tool's own field naming the operation: `{ field: id }`.
+fn naming(field: &str, id: &str) -> JsonObject {
+    let mut fields = JsonObject::new();
+    fields.insert(field.to_owned(), Value::String(id.to_owned()));
+    fields
+}
+
 fn not_found(code: &'static str, detail: String) -> ToolError {
     ToolError::classified(
         ErrorCode::from_static(code),
@@ -509,69 +358,4 @@ fn not_found(code: &'static str, detail: String) -> ToolError {
         detail,
     )
     .expect("the service's own code rides under any category")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A key cut after it was begun but before anything of its operation was written (no
-    /// campaign, no message): recovery still names the id to look up, since the operation
-    /// is recorded before the key is begun.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_unknown_always_names_the_operation() {
-        let dir = std::env::temp_dir().join(format!("campaigns-unit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let config = || Config {
-            window: SendWindow {
-                cap: 10,
-                length_ms: 60_000,
-            },
-            provider_delay: Duration::ZERO,
-            full_disk: None,
-            lease: Duration::from_millis(200),
-        };
-        for (tool, prefix, field, lookup) in [
-            (SEND_CAMPAIGN_BATCH, "cmp", "campaignId", LOOKUP_CAMPAIGNS),
-            (SEND_SMS, "msg", "messageId", LOOKUP_SMS),
-        ] {
-            let path = dir.join(format!("{tool}.sqlite"));
-            let scope = Scope::principal("acct");
-            let key = IdempotencyKey::new("cut-early").unwrap();
-            let print = Fingerprint::of(tool, "acct", &serde_json::json!({}));
-            let id = operation_id(prefix, &key, print);
-            let service = Service::open(&path, config()).unwrap();
-            // What `call` does before running anything; then the process stops.
-            service.store.record_operation(&id, tool).unwrap();
-            let begun = service
-                .ledger
-                .begin(&scope, &key, print, &id)
-                .await
-                .unwrap();
-            assert!(matches!(begun, Begin::Fresh(_)));
-            drop(service);
-
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            let service = Arc::new(Service::open(&path, config()).unwrap());
-            let settled = Arc::clone(&service);
-            let answered = tokio::task::spawn_blocking(move || settled.settle_abandoned())
-                .await
-                .unwrap()
-                .unwrap();
-            assert_eq!(answered, 1);
-            let Begin::Replay(stored) = service
-                .ledger
-                .begin(&scope, &key, print, &id)
-                .await
-                .unwrap()
-            else {
-                panic!("an answered key replays");
-            };
-            let body: Value = serde_json::from_slice(stored.body()).unwrap();
-            assert_eq!(body["settlement"]["state"], "unknown");
-            assert_eq!(body[field], id.as_str(), "{body}");
-            assert_eq!(body["recovery"]["suggestedNextTool"], lookup);
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

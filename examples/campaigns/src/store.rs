@@ -1,90 +1,64 @@
-//! The service's own tables in the SQLite file it shares with the idempotency ledger: opted-out
-//! contacts, campaigns and their recipients, single messages, and the "provider": a table of
-//! every send it accepted, duplicates included, so a second send of anyone would show.
+//! The service's own tables, in the database it shares with the idempotency ledger (SQLite or
+//! PostgreSQL, see [`crate::db`]): opted-out contacts, campaigns and their recipients, single
+//! messages, and the "provider": a table of every send it accepted, duplicates included, so a
+//! second send of anyone would show.
 //!
-//! A recipient is `sending` from the moment it is claimed until the provider's send is
-//! recorded as `sent`; a process that stops in between leaves it `sending`, and
-//! [`Store::reconcile`] settles it against the provider when the service starts again.
+//! Every campaign and message belongs to the principal whose call created it; a lookup by
+//! another principal finds nothing.
+//!
+//! A recipient (or message) is `sending` from the moment it is claimed until the provider's
+//! send is recorded as `sent`. A claim carries a lease: its owner (one process) and an expiry
+//! by the database's clock. The owner renews the claim just before it hands the recipient to
+//! the provider, and sends only if the claim is still its own, so a recipient is sent by one
+//! process at most. A process that stops leaves claims that expire; any live process then
+//! settles them against the provider ([`Store::reconcile`]): sent if the provider has the
+//! send, held again (due now) if not, so nobody is sent twice and nobody is dropped.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use crate::db::{Conn, Db, DbError, Target};
 
 const SCHEMA: &str = "
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = NORMAL;
-    CREATE TABLE IF NOT EXISTS opt_outs (phone TEXT PRIMARY KEY);
+    CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);
     CREATE TABLE IF NOT EXISTS campaigns (
-        id TEXT PRIMARY KEY,
-        message TEXT NOT NULL,
-        created_ms INTEGER NOT NULL,
-        updated_ms INTEGER NOT NULL
+        id text PRIMARY KEY,
+        principal text NOT NULL,
+        message text NOT NULL,
+        created_ms bigint NOT NULL,
+        updated_ms bigint NOT NULL
     );
     CREATE TABLE IF NOT EXISTS recipients (
-        campaign_id TEXT NOT NULL REFERENCES campaigns (id),
-        phone TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('sending', 'sent', 'held', 'denied')),
-        next_attempt_ms INTEGER,
+        campaign_id text NOT NULL REFERENCES campaigns (id),
+        phone text NOT NULL,
+        state text NOT NULL CHECK (state IN ('sending', 'sent', 'held', 'denied')),
+        next_attempt_ms bigint,
+        owner text,
+        claim_until_ms bigint,
         PRIMARY KEY (campaign_id, phone)
     );
     CREATE INDEX IF NOT EXISTS recipients_due ON recipients (state, next_attempt_ms);
     CREATE TABLE IF NOT EXISTS messages (
-        id TEXT PRIMARY KEY,
-        phone TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('sending', 'sent', 'not_sent')),
-        updated_ms INTEGER NOT NULL
+        id text PRIMARY KEY,
+        principal text NOT NULL,
+        phone text NOT NULL,
+        state text NOT NULL CHECK (state IN ('sending', 'sent', 'not_sent')),
+        updated_ms bigint NOT NULL,
+        owner text,
+        claim_until_ms bigint
     );
     CREATE TABLE IF NOT EXISTS provider_sends (
-        seq INTEGER PRIMARY KEY,
-        campaign_id TEXT,
-        message_id TEXT,
-        phone TEXT NOT NULL,
-        body TEXT NOT NULL,
-        sent_ms INTEGER NOT NULL
+        seq SERIAL,
+        campaign_id text,
+        message_id text,
+        phone text NOT NULL,
+        body text NOT NULL,
+        sent_ms bigint NOT NULL
     );
     CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
-    CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);
-    CREATE TABLE IF NOT EXISTS operations (id TEXT PRIMARY KEY, tool TEXT NOT NULL);";
+    CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);";
 
 /// The per-window cap on campaign sends.
-/// The file the service opened, to tell when it is deleted or replaced under it.
-pub struct DbFile {
-    path: std::path::PathBuf,
-    identity: Option<(u64, u64)>,
-}
-
-impl DbFile {
-    pub fn open(path: &Path) -> Self {
-        DbFile {
-            path: path.to_owned(),
-            identity: DbFile::identity_of(path),
-        }
-    }
-
-    #[cfg(unix)]
-    fn identity_of(path: &Path) -> Option<(u64, u64)> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-
-    #[cfg(not(unix))]
-    fn identity_of(path: &Path) -> Option<(u64, u64)> {
-        std::fs::metadata(path).ok().map(|_| (0, 0))
-    }
-
-    /// Fails, naming the path, once it no longer names the file that was opened.
-    pub fn check(&self) -> Result<(), String> {
-        if self.identity.is_some() && DbFile::identity_of(&self.path) == self.identity {
-            Ok(())
-        } else {
-            Err(self.path.display().to_string())
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 pub struct SendWindow {
     /// Campaign sends allowed in one window.
@@ -139,8 +113,8 @@ pub struct CampaignRow {
 }
 
 /// A disk that fills up, for fault injection: after `after` writes, every write of the
-/// service fails with `SQLITE_FULL` for `length`, then space is back. The provider's table is
-/// the provider's own: its sends never fail this way.
+/// service (its tables and its ledger) fails for `length`, then space is back. The provider's
+/// table is the provider's own: its sends never fail this way.
 #[derive(Debug)]
 pub struct FullDisk {
     /// How many writes succeed first.
@@ -149,102 +123,187 @@ pub struct FullDisk {
     pub length: Duration,
 }
 
-#[derive(Debug)]
-struct Faults {
-    full: FullDisk,
-    writes: AtomicUsize,
-    until: Mutex<Option<Instant>>,
+/// The injected faults, shared by the store and the ledger.
+#[derive(Debug, Default)]
+pub struct Faults {
+    full: Option<FullDisk>,
+    writes: std::sync::atomic::AtomicUsize,
+    until: std::sync::Mutex<Option<Instant>>,
+    file: Option<DbFile>,
 }
 
-/// The service's tables, behind one connection.
-#[derive(Debug)]
-pub struct Store {
-    connection: Mutex<Connection>,
-    faults: Option<Faults>,
-}
+impl Faults {
+    /// The faults of a service on `target`: `full`, and for a SQLite file, the file itself
+    /// deleted or replaced.
+    pub fn new(target: &Target, full: Option<FullDisk>) -> Self {
+        Faults {
+            full,
+            file: match target {
+                Target::Sqlite(path) => Some(DbFile::open(path)),
+                Target::Postgres(_) => None,
+            },
+            ..Faults::default()
+        }
+    }
 
-impl Store {
-    /// Opens (and creates, if need be) the tables in the file at `path`.
-    pub fn open(path: &Path, full: Option<FullDisk>) -> rusqlite::Result<Self> {
-        let connection = Connection::open(path)?;
-        connection.busy_timeout(Duration::from_secs(5))?;
-        connection.execute_batch(SCHEMA)?;
-        Ok(Store {
-            connection: Mutex::new(connection),
-            faults: full.map(|full| Faults {
-                full,
-                writes: AtomicUsize::new(0),
-                until: Mutex::new(None),
-            }),
-        })
+    /// Fails once the database file is not the one opened.
+    pub fn check(&self) -> Result<(), DbError> {
+        self.file
+            .as_ref()
+            .map_or(Ok(()), |file| file.check().map_err(DbError::Gone))
     }
 
     /// Every write of the service's own asks first: fails while the (injected) disk is full.
-    pub fn may_write(&self) -> rusqlite::Result<()> {
-        let Some(faults) = &self.faults else {
+    pub fn may_write(&self) -> Result<(), DbError> {
+        use std::sync::atomic::Ordering;
+        self.check()?;
+        let Some(full) = &self.full else {
             return Ok(());
         };
-        if faults.writes.fetch_add(1, Ordering::SeqCst) < faults.full.after {
+        if self.writes.fetch_add(1, Ordering::SeqCst) < full.after {
             return Ok(());
         }
-        let mut until = faults.until.lock().unwrap_or_else(PoisonError::into_inner);
-        let until = *until.get_or_insert_with(|| Instant::now() + faults.full.length);
+        let mut until = self
+            .until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let until = *until.get_or_insert_with(|| Instant::now() + full.length);
         if Instant::now() < until {
-            Err(rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
-                Some("database or disk is full (injected)".to_owned()),
-            ))
+            Err(DbError::Full)
         } else {
             Ok(())
         }
     }
+}
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+/// The file the service opened, to tell when it is deleted or replaced under it.
+#[derive(Debug)]
+pub struct DbFile {
+    path: std::path::PathBuf,
+    identity: Option<(u64, u64)>,
+}
+
+impl DbFile {
+    fn open(path: &std::path::Path) -> Self {
+        DbFile {
+            path: path.to_owned(),
+            identity: DbFile::identity_of(path),
+        }
+    }
+
+    #[cfg(unix)]
+    fn identity_of(path: &std::path::Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn identity_of(path: &std::path::Path) -> Option<(u64, u64)> {
+        std::fs::metadata(path).ok().map(|_| (0, 0))
+    }
+
+    /// Fails, naming the path, once it no longer names the file that was opened.
+    fn check(&self) -> Result<(), String> {
+        if self.identity.is_some() && DbFile::identity_of(&self.path) == self.identity {
+            Ok(())
+        } else {
+            Err(self.path.display().to_string())
+        }
+    }
+}
+
+/// The service's tables.
+pub struct Store {
+    db: Db,
+    faults: Arc<Faults>,
+    /// This process, as the owner of its claims.
+    owner: String,
+    /// How long a claim holds.
+    lease_ms: i64,
+}
+
+/// The database's clock, in milliseconds.
+async fn now(conn: &mut Conn<'_>) -> Result<i64, DbError> {
+    Ok(conn.query("SELECT NOW_MS", &[]).await?[0].int(0))
+}
+
+impl Store {
+    /// Opens (and creates, if need be) the tables at `target`, under the injected `full`
+    /// disk, with `owner` as this process's name on its claims.
+    pub async fn open(
+        target: &Target,
+        full: Option<FullDisk>,
+        owner: String,
+        lease: Duration,
+    ) -> Result<Self, DbError> {
+        let db = Db::open(target, SCHEMA).await?;
+        // Once the file exists: it is the one to tell a replacement from.
+        let faults = Arc::new(Faults::new(target, full));
+        Ok(Store {
+            db,
+            faults,
+            owner,
+            lease_ms: i64::try_from(lease.as_millis()).unwrap_or(i64::MAX),
+        })
+    }
+
+    /// The faults the store is under, for the ledger beside it.
+    pub fn faults(&self) -> Arc<Faults> {
+        Arc::clone(&self.faults)
+    }
+
+    /// A connection, once the file is checked.
+    async fn conn(&self) -> Result<Conn<'_>, DbError> {
+        self.faults.check()?;
+        self.db.conn().await
+    }
+
+    /// A connection for a write of the service's own.
+    async fn writer(&self) -> Result<Conn<'_>, DbError> {
+        self.faults.may_write()?;
+        self.db.conn().await
     }
 
     /// Records that `phone` opted out of messages.
-    pub fn opt_out(&self, phone: &str) -> rusqlite::Result<()> {
-        self.may_write()?;
-        self.lock().execute(
-            "INSERT OR IGNORE INTO opt_outs (phone) VALUES (?1)",
-            [phone],
-        )?;
+    pub async fn opt_out(&self, phone: &str) -> Result<(), DbError> {
+        let sql = "INSERT INTO opt_outs (phone) VALUES ($1) ON CONFLICT DO NOTHING";
+        self.writer().await?.execute(sql, &[phone.into()]).await?;
         Ok(())
     }
 
     /// Whether `phone` opted out.
-    pub fn is_opted_out(&self, phone: &str) -> rusqlite::Result<bool> {
-        self.lock()
-            .query_row("SELECT 1 FROM opt_outs WHERE phone = ?1", [phone], |_| {
-                Ok(())
-            })
-            .optional()
-            .map(|found| found.is_some())
+    pub async fn is_opted_out(&self, phone: &str) -> Result<bool, DbError> {
+        let sql = "SELECT 1 FROM opt_outs WHERE phone = $1";
+        Ok(!self
+            .conn()
+            .await?
+            .query(sql, &[phone.into()])
+            .await?
+            .is_empty())
     }
 
-    /// Creates campaign `id` for `recipients` (distinct numbers) in one transaction: opted-out
-    /// numbers are denied, as many of the rest as the window has room for are claimed to send
-    /// now, and the others are held until the next window.
-    pub fn create_campaign(
+    /// Creates campaign `id` of `principal` for `recipients` (distinct numbers) in one
+    /// exclusive transaction: opted-out numbers are denied, as many of the rest as the window
+    /// has room for are claimed to send now, and the others are held until the next window.
+    pub async fn create_campaign(
         &self,
         id: &str,
+        principal: &str,
         message: &str,
         recipients: &[String],
         window: SendWindow,
-        now_ms: i64,
-    ) -> rusqlite::Result<Created> {
-        self.may_write()?;
-        let mut connection = self.lock();
-        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO campaigns (id, message, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
-            params![id, message, now_ms],
-        )?;
-        let mut room = room(&tx, window, now_ms)?;
-        let next = window.next(now_ms);
+    ) -> Result<Created, DbError> {
+        let mut conn = self.writer().await?;
+        conn.begin_exclusive().await?;
+        let now = now(&mut conn).await?;
+        conn.execute(
+            "INSERT INTO campaigns (id, principal, message, created_ms, updated_ms) \
+             VALUES ($1, $2, $3, $4, $4)",
+            &[id.into(), principal.into(), message.into(), now.into()],
+        )
+        .await?;
+        let mut room = room(&mut conn, window, now).await?;
+        let next = window.next(now);
         let mut created = Created {
             claimed: Vec::new(),
             held: 0,
@@ -252,219 +311,283 @@ impl Store {
             next_attempt_ms: None,
         };
         for phone in recipients {
-            let opted_out = tx
-                .query_row("SELECT 1 FROM opt_outs WHERE phone = ?1", [phone], |_| {
-                    Ok(())
-                })
-                .optional()?
-                .is_some();
-            let (state, next_attempt) = if opted_out {
+            let opted_out = !conn
+                .query(
+                    "SELECT 1 FROM opt_outs WHERE phone = $1",
+                    &[phone.as_str().into()],
+                )
+                .await?
+                .is_empty();
+            let (state, next_attempt, owner) = if opted_out {
                 created.denied += 1;
-                ("denied", None)
+                ("denied", None, None)
             } else if room > 0 {
                 room -= 1;
                 created.claimed.push(phone.clone());
-                ("sending", None)
+                ("sending", None, Some(self.owner.as_str()))
             } else {
                 created.held += 1;
                 created.next_attempt_ms = Some(next);
-                ("held", Some(next))
+                ("held", Some(next), None)
             };
-            tx.execute(
-                "INSERT INTO recipients (campaign_id, phone, state, next_attempt_ms) \
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![id, phone, state, next_attempt],
-            )?;
+            conn.execute(
+                "INSERT INTO recipients (campaign_id, phone, state, next_attempt_ms, owner, \
+                 claim_until_ms) VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    id.into(),
+                    phone.as_str().into(),
+                    state.into(),
+                    next_attempt.into(),
+                    owner.into(),
+                    owner.map(|_| now + self.lease_ms).into(),
+                ],
+            )
+            .await?;
         }
-        tx.commit()?;
+        conn.commit().await?;
         Ok(created)
     }
 
     /// Claims held recipients that are due, as many as the window has room for.
-    pub fn claim_due(&self, window: SendWindow, now_ms: i64) -> rusqlite::Result<Vec<Claim>> {
-        self.may_write()?;
-        let mut connection = self.lock();
-        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let room = room(&tx, window, now_ms)?;
-        let claims = {
-            let mut due = tx.prepare(
+    pub async fn claim_due(&self, window: SendWindow) -> Result<Vec<Claim>, DbError> {
+        let mut conn = self.writer().await?;
+        conn.begin_exclusive().await?;
+        let now = now(&mut conn).await?;
+        let room = room(&mut conn, window, now).await?;
+        let claims: Vec<Claim> = conn
+            .query(
                 "SELECT r.campaign_id, r.phone, c.message FROM recipients r \
                  JOIN campaigns c ON c.id = r.campaign_id \
-                 WHERE r.state = 'held' AND r.next_attempt_ms <= ?1 \
-                 ORDER BY r.next_attempt_ms, r.campaign_id, r.phone LIMIT ?2",
-            )?;
-            due.query_map(params![now_ms, room], |row| {
-                Ok(Claim {
-                    campaign_id: row.get(0)?,
-                    phone: row.get(1)?,
-                    message: row.get(2)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?
-        };
+                 WHERE r.state = 'held' AND r.next_attempt_ms <= $1 \
+                 ORDER BY r.next_attempt_ms, r.campaign_id, r.phone LIMIT $2",
+                &[now.into(), i64::try_from(room).unwrap_or(i64::MAX).into()],
+            )
+            .await?
+            .iter()
+            .map(|row| Claim {
+                campaign_id: row.text(0),
+                phone: row.text(1),
+                message: row.text(2),
+            })
+            .collect();
         for claim in &claims {
-            tx.execute(
-                "UPDATE recipients SET state = 'sending', next_attempt_ms = NULL \
-                 WHERE campaign_id = ?1 AND phone = ?2",
-                params![claim.campaign_id, claim.phone],
-            )?;
-            touch(&tx, &claim.campaign_id, now_ms)?;
+            conn.execute(
+                "UPDATE recipients SET state = 'sending', next_attempt_ms = NULL, owner = $3, \
+                 claim_until_ms = $4 WHERE campaign_id = $1 AND phone = $2",
+                &[
+                    claim.campaign_id.as_str().into(),
+                    claim.phone.as_str().into(),
+                    self.owner.as_str().into(),
+                    (now + self.lease_ms).into(),
+                ],
+            )
+            .await?;
+            touch(&mut conn, &claim.campaign_id, now).await?;
         }
-        tx.commit()?;
+        conn.commit().await?;
         Ok(claims)
     }
 
+    /// Renews this process's claim on a recipient (`campaign`, `phone`) or on message
+    /// `message` just before its send: whether the claim is still this process's own (it did
+    /// not expire and get settled by another process).
+    pub async fn renew_claim(&self, target: Claimed<'_>) -> Result<bool, DbError> {
+        let (owner, lease) = (self.owner.as_str().into(), self.lease_ms.into());
+        let (sql, args) = match target {
+            Claimed::Recipient { campaign, phone } => (
+                "UPDATE recipients SET claim_until_ms = NOW_MS + $4 WHERE campaign_id = $1 \
+                 AND phone = $2 AND owner = $3 AND state = 'sending' AND claim_until_ms > NOW_MS",
+                vec![campaign.into(), phone.into(), owner, lease],
+            ),
+            Claimed::Message(id) => (
+                "UPDATE messages SET claim_until_ms = NOW_MS + $3 WHERE id = $1 \
+                 AND owner = $2 AND state = 'sending' AND claim_until_ms > NOW_MS",
+                vec![id.into(), owner, lease],
+            ),
+        };
+        Ok(self.writer().await?.execute(sql, &args).await? == 1)
+    }
+
     /// The provider accepts a send: one row, committed on its own, as a remote provider's
-    /// acceptance is independent of the service's own record.
-    pub fn provider_send(
+    /// acceptance is independent of the service's own record (and never fails as the
+    /// service's disk does).
+    pub async fn provider_send(
         &self,
         campaign_id: Option<&str>,
         message_id: Option<&str>,
         phone: &str,
         body: &str,
-        now_ms: i64,
-    ) -> rusqlite::Result<()> {
-        self.lock().execute(
-            "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![campaign_id, message_id, phone, body, now_ms],
-        )?;
+    ) -> Result<(), DbError> {
+        self.conn()
+            .await?
+            .execute(
+                "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms) \
+                 VALUES ($1, $2, $3, $4, NOW_MS)",
+                &[
+                    campaign_id.into(),
+                    message_id.into(),
+                    phone.into(),
+                    body.into(),
+                ],
+            )
+            .await?;
         Ok(())
     }
 
     /// Records a claimed recipient as sent.
-    pub fn mark_sent(&self, campaign_id: &str, phone: &str, now_ms: i64) -> rusqlite::Result<()> {
-        self.may_write()?;
-        let mut connection = self.lock();
-        let tx = connection.transaction()?;
-        tx.execute(
-            "UPDATE recipients SET state = 'sent' WHERE campaign_id = ?1 AND phone = ?2",
-            params![campaign_id, phone],
-        )?;
-        touch(&tx, campaign_id, now_ms)?;
-        tx.commit()
+    pub async fn mark_sent(&self, campaign_id: &str, phone: &str) -> Result<(), DbError> {
+        let mut conn = self.writer().await?;
+        conn.execute(
+            "UPDATE recipients SET state = 'sent', owner = NULL, claim_until_ms = NULL \
+             WHERE campaign_id = $1 AND phone = $2 AND state = 'sending'",
+            &[campaign_id.into(), phone.into()],
+        )
+        .await?;
+        let now = now(&mut conn).await?;
+        touch(&mut conn, campaign_id, now).await
     }
 
-    /// Settles what a stopped process (or a call that failed) left `sending` against the
-    /// provider: a recipient or message the provider has a send for is `sent`; one it has
-    /// none for was never sent, so a recipient is held again, due now, and a message is
-    /// `not_sent`. Operations in `running` (still being sent by a live call) are left alone.
-    /// Returns how many were settled.
-    pub fn reconcile(&self, now_ms: i64, running: &[String]) -> rusqlite::Result<usize> {
-        self.may_write()?;
-        let running = serde_json::to_string(running).expect("strings serialize");
-        let mut connection = self.lock();
-        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "UPDATE campaigns SET updated_ms = ?1 WHERE id IN \
-             (SELECT campaign_id FROM recipients WHERE state = 'sending') \
-             AND id NOT IN (SELECT value FROM json_each(?2))",
-            params![now_ms, running],
-        )?;
-        let mut settled = tx.execute(
-            "UPDATE recipients SET state = 'sent' WHERE state = 'sending' AND EXISTS \
-             (SELECT 1 FROM provider_sends p \
-              WHERE p.campaign_id = recipients.campaign_id AND p.phone = recipients.phone) \
-             AND campaign_id NOT IN (SELECT value FROM json_each(?1))",
-            [&running],
-        )?;
-        settled += tx.execute(
-            "UPDATE recipients SET state = 'held', next_attempt_ms = ?1 WHERE state = 'sending' \
-             AND campaign_id NOT IN (SELECT value FROM json_each(?2))",
-            params![now_ms, running],
-        )?;
-        settled += tx.execute(
-            "UPDATE messages SET state = CASE WHEN EXISTS (SELECT 1 FROM provider_sends p \
-             WHERE p.message_id = messages.id) THEN 'sent' ELSE 'not_sent' END, updated_ms = ?1 \
-             WHERE state = 'sending' AND id NOT IN (SELECT value FROM json_each(?2))",
-            params![now_ms, running],
-        )?;
-        tx.commit()?;
+    /// Settles every claim whose lease expired (its process stopped, or its call failed)
+    /// against the provider: a recipient or message the provider has a send for is `sent`;
+    /// one it has none for was never sent, so a recipient is held again, due now, and a
+    /// message is `not_sent`. Returns how many were settled.
+    pub async fn reconcile(&self) -> Result<u64, DbError> {
+        let mut conn = self.writer().await?;
+        conn.begin_exclusive().await?;
+        let now = now(&mut conn).await?;
+        let expired = "state = 'sending' AND claim_until_ms <= $1";
+        conn.execute(
+            &format!(
+                "UPDATE campaigns SET updated_ms = $1 WHERE id IN \
+                 (SELECT campaign_id FROM recipients WHERE {expired})"
+            ),
+            &[now.into()],
+        )
+        .await?;
+        let mut settled = conn
+            .execute(
+                &format!(
+                    "UPDATE recipients SET state = 'sent', owner = NULL, claim_until_ms = NULL \
+                     WHERE {expired} AND EXISTS (SELECT 1 FROM provider_sends p \
+                     WHERE p.campaign_id = recipients.campaign_id \
+                     AND p.phone = recipients.phone)"
+                ),
+                &[now.into()],
+            )
+            .await?;
+        settled += conn
+            .execute(
+                &format!(
+                    "UPDATE recipients SET state = 'held', next_attempt_ms = $1, owner = NULL, \
+                     claim_until_ms = NULL WHERE {expired}"
+                ),
+                &[now.into()],
+            )
+            .await?;
+        settled += conn
+            .execute(
+                &format!(
+                    "UPDATE messages SET state = CASE WHEN EXISTS (SELECT 1 FROM provider_sends \
+                     p WHERE p.message_id = messages.id) THEN 'sent' ELSE 'not_sent' END, \
+                     updated_ms = $1, owner = NULL, claim_until_ms = NULL WHERE {expired}"
+                ),
+                &[now.into()],
+            )
+            .await?;
+        conn.commit().await?;
         Ok(settled)
     }
 
-    /// Records operation `id` of `tool`, before its key is begun (once: the id is the same for
-    /// the same key and request).
-    pub fn record_operation(&self, id: &str, tool: &str) -> rusqlite::Result<()> {
-        self.may_write()?;
-        self.lock().execute(
-            "INSERT OR IGNORE INTO operations (id, tool) VALUES (?1, ?2)",
-            [id, tool],
-        )?;
-        Ok(())
-    }
-
-    /// The tool of operation `id`, if it was recorded.
-    pub fn operation(&self, id: &str) -> rusqlite::Result<Option<String>> {
-        self.lock()
-            .query_row("SELECT tool FROM operations WHERE id = ?1", [id], |row| {
-                row.get(0)
-            })
-            .optional()
-    }
-
-    /// Records message `id` to `phone` as being sent.
-    pub fn begin_message(&self, id: &str, phone: &str, now_ms: i64) -> rusqlite::Result<()> {
-        self.may_write()?;
-        self.lock().execute(
-            "INSERT INTO messages (id, phone, state, updated_ms) VALUES (?1, ?2, 'sending', ?3)",
-            params![id, phone, now_ms],
-        )?;
+    /// Records message `id` of `principal` to `phone` as being sent, claimed by this process.
+    pub async fn begin_message(
+        &self,
+        id: &str,
+        principal: &str,
+        phone: &str,
+    ) -> Result<(), DbError> {
+        self.writer()
+            .await?
+            .execute(
+                "INSERT INTO messages (id, principal, phone, state, updated_ms, owner, \
+                 claim_until_ms) VALUES ($1, $2, $3, 'sending', NOW_MS, $4, NOW_MS + $5)",
+                &[
+                    id.into(),
+                    principal.into(),
+                    phone.into(),
+                    self.owner.as_str().into(),
+                    self.lease_ms.into(),
+                ],
+            )
+            .await?;
         Ok(())
     }
 
     /// Records message `id` as sent.
-    pub fn message_sent(&self, id: &str, now_ms: i64) -> rusqlite::Result<()> {
-        self.may_write()?;
-        self.lock().execute(
-            "UPDATE messages SET state = 'sent', updated_ms = ?2 WHERE id = ?1",
-            params![id, now_ms],
-        )?;
+    pub async fn message_sent(&self, id: &str) -> Result<(), DbError> {
+        self.writer()
+            .await?
+            .execute(
+                "UPDATE messages SET state = 'sent', updated_ms = NOW_MS, owner = NULL, \
+                 claim_until_ms = NULL WHERE id = $1 AND state = 'sending'",
+                &[id.into()],
+            )
+            .await?;
         Ok(())
     }
 
-    /// Message `id`'s state and when it last changed.
-    pub fn message(&self, id: &str) -> rusqlite::Result<Option<(String, i64)>> {
-        self.lock()
-            .query_row(
-                "SELECT state, updated_ms FROM messages WHERE id = ?1",
-                [id],
-                |row| Ok((row.get(0)?, row.get(1)?)),
+    /// Message `id`'s state and when it last changed, if `principal` has it.
+    pub async fn message(
+        &self,
+        id: &str,
+        principal: &str,
+    ) -> Result<Option<(String, i64)>, DbError> {
+        let rows = self
+            .conn()
+            .await?
+            .query(
+                "SELECT state, updated_ms FROM messages WHERE id = $1 AND principal = $2",
+                &[id.into(), principal.into()],
             )
-            .optional()
+            .await?;
+        Ok(rows.first().map(|row| (row.text(0), row.int(1))))
     }
 
-    /// Campaign `id`'s counts, or `None` when there is no such campaign.
-    pub fn campaign(&self, id: &str) -> rusqlite::Result<Option<CampaignRow>> {
-        let connection = self.lock();
-        let Some(updated_ms) = connection
-            .query_row(
-                "SELECT updated_ms FROM campaigns WHERE id = ?1",
-                [id],
-                |row| row.get(0),
+    /// Campaign `id`'s counts, or `None` when `principal` has no such campaign.
+    pub async fn campaign(
+        &self,
+        id: &str,
+        principal: &str,
+    ) -> Result<Option<CampaignRow>, DbError> {
+        let mut conn = self.conn().await?;
+        let found = conn
+            .query(
+                "SELECT updated_ms FROM campaigns WHERE id = $1 AND principal = $2",
+                &[id.into(), principal.into()],
             )
-            .optional()?
-        else {
+            .await?;
+        let Some(updated) = found.first() else {
             return Ok(None);
         };
         let mut row = CampaignRow {
-            updated_ms,
+            updated_ms: updated.int(0),
             ..CampaignRow::default()
         };
-        let mut states = connection.prepare(
-            "SELECT state, COUNT(*), MIN(next_attempt_ms) FROM recipients \
-             WHERE campaign_id = ?1 GROUP BY state",
-        )?;
-        let mut rows = states.query([id])?;
-        while let Some(state) = rows.next()? {
-            let count: u64 = state.get(1)?;
+        let states = conn
+            .query(
+                "SELECT state, COUNT(*), MIN(next_attempt_ms) FROM recipients \
+                 WHERE campaign_id = $1 GROUP BY state",
+                &[id.into()],
+            )
+            .await?;
+        for state in &states {
+            let count = u64::try_from(state.int(1)).unwrap_or(0);
             row.requested += count;
-            match state.get_ref(0)?.as_str()? {
+            match state.text(0).as_str() {
                 "sending" => row.sending = count,
                 "sent" => row.sent = count,
                 "held" => {
                     row.held = count;
-                    row.next_attempt_ms = state.get(2)?;
+                    row.next_attempt_ms = state.opt_int(2);
                 }
                 _ => row.denied = count,
             }
@@ -473,94 +596,34 @@ impl Store {
     }
 }
 
+/// What a claim is on: a campaign's recipient, or a single message.
+#[derive(Clone, Copy, Debug)]
+pub enum Claimed<'a> {
+    /// Recipient `phone` of campaign `campaign`.
+    Recipient { campaign: &'a str, phone: &'a str },
+    /// A single message, by id.
+    Message(&'a str),
+}
+
 /// Campaign sends the window still has room for: its cap, less the campaign sends the
 /// provider accepted in it and the recipients claimed and not yet sent.
-fn room(connection: &Connection, window: SendWindow, now_ms: i64) -> rusqlite::Result<u64> {
-    let used: u64 = connection.query_row(
-        "SELECT (SELECT COUNT(*) FROM provider_sends WHERE campaign_id IS NOT NULL AND sent_ms >= ?1) \
-              + (SELECT COUNT(*) FROM recipients WHERE state = 'sending')",
-        [window.start(now_ms)],
-        |row| row.get(0),
-    )?;
-    Ok(window.cap.saturating_sub(used))
+async fn room(conn: &mut Conn<'_>, window: SendWindow, now_ms: i64) -> Result<u64, DbError> {
+    let used = conn
+        .query(
+            "SELECT (SELECT COUNT(*) FROM provider_sends WHERE campaign_id IS NOT NULL \
+             AND sent_ms >= $1) + (SELECT COUNT(*) FROM recipients WHERE state = 'sending')",
+            &[window.start(now_ms).into()],
+        )
+        .await?[0]
+        .int(0);
+    Ok(window.cap.saturating_sub(u64::try_from(used).unwrap_or(0)))
 }
 
-fn touch(connection: &Connection, campaign_id: &str, now_ms: i64) -> rusqlite::Result<()> {
-    connection.execute(
-        "UPDATE campaigns SET updated_ms = ?2 WHERE id = ?1",
-        params![campaign_id, now_ms],
-    )?;
+async fn touch(conn: &mut Conn<'_>, campaign_id: &str, now_ms: i64) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE campaigns SET updated_ms = $2 WHERE id = $1",
+        &[campaign_id.into(), now_ms.into()],
+    )
+    .await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const WINDOW: SendWindow = SendWindow {
-        cap: 3,
-        length_ms: 3_600_000,
-    };
-
-    /// A store in memory: one connection, no files left behind.
-    fn store() -> Store {
-        Store::open(std::path::Path::new(":memory:"), None).unwrap()
-    }
-
-    fn phones(n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("+1555000{i:04}")).collect()
-    }
-
-    /// The three places a stop can fall: before the provider, between the provider and the
-    /// record, and after both. Only the first is sent again, and the window's room counts
-    /// what the provider already accepted.
-    #[test]
-    fn reconcile_settles_each_place_a_stop_can_fall() {
-        let store = store();
-        let now = 7_200_000;
-        let created = store
-            .create_campaign("cmp_a", "hi", &phones(5), WINDOW, now)
-            .unwrap();
-        assert_eq!((created.claimed.len(), created.held), (3, 2));
-        let [recorded, unrecorded, unsent] = [0, 1, 2].map(|i| created.claimed[i].clone());
-        store
-            .provider_send(Some("cmp_a"), None, &recorded, "hi", now)
-            .unwrap();
-        store.mark_sent("cmp_a", &recorded, now).unwrap();
-        store
-            .provider_send(Some("cmp_a"), None, &unrecorded, "hi", now)
-            .unwrap();
-        store.begin_message("msg_a", "+15559990000", now).unwrap();
-        store.begin_message("msg_b", "+15559990001", now).unwrap();
-        store
-            .provider_send(None, Some("msg_b"), "+15559990001", "hi", now)
-            .unwrap();
-
-        assert_eq!(store.reconcile(now + 1, &[]).unwrap(), 4);
-        let row = store.campaign("cmp_a").unwrap().unwrap();
-        assert_eq!((row.sent, row.sending, row.held), (2, 0, 3));
-        assert_eq!(store.message("msg_a").unwrap().unwrap().0, "not_sent");
-        assert_eq!(store.message("msg_b").unwrap().unwrap().0, "sent");
-
-        // Only the unsent recipient is due now, and the window has room for it alone.
-        let claims = store.claim_due(WINDOW, now + 2).unwrap();
-        assert_eq!(claims.len(), 1);
-        assert_eq!(claims[0].phone, unsent);
-    }
-
-    #[test]
-    fn opted_out_recipients_are_denied_and_never_claimed() {
-        let store = store();
-        let all = phones(4);
-        store.opt_out(&all[0]).unwrap();
-        let created = store
-            .create_campaign("cmp_b", "hi", &all, WINDOW, 0)
-            .unwrap();
-        assert_eq!(
-            (created.denied, created.claimed.len(), created.held),
-            (1, 3, 0)
-        );
-        assert!(!created.claimed.contains(&all[0]));
-        assert_eq!(created.next_attempt_ms, None);
-    }
 }

@@ -1,0 +1,111 @@
+//! The service's idempotency ledger: the crate's SQLite or PostgreSQL ledger, in the same
+//! database as the service's tables, behind the same injected faults (a full disk fails its
+//! writes too; a replaced SQLite file fails everything).
+
+use std::sync::Arc;
+
+use agent_tool_result::replay::PostgresError;
+use agent_tool_result::replay::{
+    Abandoned, Begin, Completion, Fingerprint, IdempotencyKey, Lease, Ledger, PostgresLedger,
+    Scope, SqliteError, SqliteLedger, StoredAnswer,
+};
+
+use crate::db::{DbError, Target};
+use crate::store::Faults;
+
+/// The ledger's store.
+enum Store {
+    Sqlite(SqliteLedger),
+    Postgres(PostgresLedger),
+}
+
+/// A failure of the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The SQLite ledger.
+    #[error(transparent)]
+    Sqlite(#[from] SqliteError),
+    /// The PostgreSQL ledger.
+    #[error(transparent)]
+    Postgres(#[from] PostgresError),
+    /// The database (an injected fault, or a replaced file).
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+/// The crate's ledger for `--db`, under the service's faults.
+pub struct ServiceLedger {
+    store: Store,
+    faults: Arc<Faults>,
+}
+
+impl ServiceLedger {
+    /// Opens the ledger at `target`, holding keys for `lease`.
+    pub async fn open(
+        target: &Target,
+        faults: Arc<Faults>,
+        lease: std::time::Duration,
+    ) -> Result<Self, LedgerError> {
+        let store = match target {
+            Target::Sqlite(path) => Store::Sqlite(SqliteLedger::open(path)?.with_lease(lease)),
+            Target::Postgres(url) => {
+                Store::Postgres(PostgresLedger::connect(url).await?.with_lease(lease))
+            }
+        };
+        Ok(ServiceLedger { store, faults })
+    }
+}
+
+/// Runs `$call` on whichever store the ledger has.
+macro_rules! on_store {
+    ($self:ident, $ledger:ident => $call:expr) => {
+        match &$self.store {
+            Store::Sqlite($ledger) => Ok($call.await?),
+            Store::Postgres($ledger) => Ok($call.await?),
+        }
+    };
+}
+
+impl Ledger for ServiceLedger {
+    type Error = LedgerError;
+
+    async fn begin(
+        &self,
+        scope: &Scope,
+        key: &IdempotencyKey,
+        fingerprint: Fingerprint,
+        context: &str,
+    ) -> Result<Begin, LedgerError> {
+        self.faults.may_write()?;
+        on_store!(self, ledger => ledger.begin(scope, key, fingerprint, context))
+    }
+
+    async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, LedgerError> {
+        self.faults.may_write()?;
+        on_store!(self, ledger => ledger.renew(lease))
+    }
+
+    async fn complete(
+        &self,
+        lease: &Lease,
+        answer: &StoredAnswer,
+    ) -> Result<Completion, LedgerError> {
+        self.faults.may_write()?;
+        on_store!(self, ledger => ledger.complete(lease, answer))
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<Completion, LedgerError> {
+        self.faults.may_write()?;
+        on_store!(self, ledger => ledger.release(lease))
+    }
+
+    async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, LedgerError> {
+        self.faults.check()?;
+        on_store!(self, ledger => ledger.abandoned(limit))
+    }
+
+    async fn purge(&self, limit: usize) -> Result<usize, LedgerError> {
+        self.faults.check()?;
+        on_store!(self, ledger => ledger.purge(limit))
+    }
+}
