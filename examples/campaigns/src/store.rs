@@ -53,7 +53,8 @@ const SCHEMA: &str = "
         message_id text,
         phone text NOT NULL,
         body text NOT NULL,
-        sent_ms bigint NOT NULL
+        sent_ms bigint NOT NULL,
+        sender text NOT NULL
     );
     CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
     CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);";
@@ -410,7 +411,8 @@ impl Store {
 
     /// The provider accepts a send: one row, committed on its own, as a remote provider's
     /// acceptance is independent of the service's own record (and never fails as the
-    /// service's disk does).
+    /// service's disk does). It records which process sent it (its owner name, whose first
+    /// part is the process id).
     pub async fn provider_send(
         &self,
         campaign_id: Option<&str>,
@@ -421,13 +423,14 @@ impl Store {
         self.conn()
             .await?
             .execute(
-                "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms) \
-                 VALUES ($1, $2, $3, $4, NOW_MS)",
+                "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, \
+                 sender) VALUES ($1, $2, $3, $4, NOW_MS, $5)",
                 &[
                     campaign_id.into(),
                     message_id.into(),
                     phone.into(),
                     body.into(),
+                    self.owner.as_str().into(),
                 ],
             )
             .await?;

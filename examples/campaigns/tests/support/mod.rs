@@ -50,8 +50,9 @@ pub struct Service {
 }
 
 impl Service {
-    /// Starts the service on `db` with `extra` arguments, and waits until it listens.
-    pub fn start(db: &Path, extra: &[&str]) -> Self {
+    /// Starts the service on `db` (a SQLite path or a `postgres://` URL) with `extra`
+    /// arguments, and waits until it listens.
+    pub fn start(db: impl AsRef<std::ffi::OsStr>, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_campaigns"))
             .arg("--db")
             .arg(db)
@@ -91,9 +92,20 @@ impl Service {
 
     /// Calls guarantee tool `tool` with `key` as its `Idempotency-Key`.
     pub fn call(&self, tool: &str, key: &str, arguments: &Value) -> http::Response<Vec<u8>> {
+        self.call_as(TOKEN, tool, key, arguments)
+    }
+
+    /// [`Service::call`] with another bearer token.
+    pub fn call_as(
+        &self,
+        token: &str,
+        tool: &str,
+        key: &str,
+        arguments: &Value,
+    ) -> http::Response<Vec<u8>> {
         let request = http::Request::post(format!("{}/v1/tools/{tool}", self.base))
             .header("content-type", "application/json")
-            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("authorization", format!("Bearer {token}"))
             .header("idempotency-key", format!("\"{key}\""))
             .body(serde_json::to_vec(arguments).unwrap())
             .unwrap();
@@ -121,8 +133,14 @@ impl Service {
 
     /// Looks campaign `id` up over REST and returns its envelope.
     pub fn lookup(&self, id: &str) -> Value {
-        let request = http::Request::get(format!("{}/v1/campaigns/{id}", self.base))
-            .header("authorization", format!("Bearer {TOKEN}"))
+        self.lookup_as(TOKEN, "campaigns", id)
+    }
+
+    /// Looks `id` up in `what` (`campaigns` or `messages`) over REST with `token`, and
+    /// returns its envelope.
+    pub fn lookup_as(&self, token: &str, what: &str, id: &str) -> Value {
+        let request = http::Request::get(format!("{}/v1/{what}/{id}", self.base))
+            .header("authorization", format!("Bearer {token}"))
             .body(Vec::new())
             .unwrap();
         let response = send(request);

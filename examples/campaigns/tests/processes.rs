@@ -1,0 +1,494 @@
+//! The service as several processes on one PostgreSQL database (a server of the test's own,
+//! on 127.0.0.1): a batch sent to one process, replayed on another and looked up from a third
+//! agree; 16 clients x 50 keys, each sent to two processes at once, run every key once; two
+//! accounts sending one key stay apart; and twenty rounds of SIGKILL, during a request and
+//! during the background release of a hold, leave nobody sent twice, every key answered, and
+//! counts that add up.
+
+mod support;
+
+#[path = "../../../tests/support/postgres.rs"]
+#[allow(dead_code)]
+mod postgres;
+
+use std::collections::{HashMap, HashSet};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use agent_tool_result::guarantee::SettlementState;
+use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+use agent_tool_result::http::{RestOutcome, classify};
+use postgres::Postgres;
+use serde_json::{Value, json};
+use support::Service;
+
+/// A sync client of the test's own database, to read the provider's table as it fills.
+struct Provider {
+    runtime: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+/// One send: campaign (or empty), message (or empty), phone, and the sender's process id.
+type Send = (String, String, String, u32);
+
+impl Provider {
+    fn connect(url: &str) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client
+        });
+        Provider { runtime, client }
+    }
+
+    /// Every send so far, in order; none before the service created the table.
+    fn sends(&self) -> Vec<Send> {
+        let rows = self.runtime.block_on(self.client.query(
+            "SELECT coalesce(campaign_id, ''), coalesce(message_id, ''), phone, sender \
+             FROM provider_sends ORDER BY seq",
+            &[],
+        ));
+        rows.map(|rows| {
+            rows.iter()
+                .map(|row| {
+                    let sender: String = row.get(3);
+                    let pid = sender.split('-').next().unwrap().parse().unwrap();
+                    (row.get(0), row.get(1), row.get(2), pid)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// Panics if anyone was sent twice (a campaign's recipient, or a message).
+fn nobody_sent_twice(sends: &[Send]) {
+    let mut seen = HashSet::new();
+    for (campaign, message, phone, pid) in sends {
+        assert!(
+            seen.insert((campaign, message, phone)),
+            "{phone} sent twice for {campaign}{message} (again by {pid})"
+        );
+    }
+}
+
+fn campaign_id(response: &http::Response<Vec<u8>>) -> String {
+    let body: Value = serde_json::from_slice(response.body()).unwrap();
+    body["campaignId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no campaignId: {body}"))
+        .to_owned()
+}
+
+#[test]
+fn three_processes_agree_and_run_every_key_once() {
+    let server = Postgres::start();
+    let url = server.database("campaigns_three");
+    let flags = [
+        "--cap",
+        "20",
+        "--window-secs",
+        "3600",
+        "--token",
+        "acct_a=token-a",
+        "--token",
+        "acct_b=token-b",
+    ];
+    let services: Vec<Service> = (0..3).map(|_| Service::start(&url, &flags)).collect();
+    let provider = Provider::connect(&url);
+
+    // A batch sent to one process, its replay to another, its lookup from the third.
+    let batch = json!({ "recipients": support::numbers(30), "message": "Winter sale" });
+    let first = services[0].call_as("token-a", "send_campaign_batch", "winter-1", &batch);
+    assert_eq!(
+        first.status(),
+        202,
+        "{}",
+        String::from_utf8_lossy(first.body())
+    );
+    let id = campaign_id(&first);
+    let replay = services[1].call_as("token-a", "send_campaign_batch", "winter-1", &batch);
+    assert_eq!(replay.status(), 202);
+    assert_eq!(replay.body(), first.body());
+    assert_eq!(replay.headers()[IDEMPOTENT_REPLAYED], "true");
+    assert_eq!(
+        replay.headers()["retry-after"],
+        first.headers()["retry-after"]
+    );
+    let looked = services[2].lookup_as("token-a", "campaigns", &id);
+    let counts = &looked["result"]["counts"];
+    assert_eq!(
+        (
+            &counts["requested"],
+            &counts["sent"],
+            &counts["held"],
+            &counts["sending"]
+        ),
+        (&json!(30), &json!(20), &json!(10), &json!(0)),
+        "{looked}"
+    );
+    // Another account: the same key with other recipients is its own call (held, as the
+    // window's cap is the provider's, shared by every account), and the first account's
+    // campaign is not there for it to look up.
+    let other = json!({ "recipients": ["+15557770001"], "message": "Hello" });
+    let theirs = services[2].call_as("token-b", "send_campaign_batch", "winter-1", &other);
+    assert_eq!(
+        theirs.status(),
+        202,
+        "{}",
+        String::from_utf8_lossy(theirs.body())
+    );
+    assert!(theirs.headers().get(IDEMPOTENT_REPLAYED).is_none());
+    assert_ne!(campaign_id(&theirs), id);
+    let hidden = services[0].lookup_as("token-b", "campaigns", &id);
+    assert_eq!(hidden["ok"], false, "{hidden}");
+    assert_eq!(provider.sends().len(), 20);
+    // Two accounts, one process, one key, two payloads: both run, each replays its own.
+    let (for_a, for_b) = (
+        json!({ "to": "+15557770002", "body": "for a" }),
+        json!({ "to": "+15557770003", "body": "for b" }),
+    );
+    let sent_a = services[1].call_as("token-a", "send_sms", "shared", &for_a);
+    let sent_b = services[1].call_as("token-b", "send_sms", "shared", &for_b);
+    for sent in [&sent_a, &sent_b] {
+        assert_eq!(
+            sent.status(),
+            200,
+            "{}",
+            String::from_utf8_lossy(sent.body())
+        );
+        assert!(sent.headers().get(IDEMPOTENT_REPLAYED).is_none());
+    }
+    assert_ne!(sent_a.body(), sent_b.body());
+    let again_b = services[1].call_as("token-b", "send_sms", "shared", &for_b);
+    assert_eq!(again_b.body(), sent_b.body());
+    assert_eq!(again_b.headers()[IDEMPOTENT_REPLAYED], "true");
+    assert_eq!(provider.sends().len(), 22);
+
+    // 16 clients x 50 keys, each key sent to two processes at once.
+    let answers: Vec<(String, u16, u16)> = thread::scope(|scope| {
+        let clients: Vec<_> = (0..16)
+            .map(|client| {
+                let services = &services;
+                scope.spawn(move || {
+                    (0..50)
+                        .map(|k| {
+                            let key = format!("c{client}-k{k}");
+                            let sms =
+                                json!({ "to": format!("+1556{client:02}{k:05}"), "body": "hi" });
+                            let (a, b) = ((client + k) % 3, (client + k + 1) % 3);
+                            let (one, two) = thread::scope(|both| {
+                                let one = both.spawn(|| {
+                                    services[a].call_as("token-a", "send_sms", &key, &sms)
+                                });
+                                let two = services[b].call_as("token-a", "send_sms", &key, &sms);
+                                (one.join().unwrap(), two)
+                            });
+                            (key, one.status().as_u16(), two.status().as_u16())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        clients
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect()
+    });
+    assert_eq!(answers.len(), 800);
+    for (key, one, two) in &answers {
+        // One ran; the other was a replay (200) or found it in flight (409).
+        assert!(
+            [(200, 200), (200, 409), (409, 200)].contains(&(*one, *two)),
+            "{key}: {one} {two}"
+        );
+    }
+    let sends = provider.sends();
+    nobody_sent_twice(&sends);
+    let messages: HashSet<&String> = sends
+        .iter()
+        .filter(|(_, message, ..)| !message.is_empty())
+        .map(|(_, message, ..)| message)
+        .collect();
+    assert_eq!(messages.len(), 802, "every key executed once");
+    // Every key replays from the third process.
+    for (i, (key, ..)) in answers.iter().enumerate() {
+        let (client, k): (usize, usize) = (i / 50, i % 50);
+        let sms = json!({ "to": format!("+1556{client:02}{k:05}"), "body": "hi" });
+        let again = services[(client + k + 2) % 3].call_as("token-a", "send_sms", key, &sms);
+        assert_eq!(again.status(), 200, "{key}");
+        assert_eq!(again.headers()[IDEMPOTENT_REPLAYED], "true", "{key}");
+    }
+    assert_eq!(provider.sends().len(), sends.len());
+}
+
+/// A small random source for the rounds, seeded from the clock (printed, to repeat a run).
+struct Rounds(u64);
+
+impl Rounds {
+    fn new() -> Self {
+        let seed = std::env::var("CAMPAIGNS_KILL_SEED").map_or_else(
+            |_| {
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            },
+            |seed| seed.parse().unwrap(),
+        );
+        eprintln!("the kill rounds' seed: CAMPAIGNS_KILL_SEED={seed}");
+        Rounds(seed | 1)
+    }
+
+    /// A number in `0..n`.
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Waits until the next send window (a second long) has just begun.
+fn at_a_window_start() {
+    loop {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .subsec_millis();
+        if ms < 30 {
+            return;
+        }
+        thread::sleep(Duration::from_millis(u64::from(1000 - ms)));
+    }
+}
+
+/// Waits until `sends` has at least `n` rows, for at most 20 seconds; returns them.
+fn until_sends(provider: &Provider, n: usize) -> Vec<Send> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let sends = provider.sends();
+        if sends.len() >= n {
+            return sends;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n} sends",
+            sends.len()
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
+    const OPTED_OUT: &str = "+15559990000";
+    const CAP: usize = 5;
+    let server = Postgres::start();
+    let url = server.database("campaigns_kills");
+    // Five sends a window of a second, 30 ms a send: a batch of ten sends five now and holds
+    // four (one opted out) for the next window, which some process releases.
+    let flags = [
+        "--cap",
+        "5",
+        "--window-secs",
+        "1",
+        "--provider-delay-ms",
+        "30",
+        "--opt-out",
+        OPTED_OUT,
+    ];
+    let mut services: Vec<Service> = (0..3).map(|_| Service::start(&url, &flags)).collect();
+    let provider = Provider::connect(&url);
+    let mut rounds = Rounds::new();
+    let mut campaigns = HashMap::new();
+    for round in 0..20 {
+        let during_request = round % 2 == 0;
+        let key = format!("round-{round}");
+        let mut recipients: Vec<String> =
+            (0..9).map(|i| format!("+1557{round:02}{i:05}")).collect();
+        recipients.push(OPTED_OUT.to_owned());
+        let batch = json!({ "recipients": recipients, "message": format!("Round {round}") });
+        let before = provider.sends().len();
+        let target = usize::try_from(rounds.below(3)).unwrap();
+        let cut = usize::try_from(1 + rounds.below(CAP as u64 - 1)).unwrap();
+        at_a_window_start();
+        let request = {
+            let (base, batch, key) = (services[target].base.clone(), batch.clone(), key.clone());
+            thread::spawn(move || {
+                let request = http::Request::post(format!("{base}/v1/tools/send_campaign_batch"))
+                    .header("content-type", "application/json")
+                    .header("authorization", format!("Bearer {}", support::TOKEN))
+                    .header("idempotency-key", format!("\"{key}\""))
+                    .body(serde_json::to_vec(&batch).unwrap())
+                    .unwrap();
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
+                agent
+                    .run(request)
+                    .ok()
+                    .map(|response| response.status().as_u16())
+            })
+        };
+        let mut request = Some(request);
+        let victim = if during_request {
+            // Killed with `cut` of its five sends made: the caller never learns the outcome.
+            until_sends(&provider, before + cut);
+            target
+        } else {
+            let answered = request.take().unwrap().join().unwrap();
+            assert_eq!(answered, Some(202), "round {round}");
+            // Killed while it releases the held four, with `cut` of them sent.
+            let sends = until_sends(&provider, before + CAP + cut.min(3));
+            let pid = sends.last().unwrap().3;
+            services
+                .iter()
+                .position(|service| service.pid() == pid)
+                .unwrap_or_else(|| panic!("round {round}: a send by {pid}, not a service"))
+        };
+        services.remove(victim).kill();
+        services.insert(victim, Service::start(&url, &flags));
+        if let Some(request) = request {
+            let _ = request.join().unwrap();
+        }
+
+        // The key answers, the same from every process: `committed` (held or not) or
+        // `unknown`, with the campaign to look up.
+        let answers: Vec<_> = services
+            .iter()
+            .map(|service| service.call_after_lease("send_campaign_batch", &key, &batch))
+            .collect();
+        for answer in &answers {
+            assert_eq!(answer.body(), answers[0].body(), "round {round}");
+        }
+        let settlement = match classify(&answers[0]) {
+            RestOutcome::Settled(result) | RestOutcome::Deferred { result, .. } => {
+                result.settlement()
+            }
+            other => panic!("round {round}: {other:?}"),
+        };
+        assert!(
+            [SettlementState::Committed, SettlementState::Unknown].contains(&settlement),
+            "round {round}: {settlement:?}"
+        );
+        let id = campaign_id(&answers[0]);
+        // The survivors finish the hold; the counts add up.
+        let looker = &services[usize::try_from(rounds.below(3)).unwrap()];
+        let status = looker.lookup_until(&id, |status| {
+            status["counts"]["sent"] == 9 && status["counts"]["sending"] == 0
+        });
+        assert_eq!(status["counts"]["held"], 0, "round {round}");
+        assert_eq!(status["counts"]["denied"], 1, "round {round}");
+        assert_eq!(status["counts"]["requested"], 10, "round {round}");
+        let sends = provider.sends();
+        nobody_sent_twice(&sends);
+        let of_campaign = sends
+            .iter()
+            .filter(|(campaign, ..)| *campaign == id)
+            .count();
+        assert_eq!(of_campaign, 9, "round {round}");
+        campaigns.insert(id, (during_request, settlement));
+    }
+    let sends = provider.sends();
+    nobody_sent_twice(&sends);
+    assert_eq!(sends.len(), 20 * 9);
+    assert_eq!(campaigns.len(), 20);
+    let unknown = campaigns
+        .values()
+        .filter(|(_, settlement)| *settlement == SettlementState::Unknown)
+        .count();
+    eprintln!(
+        "20 rounds: {unknown} keys answered unknown, {} committed",
+        20 - unknown
+    );
+}
+
+/// An MCP session on one process, and a fresh one on another: the same counts, and the same
+/// key in the second session replays the first result (as REST on a third does) and sends
+/// nothing.
+#[test]
+fn mcp_sessions_on_two_processes_read_one_campaign() {
+    use agent_tool_result::guarantee::GuaranteeResult;
+    use agent_tool_result::replay::MCP_ARGUMENT;
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, CallToolResult};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    async fn call(service: &Service, tool: &str, arguments: Value) -> CallToolResult {
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", service.base))
+            .auth_header(support::TOKEN);
+        let session =
+            ().serve(StreamableHttpClientTransport::from_config(config))
+                .await
+                .expect("the session initializes");
+        let Value::Object(arguments) = arguments else {
+            unreachable!("arguments are an object")
+        };
+        let result = session
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+            .await
+            .expect("a tool result, not a JSON-RPC error");
+        session.cancel().await.unwrap();
+        result
+    }
+
+    let server = Postgres::start();
+    let url = server.database("campaigns_mcp");
+    let flags = ["--cap", "5", "--window-secs", "3600"];
+    let services: Vec<Service> = (0..3).map(|_| Service::start(&url, &flags)).collect();
+    let provider = Provider::connect(&url);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let batch = json!({
+        "recipients": support::numbers(8),
+        "message": "Winter sale",
+        MCP_ARGUMENT: "winter-mcp",
+    });
+
+    // Session 1, on the first process.
+    let held = runtime.block_on(call(&services[0], "send_campaign_batch", batch.clone()));
+    let result = GuaranteeResult::<Value>::from_rmcp(&held).unwrap();
+    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+    assert_eq!(provider.sends().len(), 5);
+
+    // Session 2, on the second: the same counts, and the same key replays.
+    let found = runtime.block_on(call(
+        &services[1],
+        "lookup_marketing_campaigns",
+        json!({ "campaignId": campaign }),
+    ));
+    let status = &found.structured_content.as_ref().unwrap()["result"];
+    assert_eq!(
+        status["counts"],
+        json!({ "requested": 8, "sent": 5, "sending": 0, "held": 3, "denied": 0 })
+    );
+    let replay = runtime.block_on(call(&services[1], "send_campaign_batch", batch.clone()));
+    assert_eq!(replay.structured_content, held.structured_content);
+    assert_eq!(provider.sends().len(), 5);
+
+    // REST on the third: the same key (as its header) is the same decision.
+    let mut arguments = batch;
+    let key = arguments
+        .as_object_mut()
+        .unwrap()
+        .remove(MCP_ARGUMENT)
+        .unwrap();
+    let over_rest = services[2].call("send_campaign_batch", key.as_str().unwrap(), &arguments);
+    assert_eq!(over_rest.status(), 202);
+    assert_eq!(over_rest.headers()[IDEMPOTENT_REPLAYED], "true");
+    let body: Value = serde_json::from_slice(over_rest.body()).unwrap();
+    assert_eq!(Some(&body), held.structured_content.as_ref());
+    assert_eq!(
+        services[2].lookup(&campaign)["result"]["counts"],
+        status["counts"]
+    );
+    assert_eq!(provider.sends().len(), 5);
+}
