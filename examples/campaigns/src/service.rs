@@ -124,19 +124,28 @@ impl Service {
         key: IdempotencyKey,
     ) -> Reply {
         let call = Call::of(command.tool(), principal, key, arguments);
-        let prefix = match command {
-            Command::Sms(_) => MESSAGE,
-            Command::Batch(_) => CAMPAIGN,
-        };
-        let id = call.operation_id(prefix);
+        let id = call.operation_id(Service::prefix(command));
         self.sequence
-            .run(call.with_context(&id), || async {
-                match command {
-                    Command::Sms(args) => self.send_sms(args, principal, &id).await,
-                    Command::Batch(args) => self.send_batch(args, principal, &id).await,
-                }
+            .run(call.with_context(&id), || {
+                self.tool(command, principal, &id)
             })
             .await
+    }
+
+    /// The prefix of the id of the operation `command` creates.
+    pub fn prefix(command: &Command) -> &'static str {
+        match command {
+            Command::Sms(_) => MESSAGE,
+            Command::Batch(_) => CAMPAIGN,
+        }
+    }
+
+    /// The tool itself, which the sequence runs: operation `id` of `command` for `principal`.
+    pub async fn tool(&self, command: &Command, principal: &str, id: &str) -> Answer {
+        match command {
+            Command::Sms(args) => self.send_sms(args, principal, id).await,
+            Command::Batch(args) => self.send_batch(args, principal, id).await,
+        }
     }
 
     /// `send_sms`: an opted-out number is denied before the provider; any other is sent.

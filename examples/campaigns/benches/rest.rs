@@ -1,0 +1,192 @@
+//! `send_sms` through the campaign service's REST handler at 32 concurrent clients (keep-alive
+//! HTTP/1.1 on 127.0.0.1), with its tables and ledger on PostgreSQL (a server of the bench's
+//! own): under the library's replay sequence, against the same handler calling the tool
+//! directly (no ledger), in one run, the two arms interleaved round by round. Reports each
+//! arm's throughput and p99 latency, and their ratios (goal: at least 0.7x the throughput, p99
+//! within 2x).
+//!
+//! `cargo bench -p campaigns --bench rest`
+#![allow(dead_code)]
+
+#[path = "../src/db.rs"]
+mod db;
+#[path = "../src/ledger.rs"]
+mod ledger;
+#[path = "../../../tests/support/postgres.rs"]
+mod postgres;
+#[path = "../src/service.rs"]
+mod service;
+#[path = "../src/store.rs"]
+mod store;
+#[path = "../src/tools.rs"]
+mod tools;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use agent_tool_result::guarantee::Refusal;
+use agent_tool_result::http::RestProfile;
+use agent_tool_result::replay::{Call, IdempotencyKey};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::db::Target;
+use crate::service::{Config, Service};
+use crate::store::SendWindow;
+use crate::tools::Command;
+
+/// Concurrent clients.
+const CLIENTS: usize = 32;
+/// Requests per client per round.
+const PER_CLIENT: usize = 60;
+/// Rounds of each arm.
+const ROUNDS: usize = 4;
+const PRINCIPAL: &str = "acct_bench";
+
+fn command(body: &Bytes) -> Result<(Value, Command), Response> {
+    let arguments: Value = serde_json::from_slice(body)
+        .map_err(|err| Refusal::invalid_arguments(err.to_string()).into_response())?;
+    match Command::parse("send_sms", &arguments) {
+        Some(Ok(command)) => Ok((arguments, command)),
+        Some(Err(refusal)) => Err(refusal.into_response()),
+        None => unreachable!("send_sms is a guarantee tool"),
+    }
+}
+
+/// The service's handler: under the replay sequence.
+async fn sequenced(
+    State(service): State<Arc<Service>>,
+    key: IdempotencyKey,
+    body: Bytes,
+) -> Response {
+    match command(&body) {
+        Ok((arguments, command)) => service
+            .call(&command, &arguments, PRINCIPAL, key)
+            .await
+            .into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// The same handler without the sequence: the tool, answered through the profile.
+async fn bare(State(service): State<Arc<Service>>, key: IdempotencyKey, body: Bytes) -> Response {
+    match command(&body) {
+        Ok((arguments, command)) => {
+            let id = Call::of(command.tool(), PRINCIPAL, key, &arguments)
+                .operation_id(Service::prefix(&command));
+            let answer = service.tool(&command, PRINCIPAL, &id).await;
+            RestProfile::default()
+                .answer_response(&answer)
+                .expect("an answer's fields are an object")
+                .map(axum::body::Body::from)
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// One round of one arm: throughput (requests a second) and every latency.
+fn round(base: &str, path: &str, next: &AtomicUsize) -> (f64, Vec<Duration>) {
+    let start = Instant::now();
+    let latencies: Vec<Duration> = thread::scope(|scope| {
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                scope.spawn(|| {
+                    let agent: ureq::Agent = ureq::Agent::config_builder()
+                        .http_status_as_error(false)
+                        .build()
+                        .into();
+                    (0..PER_CLIENT)
+                        .map(|_| {
+                            let n = next.fetch_add(1, Ordering::Relaxed);
+                            let body = format!(r#"{{"to":"+1558{n:08}","body":"hi"}}"#);
+                            let sent = Instant::now();
+                            let response = agent
+                                .post(format!("{base}{path}"))
+                                .header("content-type", "application/json")
+                                .header("idempotency-key", format!("\"bench-{n}\""))
+                                .send(body.as_bytes())
+                                .expect("the service answers");
+                            assert_eq!(response.status(), 200);
+                            sent.elapsed()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        clients
+            .into_iter()
+            .flat_map(|client| client.join().unwrap())
+            .collect()
+    });
+    let rate = latencies.len() as f64 / start.elapsed().as_secs_f64();
+    (rate, latencies)
+}
+
+fn p99(mut latencies: Vec<Duration>) -> f64 {
+    latencies.sort();
+    latencies[(latencies.len() - 1) * 99 / 100].as_secs_f64() * 1e3
+}
+
+fn main() {
+    let server = postgres::Postgres::start();
+    let url = server.database("bench_rest");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let config = Config {
+        window: SendWindow {
+            cap: 20,
+            length_ms: 60_000,
+        },
+        provider_delay: Duration::ZERO,
+        full_disk: None,
+        lease: Duration::from_secs(30),
+    };
+    let service = Arc::new(
+        runtime
+            .block_on(Service::open(&Target::Postgres(url), config))
+            .unwrap(),
+    );
+    let app = axum::Router::new()
+        .route("/sequenced", axum::routing::post(sequenced))
+        .route("/bare", axum::routing::post(bare))
+        .with_state(service);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    runtime.spawn(async move { axum::serve(listener, app).await });
+
+    let next = AtomicUsize::new(0);
+    // Warm up both: connections, prepared statements, the tables' first pages.
+    round(&base, "/sequenced", &next);
+    round(&base, "/bare", &next);
+    let (mut ours, mut theirs) = ((0.0, Vec::new()), (0.0, Vec::new()));
+    for _ in 0..ROUNDS {
+        for (arm, path) in [(&mut ours, "/sequenced"), (&mut theirs, "/bare")] {
+            let (rate, latencies) = round(&base, path, &next);
+            arm.0 += rate / ROUNDS as f64;
+            arm.1.extend(latencies);
+        }
+    }
+    let (ours_p99, theirs_p99) = (p99(ours.1), p99(theirs.1));
+    println!(
+        "send_sms over REST, {CLIENTS} clients, {} requests an arm, PostgreSQL:",
+        CLIENTS * PER_CLIENT * ROUNDS
+    );
+    println!(
+        "  under the replay sequence: {:.0} requests/s, p99 {ours_p99:.2} ms",
+        ours.0
+    );
+    println!(
+        "  the same handler without:  {:.0} requests/s, p99 {theirs_p99:.2} ms",
+        theirs.0
+    );
+    println!(
+        "  throughput {:.2}x (goal at least 0.7x), p99 {:.2}x (goal at most 2x)",
+        ours.0 / theirs.0,
+        ours_p99 / theirs_p99
+    );
+}
