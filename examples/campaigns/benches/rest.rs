@@ -44,15 +44,15 @@ const CLIENTS: usize = 32;
 /// Requests per client per round.
 const PER_CLIENT: usize = 60;
 /// Rounds of each arm.
-const ROUNDS: usize = 4;
+const ROUNDS: u32 = 4;
 const PRINCIPAL: &str = "acct_bench";
 
-fn command(body: &Bytes) -> Result<(Value, Command), Response> {
-    let arguments: Value = serde_json::from_slice(body)
-        .map_err(|err| Refusal::invalid_arguments(err.to_string()).into_response())?;
+fn command(body: &Bytes) -> Result<(Value, Command), Refusal> {
+    let arguments: Value =
+        serde_json::from_slice(body).map_err(|err| Refusal::invalid_arguments(err.to_string()))?;
     match Command::parse("send_sms", &arguments) {
         Some(Ok(command)) => Ok((arguments, command)),
-        Some(Err(refusal)) => Err(refusal.into_response()),
+        Some(Err(refusal)) => Err(refusal),
         None => unreachable!("send_sms is a guarantee tool"),
     }
 }
@@ -68,7 +68,7 @@ async fn sequenced(
             .call(&command, &arguments, PRINCIPAL, key)
             .await
             .into_response(),
-        Err(refused) => refused,
+        Err(refused) => refused.into_response(),
     }
 }
 
@@ -84,7 +84,7 @@ async fn bare(State(service): State<Arc<Service>>, key: IdempotencyKey, body: By
                 .expect("an answer's fields are an object")
                 .map(axum::body::Body::from)
         }
-        Err(refused) => refused,
+        Err(refused) => refused.into_response(),
     }
 }
 
@@ -122,7 +122,8 @@ fn round(base: &str, path: &str, next: &AtomicUsize) -> (f64, Vec<Duration>) {
             .flat_map(|client| client.join().unwrap())
             .collect()
     });
-    let rate = latencies.len() as f64 / start.elapsed().as_secs_f64();
+    let count = f64::from(u32::try_from(latencies.len()).expect("a few thousand"));
+    let rate = count / start.elapsed().as_secs_f64();
     (rate, latencies)
 }
 
@@ -167,14 +168,14 @@ fn main() {
     for _ in 0..ROUNDS {
         for (arm, path) in [(&mut ours, "/sequenced"), (&mut theirs, "/bare")] {
             let (rate, latencies) = round(&base, path, &next);
-            arm.0 += rate / ROUNDS as f64;
+            arm.0 += rate / f64::from(ROUNDS);
             arm.1.extend(latencies);
         }
     }
     let (ours_p99, theirs_p99) = (p99(ours.1), p99(theirs.1));
     println!(
         "send_sms over REST, {CLIENTS} clients, {} requests an arm, PostgreSQL:",
-        CLIENTS * PER_CLIENT * ROUNDS
+        CLIENTS * PER_CLIENT * ROUNDS as usize
     );
     println!(
         "  under the replay sequence: {:.0} requests/s, p99 {ours_p99:.2} ms",

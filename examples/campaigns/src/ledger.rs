@@ -16,7 +16,7 @@ use crate::store::Faults;
 /// The ledger's store.
 enum Store {
     Sqlite(SqliteLedger),
-    Postgres(PostgresLedger),
+    Postgres(Box<PostgresLedger>),
 }
 
 /// A failure of the ledger.
@@ -48,9 +48,9 @@ impl ServiceLedger {
     ) -> Result<Self, LedgerError> {
         let store = match target {
             Target::Sqlite(path) => Store::Sqlite(SqliteLedger::open(path)?.with_lease(lease)),
-            Target::Postgres(url) => {
-                Store::Postgres(PostgresLedger::connect(url).await?.with_lease(lease))
-            }
+            Target::Postgres(url) => Store::Postgres(Box::new(
+                PostgresLedger::connect(url).await?.with_lease(lease),
+            )),
         };
         Ok(ServiceLedger { store, faults })
     }

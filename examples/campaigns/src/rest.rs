@@ -54,11 +54,13 @@ pub async fn authorize(
 ) -> Response {
     let verify = |token: &str| {
         // Every token is compared, so the time taken does not say which one matched.
-        let found = access
-            .tokens
-            .iter()
-            .filter(|(secret, _)| same_token(secret, token))
-            .last();
+        let found = access.tokens.iter().fold(None, |found, entry| {
+            if same_token(&entry.0, token) {
+                Some(entry)
+            } else {
+                found
+            }
+        });
         match found {
             Some((_, principal)) => Ok(Principal(principal.clone())),
             None => Err(Fault::invalid_token(

@@ -52,7 +52,7 @@ async fn call(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_session_reads_the_counts_the_first_one_left() {
     let scratch = Scratch::new("continuity");
-    let service = Service::start(&scratch.db(), FLAGS);
+    let service = Service::start(scratch.db(), FLAGS);
     let batch =
         json!({ "recipients": numbers(8), "message": "Winter sale", MCP_ARGUMENT: "winter-mcp" });
 

@@ -137,7 +137,7 @@ fn a_batch_killed_at_its_first_send_is_settled_not_resent() {
 #[test]
 fn an_unknown_campaign_is_a_no_target_envelope() {
     let scratch = Scratch::new("unknown");
-    let service = Service::start(&scratch.db(), FLAGS);
+    let service = Service::start(scratch.db(), FLAGS);
     let found = service.lookup("cmp_0000000000000000");
     assert_eq!(found["ok"], Value::Bool(false));
     assert_eq!(found["error"]["category"], "no-target");

@@ -21,7 +21,7 @@ fn a_disk_that_fills_mid_batch_is_recovered_without_a_restart() {
     // Writes: a few at start (settling what a stopped process left), then the operation, the
     // campaign and one per recipient sent: the disk fills part way through the batch.
     let service = Service::start(
-        &scratch.db(),
+        scratch.db(),
         &[
             "--cap",
             "100",
@@ -88,7 +88,7 @@ fn a_disk_that_fills_mid_batch_is_recovered_without_a_restart() {
 #[test]
 fn arguments_that_cannot_be_sent_are_refused_before_any_policy_decision() {
     let scratch = Scratch::new("bad-arguments");
-    let service = Service::start(&scratch.db(), &["--opt-out", "+15550100000"]);
+    let service = Service::start(scratch.db(), &["--opt-out", "+15550100000"]);
     let long = format!("+{}", "1".repeat(1_000));
     for (tool, arguments) in [
         (
@@ -144,7 +144,7 @@ fn arguments_that_cannot_be_sent_are_refused_before_any_policy_decision() {
 #[test]
 fn a_replaced_database_file_stops_the_service_answering_success() {
     let scratch = Scratch::new("replaced");
-    let service = Service::start(&scratch.db(), &[]);
+    let service = Service::start(scratch.db(), &[]);
     let sms = json!({ "to": "+15550100001", "body": "hi" });
     assert_eq!(service.call("send_sms", "before", &sms).status(), 200);
     let other = scratch.db().with_extension("other");

@@ -8,7 +8,6 @@
 mod support;
 
 #[path = "../../../tests/support/postgres.rs"]
-#[allow(dead_code)]
 mod postgres;
 
 use std::collections::{HashMap, HashSet};
@@ -133,6 +132,13 @@ fn three_processes_agree_and_run_every_key_once() {
         (&json!(30), &json!(20), &json!(10), &json!(0)),
         "{looked}"
     );
+    two_accounts_on_one_key(&services, &provider, &id);
+    racing_keys_run_once(&services, &provider);
+}
+
+/// A second account: the same key is its own call wherever it is sent, and what the first
+/// account made is not there for it to look up.
+fn two_accounts_on_one_key(services: &[Service], provider: &Provider, id: &str) {
     // Another account: the same key with other recipients is its own call (held, as the
     // window's cap is the provider's, shared by every account), and the first account's
     // campaign is not there for it to look up.
@@ -146,7 +152,7 @@ fn three_processes_agree_and_run_every_key_once() {
     );
     assert!(theirs.headers().get(IDEMPOTENT_REPLAYED).is_none());
     assert_ne!(campaign_id(&theirs), id);
-    let hidden = services[0].lookup_as("token-b", "campaigns", &id);
+    let hidden = services[0].lookup_as("token-b", "campaigns", id);
     assert_eq!(hidden["ok"], false, "{hidden}");
     assert_eq!(provider.sends().len(), 20);
     // Two accounts, one process, one key, two payloads: both run, each replays its own.
@@ -170,7 +176,11 @@ fn three_processes_agree_and_run_every_key_once() {
     assert_eq!(again_b.body(), sent_b.body());
     assert_eq!(again_b.headers()[IDEMPOTENT_REPLAYED], "true");
     assert_eq!(provider.sends().len(), 22);
+}
 
+/// 16 clients x 50 keys, each sent to two processes at once: every key runs once, and
+/// replays from the third.
+fn racing_keys_run_once(services: &[Service], provider: &Provider) {
     // 16 clients x 50 keys, each key sent to two processes at once.
     let answers: Vec<(String, u16, u16)> = thread::scope(|scope| {
         let clients: Vec<_> = (0..16)
@@ -235,10 +245,8 @@ impl Rounds {
     fn new() -> Self {
         let seed = std::env::var("CAMPAIGNS_KILL_SEED").map_or_else(
             |_| {
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+                now.as_secs() ^ u64::from(now.subsec_nanos()) << 20
             },
             |seed| seed.parse().unwrap(),
         );
@@ -286,6 +294,69 @@ fn until_sends(provider: &Provider, n: usize) -> Vec<Send> {
     }
 }
 
+/// Posts a batch on a thread of its own; its status, or `None` if the connection died.
+fn post_batch(base: &str, key: &str, batch: &Value) -> thread::JoinHandle<Option<u16>> {
+    let request = http::Request::post(format!("{base}/v1/tools/send_campaign_batch"))
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {}", support::TOKEN))
+        .header("idempotency-key", format!("\"{key}\""))
+        .body(serde_json::to_vec(batch).unwrap())
+        .unwrap();
+    thread::spawn(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        agent
+            .run(request)
+            .ok()
+            .map(|response| response.status().as_u16())
+    })
+}
+
+/// The key answers, the same from every process: `committed` (held or not) or `unknown`,
+/// with the campaign to look up. Returns the campaign and the settlement.
+fn answered_everywhere(
+    services: &[Service],
+    key: &str,
+    batch: &Value,
+    round: usize,
+) -> (String, SettlementState) {
+    let answers: Vec<_> = services
+        .iter()
+        .map(|service| service.call_after_lease("send_campaign_batch", key, batch))
+        .collect();
+    for answer in &answers {
+        assert_eq!(answer.body(), answers[0].body(), "round {round}");
+    }
+    let settlement = match classify(&answers[0]) {
+        RestOutcome::Settled(result) | RestOutcome::Deferred { result, .. } => result.settlement(),
+        other => panic!("round {round}: {other:?}"),
+    };
+    assert!(
+        [SettlementState::Committed, SettlementState::Unknown].contains(&settlement),
+        "round {round}: {settlement:?}"
+    );
+    (campaign_id(&answers[0]), settlement)
+}
+
+/// Campaign `id` (nine to send, one opted out) is sent in full, each recipient once.
+fn hold_finished(looker: &Service, provider: &Provider, id: &str, round: usize) {
+    let status = looker.lookup_until(id, |status| {
+        status["counts"]["sent"] == 9 && status["counts"]["sending"] == 0
+    });
+    assert_eq!(status["counts"]["held"], 0, "round {round}");
+    assert_eq!(status["counts"]["denied"], 1, "round {round}");
+    assert_eq!(status["counts"]["requested"], 10, "round {round}");
+    let sends = provider.sends();
+    nobody_sent_twice(&sends);
+    let of_campaign = sends
+        .iter()
+        .filter(|(campaign, ..)| *campaign == id)
+        .count();
+    assert_eq!(of_campaign, 9, "round {round}");
+}
+
 #[test]
 fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
     const OPTED_OUT: &str = "+15559990000";
@@ -319,25 +390,7 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
         let target = usize::try_from(rounds.below(3)).unwrap();
         let cut = usize::try_from(1 + rounds.below(CAP as u64 - 1)).unwrap();
         at_a_window_start();
-        let request = {
-            let (base, batch, key) = (services[target].base.clone(), batch.clone(), key.clone());
-            thread::spawn(move || {
-                let request = http::Request::post(format!("{base}/v1/tools/send_campaign_batch"))
-                    .header("content-type", "application/json")
-                    .header("authorization", format!("Bearer {}", support::TOKEN))
-                    .header("idempotency-key", format!("\"{key}\""))
-                    .body(serde_json::to_vec(&batch).unwrap())
-                    .unwrap();
-                let agent: ureq::Agent = ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .build()
-                    .into();
-                agent
-                    .run(request)
-                    .ok()
-                    .map(|response| response.status().as_u16())
-            })
-        };
+        let request = post_batch(&services[target].base, &key, &batch);
         let mut request = Some(request);
         let victim = if during_request {
             // Killed with `cut` of its five sends made: the caller never learns the outcome.
@@ -360,41 +413,10 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
             let _ = request.join().unwrap();
         }
 
-        // The key answers, the same from every process: `committed` (held or not) or
-        // `unknown`, with the campaign to look up.
-        let answers: Vec<_> = services
-            .iter()
-            .map(|service| service.call_after_lease("send_campaign_batch", &key, &batch))
-            .collect();
-        for answer in &answers {
-            assert_eq!(answer.body(), answers[0].body(), "round {round}");
-        }
-        let settlement = match classify(&answers[0]) {
-            RestOutcome::Settled(result) | RestOutcome::Deferred { result, .. } => {
-                result.settlement()
-            }
-            other => panic!("round {round}: {other:?}"),
-        };
-        assert!(
-            [SettlementState::Committed, SettlementState::Unknown].contains(&settlement),
-            "round {round}: {settlement:?}"
-        );
-        let id = campaign_id(&answers[0]);
+        let (id, settlement) = answered_everywhere(&services, &key, &batch, round);
         // The survivors finish the hold; the counts add up.
         let looker = &services[usize::try_from(rounds.below(3)).unwrap()];
-        let status = looker.lookup_until(&id, |status| {
-            status["counts"]["sent"] == 9 && status["counts"]["sending"] == 0
-        });
-        assert_eq!(status["counts"]["held"], 0, "round {round}");
-        assert_eq!(status["counts"]["denied"], 1, "round {round}");
-        assert_eq!(status["counts"]["requested"], 10, "round {round}");
-        let sends = provider.sends();
-        nobody_sent_twice(&sends);
-        let of_campaign = sends
-            .iter()
-            .filter(|(campaign, ..)| *campaign == id)
-            .count();
-        assert_eq!(of_campaign, 9, "round {round}");
+        hold_finished(looker, &provider, &id, round);
         campaigns.insert(id, (during_request, settlement));
     }
     let sends = provider.sends();

@@ -31,7 +31,7 @@ fn assert_keeps_profile(response: &http::Response<Vec<u8>>) {
 #[test]
 fn sms_is_sent_once_and_an_opted_out_number_is_denied_before_the_provider() {
     let scratch = Scratch::new("sms");
-    let service = Service::start(&scratch.db(), &["--opt-out", OPTED_OUT]);
+    let service = Service::start(scratch.db(), &["--opt-out", OPTED_OUT]);
     let sms = json!({ "to": "+15550100001", "body": "Your code is 4411" });
 
     let sent = service.call("send_sms", "sms-1", &sms);
@@ -81,7 +81,7 @@ fn sms_is_sent_once_and_an_opted_out_number_is_denied_before_the_provider() {
 #[test]
 fn calls_without_a_token_or_a_key_are_refused_before_anything_runs() {
     let scratch = Scratch::new("refused");
-    let service = Service::start(&scratch.db(), &[]);
+    let service = Service::start(scratch.db(), &[]);
     let post = |token: Option<&str>, key: Option<&str>| {
         let mut request = http::Request::post(format!("{}/v1/tools/send_sms", service.base))
             .header("content-type", "application/json");
@@ -124,7 +124,7 @@ fn calls_without_a_token_or_a_key_are_refused_before_anything_runs() {
 fn a_held_batch_answers_202_and_the_service_sends_the_rest_as_windows_open() {
     let scratch = Scratch::new("held");
     let flags = ["--cap", "2", "--window-secs", "1", "--opt-out", OPTED_OUT];
-    let service = Service::start(&scratch.db(), &flags);
+    let service = Service::start(scratch.db(), &flags);
     let mut recipients = numbers(5);
     recipients.push(OPTED_OUT.to_owned());
     recipients.push(recipients[0].clone());
@@ -180,7 +180,7 @@ fn a_held_batch_answers_202_and_the_service_sends_the_rest_as_windows_open() {
 #[test]
 fn racing_clients_with_one_key_run_the_batch_once() {
     let scratch = Scratch::new("race");
-    let service = Service::start(&scratch.db(), &["--cap", "50", "--provider-delay-ms", "20"]);
+    let service = Service::start(scratch.db(), &["--cap", "50", "--provider-delay-ms", "20"]);
     let batch = json!({ "recipients": numbers(10), "message": "Race" });
     let answers: Vec<http::Response<Vec<u8>>> = thread::scope(|scope| {
         let racers: Vec<_> = (0..4)

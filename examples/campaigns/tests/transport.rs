@@ -47,7 +47,7 @@ fn assert_problem(response: &Raw, status: u16, what: &str) {
 fn mcp_takes_the_same_bearer_token_as_rest() {
     let scratch = Scratch::new("mcp-auth");
     let metadata = "https://campaigns.example/.well-known/oauth-protected-resource";
-    let service = Service::start(&scratch.db(), &["--resource-metadata", metadata]);
+    let service = Service::start(scratch.db(), &["--resource-metadata", metadata]);
     let sms = br#"{"to":"+15550100001","body":"hi"}"#;
     let sms_call = |extra: &str| {
         raw(
@@ -119,7 +119,7 @@ fn mcp_takes_the_same_bearer_token_as_rest() {
 #[test]
 fn mcp_validates_host_and_origin_and_both_lists_are_configurable() {
     let scratch = Scratch::new("mcp-hosts");
-    let strict = Service::start(&scratch.db(), &[]);
+    let strict = Service::start(scratch.db(), &[]);
     let with = |extra: &str, service: &Service| {
         raw(
             &service.base,
@@ -140,7 +140,7 @@ fn mcp_validates_host_and_origin_and_both_lists_are_configurable() {
     assert_eq!(with("", &strict).status, 200, "no Origin passes");
     drop(strict);
     let open = Service::start(
-        &scratch.db(),
+        scratch.db(),
         &[
             "--allowed-host",
             "campaigns.example",
@@ -170,7 +170,7 @@ fn mcp_validates_host_and_origin_and_both_lists_are_configurable() {
 #[test]
 fn every_non_2xx_answer_is_a_problem() {
     let scratch = Scratch::new("problems");
-    let service = Service::start(&scratch.db(), &[]);
+    let service = Service::start(scratch.db(), &[]);
     let get = |target: &str, extra: &str| {
         raw(
             &service.base,
@@ -241,7 +241,7 @@ fn every_non_2xx_answer_is_a_problem() {
 #[test]
 fn opening_a_thousand_sessions_keeps_nothing_resident() {
     let scratch = Scratch::new("sessions");
-    let service = Service::start(&scratch.db(), &[]);
+    let service = Service::start(scratch.db(), &[]);
     let resident_kib = || {
         let status = std::fs::read_to_string(format!("/proc/{}/status", service.pid())).unwrap();
         status

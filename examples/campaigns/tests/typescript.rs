@@ -142,7 +142,7 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
         "--opt-out",
         OPTED_OUT,
     ];
-    let service = Service::start(&scratch.db(), &flags);
+    let service = Service::start(scratch.db(), &flags);
     let steps = json!([
         [
             sms("+15550100001", "ts-sms-1"),
@@ -218,7 +218,7 @@ fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_data
     let scratch = Scratch::new("typescript-faults");
     let flags = ["--provider-delay-ms", "400"];
     // A call cut by a crash answers `unknown`, naming the message to look up.
-    let service = Service::start(&scratch.db(), &flags);
+    let service = Service::start(scratch.db(), &flags);
     let cut = std::thread::spawn({
         let base = service.base.clone();
         move || {
@@ -238,7 +238,7 @@ fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_data
     std::thread::sleep(Duration::from_millis(150));
     service.kill();
     assert!(cut.join().unwrap(), "the cut call got no answer");
-    let service = Service::start(&scratch.db(), &flags);
+    let service = Service::start(scratch.db(), &flags);
     // Once the killed call's lease (600 ms) has passed, its key answers `unknown`.
     std::thread::sleep(Duration::from_secs(1));
     let answers = run_client(&service, &json!([[sms("+15550100004", "ts-unknown")]]));
