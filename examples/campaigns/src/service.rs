@@ -368,3 +368,29 @@ fn not_found(code: &'static str, detail: String) -> ToolError {
     )
     .expect("the service's own code rides under any category")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key found abandoned is answered from its context alone: the operation's id, whose
+    /// prefix names the lookup, whatever the call got to before it stopped.
+    #[test]
+    fn the_recovery_names_the_operation_of_the_context() {
+        for (id, lookup, field) in [
+            ("cmp_0123456789abcdef", LOOKUP_CAMPAIGNS, CAMPAIGN_ID),
+            ("msg_0123456789abcdef", LOOKUP_SMS, MESSAGE_ID),
+        ] {
+            let unknown = recovery(id);
+            assert_eq!(
+                unknown.settlement(),
+                agent_tool_result::guarantee::SettlementState::Unknown
+            );
+            assert_eq!(unknown.suggested_next_tool(), Some(lookup));
+            assert_eq!(unknown.fields()[field], id);
+        }
+        let bare = recovery("");
+        assert_eq!(bare.suggested_next_tool(), None);
+        assert!(bare.fields().is_empty());
+    }
+}

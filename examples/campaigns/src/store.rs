@@ -630,3 +630,92 @@ async fn touch(conn: &mut Conn<'_>, campaign_id: &str, now_ms: i64) -> Result<()
     .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: SendWindow = SendWindow {
+        cap: 3,
+        length_ms: 3_600_000,
+    };
+
+    fn phones(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("+1555000{i:04}")).collect()
+    }
+
+    /// Two processes' stores on one scratch file, each the owner of its claims.
+    async fn two(name: &str, lease: Duration) -> (Store, Store, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("campaigns-store-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = Target::Sqlite(dir.join("store.sqlite"));
+        let a = Store::open(&target, None, "a".into(), lease).await.unwrap();
+        let b = Store::open(&target, None, "b".into(), lease).await.unwrap();
+        (a, b, dir)
+    }
+
+    /// The three places a stop can fall (before the provider, between the provider and the
+    /// record, after both): a live claim is left alone, an expired one is settled by another
+    /// process, and only the unsent recipient is sent again, by whoever claims it; the claim's
+    /// first owner can no longer send it.
+    #[tokio::test]
+    async fn an_expired_claim_is_settled_by_another_process_and_sent_once() {
+        let (a, b, dir) = two("expired", Duration::from_millis(150)).await;
+        let created = a
+            .create_campaign("cmp_a", "acct", "hi", &phones(5), WINDOW)
+            .await
+            .unwrap();
+        assert_eq!((created.claimed.len(), created.held), (3, 2));
+        let [recorded, unrecorded, unsent] = [0, 1, 2].map(|i| created.claimed[i].clone());
+        a.provider_send(Some("cmp_a"), None, &recorded, "hi")
+            .await
+            .unwrap();
+        a.mark_sent("cmp_a", &recorded).await.unwrap();
+        a.provider_send(Some("cmp_a"), None, &unrecorded, "hi")
+            .await
+            .unwrap();
+
+        // While the claims are live, nobody else settles them.
+        assert_eq!(b.reconcile().await.unwrap(), 0);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(b.reconcile().await.unwrap(), 2);
+        let row = b.campaign("cmp_a", "acct").await.unwrap().unwrap();
+        assert_eq!((row.sent, row.sending, row.held), (2, 0, 3));
+        let gone = Claimed::Recipient {
+            campaign: "cmp_a",
+            phone: &unsent,
+        };
+        assert!(
+            !a.renew_claim(gone).await.unwrap(),
+            "the first owner lost it"
+        );
+
+        // Only the unsent recipient is due now, and the window has room for it alone.
+        let claims = b.claim_due(WINDOW).await.unwrap();
+        assert_eq!(claims.len(), 1);
+        assert_eq!(claims[0].phone, unsent);
+        assert!(b.renew_claim(gone).await.unwrap());
+        // Another account does not see the campaign.
+        assert!(a.campaign("cmp_a", "other").await.unwrap().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn opted_out_recipients_are_denied_and_never_claimed() {
+        let (a, _, dir) = two("opted-out", Duration::from_secs(30)).await;
+        let all = phones(4);
+        a.opt_out(&all[0]).await.unwrap();
+        let created = a
+            .create_campaign("cmp_b", "acct", "hi", &all, WINDOW)
+            .await
+            .unwrap();
+        assert_eq!(
+            (created.denied, created.claimed.len(), created.held),
+            (1, 3, 0)
+        );
+        assert!(!created.claimed.contains(&all[0]));
+        assert_eq!(created.next_attempt_ms, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
