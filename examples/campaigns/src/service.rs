@@ -371,12 +371,11 @@ fn not_found(code: &'static str, detail: String) -> ToolError {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// A key found abandoned is answered from its context alone: the operation's id, whose
     /// prefix names the lookup, whatever the call got to before it stopped.
     #[test]
     fn the_recovery_names_the_operation_of_the_context() {
+        use super::{CAMPAIGN_ID, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MESSAGE_ID, recovery};
         for (id, lookup, field) in [
             ("cmp_0123456789abcdef", LOOKUP_CAMPAIGNS, CAMPAIGN_ID),
             ("msg_0123456789abcdef", LOOKUP_SMS, MESSAGE_ID),
