@@ -315,11 +315,10 @@ impl Conn<'_> {
             }
             Conn::Postgres(held) => {
                 let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
-                    .iter()
-                    .map(|arg| arg as &(dyn tokio_postgres::types::ToSql + Sync))
-                    .collect();
-                Ok(held.connection.execute(&sql, &params).await?)
+                Ok(held
+                    .connection
+                    .execute(&sql, &postgres_params(args))
+                    .await?)
             }
         }
     }
@@ -350,11 +349,7 @@ impl Conn<'_> {
             Conn::Postgres(held) => {
                 use tokio_postgres::types::Type;
                 let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
-                    .iter()
-                    .map(|arg| arg as &(dyn tokio_postgres::types::ToSql + Sync))
-                    .collect();
-                let rows = held.connection.query(&sql, &params).await?;
+                let rows = held.connection.query(&sql, &postgres_params(args)).await?;
                 Ok(rows
                     .iter()
                     .map(|row| {
@@ -376,6 +371,13 @@ impl Conn<'_> {
             }
         }
     }
+}
+
+/// The parameters as `tokio-postgres` takes them.
+fn postgres_params(args: &[Arg]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+    args.iter()
+        .map(|arg| arg as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect()
 }
 
 /// A statement in SQLite's dialect: `?N` parameters and its clock.

@@ -46,30 +46,14 @@ fn kill_mid_batch(after_sends: usize) {
     let db = scratch.db();
     let service = Service::start(&db, FLAGS);
     let batch = json!({ "recipients": numbers(30), "message": "Winter sale" });
-    let base = service.base.clone();
-    let request = {
-        let batch = batch.clone();
-        thread::spawn(move || {
-            let agent: ureq::Agent = ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .build()
-                .into();
-            // The connection dies with the service: the caller never learns the outcome.
-            agent
-                .post(format!("{base}/v1/tools/send_campaign_batch"))
-                .header("authorization", format!("Bearer {}", support::TOKEN))
-                .header("idempotency-key", "\"winter-1\"")
-                .send_json(&batch)
-                .is_ok()
-        })
-    };
+    let request = service.batch_in_background("winter-1", &batch);
     let deadline = Instant::now() + Duration::from_secs(30);
     while provider_sends(&db).len() < after_sends {
         assert!(Instant::now() < deadline, "the batch never started sending");
         thread::sleep(Duration::from_millis(5));
     }
     service.kill();
-    assert!(!request.join().unwrap(), "the killed service answered");
+    assert_eq!(request.join().unwrap(), None, "the killed service answered");
     let before_restart = provider_sends(&db).len();
     assert!(
         (after_sends..20).contains(&before_restart),

@@ -294,26 +294,6 @@ fn until_sends(provider: &Provider, n: usize) -> Vec<Send> {
     }
 }
 
-/// Posts a batch on a thread of its own; its status, or `None` if the connection died.
-fn post_batch(base: &str, key: &str, batch: &Value) -> thread::JoinHandle<Option<u16>> {
-    let request = http::Request::post(format!("{base}/v1/tools/send_campaign_batch"))
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {}", support::TOKEN))
-        .header("idempotency-key", format!("\"{key}\""))
-        .body(serde_json::to_vec(batch).unwrap())
-        .unwrap();
-    thread::spawn(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into();
-        agent
-            .run(request)
-            .ok()
-            .map(|response| response.status().as_u16())
-    })
-}
-
 /// The key answers, the same from every process: `committed` (held or not) or `unknown`,
 /// with the campaign to look up. Returns the campaign and the settlement.
 fn answered_everywhere(
@@ -390,7 +370,7 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
         let target = usize::try_from(rounds.below(3)).unwrap();
         let cut = usize::try_from(1 + rounds.below(CAP as u64 - 1)).unwrap();
         at_a_window_start();
-        let request = post_batch(&services[target].base, &key, &batch);
+        let request = services[target].batch_in_background(&key, &batch);
         let mut request = Some(request);
         let victim = if during_request {
             // Killed with `cut` of its five sends made: the caller never learns the outcome.

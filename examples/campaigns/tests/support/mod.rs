@@ -112,6 +112,32 @@ impl Service {
         send(request)
     }
 
+    /// Posts `send_campaign_batch` with `key` on a thread of its own: its status, or `None`
+    /// when the connection died first (the service was killed: the caller never learns the
+    /// outcome).
+    pub fn batch_in_background(
+        &self,
+        key: &str,
+        batch: &Value,
+    ) -> std::thread::JoinHandle<Option<u16>> {
+        let request = http::Request::post(format!("{}/v1/tools/send_campaign_batch", self.base))
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("idempotency-key", format!("\"{key}\""))
+            .body(serde_json::to_vec(batch).unwrap())
+            .unwrap();
+        std::thread::spawn(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            agent
+                .run(request)
+                .ok()
+                .map(|response| response.status().as_u16())
+        })
+    }
+
     /// [`Service::call`], again while the key is in flight (409): a key a killed process
     /// held answers once its lease has passed, for at most 10 seconds.
     pub fn call_after_lease(
