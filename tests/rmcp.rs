@@ -359,3 +359,166 @@ mod guarantee_tools {
         let _ = server.cancel().await;
     }
 }
+
+/// A keyed guarantee tool written with `rmcp`'s `#[tool]`: it takes `KeyedParameters`, so its
+/// input schema requires `idempotencyKey` and its arguments arrive without it, and it hands
+/// the call to the library's replay sequence, whose reply is its tool result.
+#[cfg(feature = "replay")]
+mod keyed_tools {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use agent_tool_result::JsonObject;
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, Refusal, RefusalKind};
+    use agent_tool_result::mcp::KeyedParameters;
+    use agent_tool_result::replay::{MCP_ARGUMENT, MemoryLedger, Reply, Sequence};
+    use rmcp::handler::server::router::tool::ToolRouter;
+    use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+    use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct SmsArgs {
+        to: String,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct Sent {
+        message_id: String,
+    }
+
+    #[derive(Clone)]
+    struct Keyed {
+        tool_router: ToolRouter<Self>,
+        sequence: Arc<Sequence<MemoryLedger>>,
+        sends: Arc<AtomicUsize>,
+    }
+
+    #[tool_router]
+    impl Keyed {
+        #[tool(
+            input_schema = KeyedParameters::<SmsArgs>::rmcp_input_schema(),
+            output_schema = GuaranteeResult::<Sent>::rmcp_output_schema(),
+        )]
+        async fn send_sms(&self, args: KeyedParameters<SmsArgs>) -> Reply {
+            let (call, args) = match args.into_call("send_sms", "acct_1") {
+                Ok(call) => call,
+                Err(refusal) => return refusal.into(),
+            };
+            let id = call.operation_id("msg");
+            self.sequence
+                .run(call.with_context(&id), || async {
+                    if args.to.is_empty() {
+                        return Answer::Refused(Refusal::invalid_arguments("no number"));
+                    }
+                    self.sends.fetch_add(1, Ordering::SeqCst);
+                    GuaranteeResult::committed()
+                        .with_impact(Impact::new().with_requested(1).with_committed(1))
+                        .expect("one of one")
+                        .with_fields(Sent {
+                            message_id: id.clone(),
+                        })
+                        .expect("no contract field")
+                        .into()
+                })
+                .await
+        }
+    }
+
+    #[tool_handler(router = self.tool_router)]
+    impl ServerHandler for Keyed {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+    }
+
+    fn arguments(value: Value) -> JsonObject {
+        match value {
+            Value::Object(arguments) => arguments,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_keyed_tool_replays_and_refuses_through_the_sequence() {
+        let sends = Arc::new(AtomicUsize::new(0));
+        let handler = Keyed {
+            tool_router: Keyed::tool_router(),
+            sequence: Arc::new(Sequence::new(MemoryLedger::new())),
+            sends: Arc::clone(&sends),
+        };
+        let (server, client, tools) = super::connect(handler).await;
+        let tool = tools.iter().find(|t| t.name == "send_sms").unwrap();
+        let required = tool.input_schema["required"].as_array().unwrap();
+        assert!(
+            required.contains(&json!(MCP_ARGUMENT)),
+            "{:?}",
+            tool.input_schema
+        );
+        assert!(required.contains(&json!("to")));
+        let validator =
+            jsonschema::draft202012::new(&super::output_schema_of(&tools, "send_sms")).unwrap();
+        let call = |args: Value| {
+            client.call_tool(CallToolRequestParams::new("send_sms").with_arguments(arguments(args)))
+        };
+
+        // The key is taken out before the arguments are read (`SmsArgs` denies unknown fields).
+        let first = call(json!({ "to": "+15550100", MCP_ARGUMENT: "k-1" }))
+            .await
+            .unwrap();
+        let again = call(json!({ MCP_ARGUMENT: "k-1", "to": "+15550100" }))
+            .await
+            .unwrap();
+        assert_eq!(first.is_error, Some(false));
+        assert_eq!(again.structured_content, first.structured_content);
+        assert_eq!(sends.load(Ordering::SeqCst), 1);
+        let read = GuaranteeResult::<Value>::from_rmcp(&first).unwrap();
+        assert!(
+            read.fields()["messageId"]
+                .as_str()
+                .unwrap()
+                .starts_with("msg_")
+        );
+
+        // Refusals: a tool result with `isError` and the problem, which the schema admits.
+        for (args, kind) in [
+            (json!({ "to": "+15550100" }), RefusalKind::KeyMissing),
+            (
+                json!({ "to": "+15550100", MCP_ARGUMENT: "" }),
+                RefusalKind::KeyInvalid,
+            ),
+            (
+                json!({ "to": "+15550199", MCP_ARGUMENT: "k-1" }),
+                RefusalKind::KeyMismatch,
+            ),
+            (
+                json!({ "to": 5, MCP_ARGUMENT: "k-2" }),
+                RefusalKind::InvalidArguments,
+            ),
+            (
+                json!({ "to": "", MCP_ARGUMENT: "k-3" }),
+                RefusalKind::InvalidArguments,
+            ),
+        ] {
+            let refused = call(args.clone()).await.unwrap();
+            assert_eq!(refused.is_error, Some(true), "{args}");
+            let structured = refused.structured_content.clone().unwrap();
+            assert!(validator.is_valid(&structured), "{structured}");
+            let answer = Answer::<Value>::from_rmcp(&refused).unwrap();
+            assert_eq!(answer.refusal().map(Refusal::kind), Some(kind), "{args}");
+        }
+        // The tool's own refusal released its key: the same key runs once fixed.
+        let fixed = call(json!({ "to": "+15550101", MCP_ARGUMENT: "k-3" }))
+            .await
+            .unwrap();
+        assert_eq!(fixed.is_error, Some(false));
+        assert_eq!(sends.load(Ordering::SeqCst), 2);
+
+        client.cancel().await.unwrap();
+        let _ = server.cancel().await;
+    }
+}

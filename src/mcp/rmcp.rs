@@ -407,6 +407,25 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for KeyedPa
 }
 
 #[cfg(feature = "replay")]
+impl<T: schemars::JsonSchema + 'static> KeyedParameters<T> {
+    /// The tool's input schema, in the form `rmcp` takes for a tool's `input_schema`: `T`'s,
+    /// with `idempotencyKey` added and required. `rmcp`'s `#[tool]` reads an input schema by
+    /// itself only from a parameter type named `Parameters`, so a keyed tool names this one:
+    ///
+    /// ```ignore
+    /// #[tool(
+    ///     input_schema = KeyedParameters::<SmsArgs>::rmcp_input_schema(),
+    ///     output_schema = GuaranteeResult::<Sent>::rmcp_output_schema(),
+    /// )]
+    /// async fn send_sms(&self, args: KeyedParameters<SmsArgs>) -> Reply { .. }
+    /// ```
+    #[must_use]
+    pub fn rmcp_input_schema() -> Arc<JsonObject> {
+        rmcp::handler::server::tool::schema_for_type::<Self>()
+    }
+}
+
+#[cfg(feature = "replay")]
 impl<T: schemars::JsonSchema> schemars::JsonSchema for KeyedParameters<T> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         format!("Keyed{}", T::schema_name()).into()

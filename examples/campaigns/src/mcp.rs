@@ -45,7 +45,7 @@ fn tools() -> &'static [Tool] {
                 SEND_SMS,
                 "Sends one SMS. An opted-out number is denied by contact policy before the \
              provider (isError, policy.decision deny).",
-                schema_for_type::<KeyedParameters<SmsArgs>>(),
+                KeyedParameters::<SmsArgs>::rmcp_input_schema(),
             )
             .with_raw_output_schema(GuaranteeResult::<MessageRef>::rmcp_output_schema()),
             Tool::new(
@@ -53,7 +53,7 @@ fn tools() -> &'static [Tool] {
                 "Sends a campaign: up to the window's cap now, the rest held durably for later \
              windows (committed + defer). Read campaignId and look it up with \
              lookup_marketing_campaigns; never send the batch again to resume it.",
-                schema_for_type::<KeyedParameters<BatchArgs>>(),
+                KeyedParameters::<BatchArgs>::rmcp_input_schema(),
             )
             .with_raw_output_schema(GuaranteeResult::<CampaignRef>::rmcp_output_schema()),
             Tool::new(
