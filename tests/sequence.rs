@@ -383,3 +383,44 @@ async fn rest_and_mcp_project_one_stored_answer_to_one_decision() {
     );
     assert_eq!(json["isError"], false);
 }
+
+/// A row the ledger cannot read back (written by something else): the first call ran, so the
+/// replay is never "nothing was done"; it is `unknown`, naming the operation to look up.
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn an_unreadable_stored_answer_replays_as_unknown() {
+    use agent_tool_result::replay::SqliteLedger;
+
+    let dir = std::env::temp_dir().join(format!("atr-sequence-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ledger.sqlite");
+    let sequence = Sequence::new(SqliteLedger::open(&path).unwrap()).with_recovery(recovery);
+    let runs = AtomicUsize::new(0);
+    let args = json!({ "to": "+1555" });
+    let first = sequence
+        .run(call("acct", "garbled", &args), || async {
+            committed(&runs, "m")
+        })
+        .await;
+    assert_eq!(first.kind(), ReplyKind::Ran);
+    for garbage in ["not json", r#"{"settlement":{"state":"sideways"}}"#] {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute("UPDATE atr_idempotency SET answer = ?1", [garbage])
+            .unwrap();
+        let replay = sequence
+            .run(call("acct", "garbled", &args), || async {
+                committed(&runs, "again")
+            })
+            .await;
+        assert_eq!(replay.kind(), ReplyKind::Replayed);
+        let unknown = replay.answer().result().expect("a result, not a refusal");
+        assert_eq!(unknown.suggested_next_tool(), Some("lookup_sms"));
+        assert_eq!(
+            unknown.fields()["messageId"],
+            call("acct", "garbled", &args).context()
+        );
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

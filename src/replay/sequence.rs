@@ -13,6 +13,11 @@
 //!    again in [`Sequence::settle`], which also answers abandoned keys in the background and
 //!    purges old ones.
 //!
+//! The sequence does not renew a lease while the tool runs: choose a lease longer than the
+//! longest call (`with_lease` on the store). A call that still runs past it is answered as it
+//! ran ([`ReplyKind::LeaseLost`]), and the key keeps the `unknown` answer the process that took
+//! it over gave, which names the same operation: never a second run.
+//!
 //! The ledger keeps the transport-neutral [`StoredAnswer`]; a [`Reply`] is projected per
 //! transport (`RestProfile::reply_response` over REST, `IntoCallToolResult` over MCP), always
 //! from the stored form, so the first answer and every replay, over either transport, are one
