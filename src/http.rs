@@ -59,6 +59,9 @@ mod idempotency;
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod layers;
 mod media;
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub mod openapi;
 pub mod problem;
 pub mod rest;
 

@@ -57,6 +57,8 @@ pub fn guarantee_schema() -> &'static Value {
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use output::{OutputSchemaError, guarantee_output_schema_for, output_schema_for};
+#[cfg(feature = "openapi")]
+pub(crate) use output::{rebase_refs_to, result_schema, standard_formats_only};
 
 #[cfg(feature = "schemars")]
 mod generated {

@@ -214,7 +214,7 @@ fn rebase_refs(value: &mut Value) {
 }
 
 /// Rewrites every root-relative `$ref` in `value` to be relative to `base` instead.
-fn rebase_refs_to(value: &mut Value, base: &str) {
+pub(crate) fn rebase_refs_to(value: &mut Value, base: &str) {
     match value {
         Value::Object(object) => {
             if let Some(Value::String(reference)) = object.get_mut("$ref")
@@ -253,7 +253,7 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-fn standard_formats_only(value: &mut Value) {
+pub(crate) fn standard_formats_only(value: &mut Value) {
     match value {
         Value::Object(object) => {
             if object

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use agent_tool_result::Envelope;
 use agent_tool_result::guarantee::Refusal;
 use agent_tool_result::http::auth::require_json;
+use agent_tool_result::http::openapi::OpenApi;
 use agent_tool_result::http::{BearerGate, Fault};
 use agent_tool_result::replay::IdempotencyKey;
 use axum::Router;
@@ -22,7 +23,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::service::{Service, ServiceError};
-use crate::tools::Command;
+use crate::tools::{
+    BatchArgs, CampaignRef, CampaignStatus, Command, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
+    MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, SmsArgs,
+};
 
 /// The principal a request runs as, once its token is checked: in the request's extensions.
 #[derive(Clone, Debug)]
@@ -52,6 +56,10 @@ pub async fn authorize(
     mut request: Request,
     next: Next,
 ) -> Response {
+    // The OpenAPI document is public discovery, as the profile has it.
+    if request.uri().path() == OPENAPI_PATH {
+        return next.run(request).await;
+    }
     let verify = |token: &str| {
         // Every token is compared, so the time taken does not say which one matched.
         let found = access.tokens.iter().fold(None, |found, entry| {
@@ -78,12 +86,55 @@ pub async fn authorize(
     }
 }
 
-/// The REST routes.
+/// Where the service publishes its OpenAPI document, to anyone (public discovery).
+pub const OPENAPI_PATH: &str = "/openapi.json";
+
+/// The service's OpenAPI 3.1 document: the REST profile of its two guarantee tools and its
+/// two lookups, from the crate's tables.
+pub fn openapi() -> Value {
+    OpenApi::new("campaigns", env!("CARGO_PKG_VERSION"))
+        .with_description(
+            "Campaign tools whose guarantee results keep the REST profile: a settled result \
+             200, a hold 202 with Retry-After (never Location), a policy deny a 422 problem; \
+             every guarantee call takes an Idempotency-Key.",
+        )
+        .guarantee_tool::<SmsArgs, MessageRef>(
+            "/v1/tools/send_sms",
+            SEND_SMS,
+            "Sends one SMS; an opted-out number is denied by contact policy before the provider.",
+        )
+        .guarantee_tool::<BatchArgs, CampaignRef>(
+            "/v1/tools/send_campaign_batch",
+            SEND_CAMPAIGN_BATCH,
+            "Sends a campaign: up to the window's cap now, the rest held for later windows.",
+        )
+        .envelope_lookup::<CampaignStatus>(
+            "/v1/campaigns/{campaignId}",
+            LOOKUP_CAMPAIGNS,
+            "Where a campaign stands, by campaignId: the authority; re-query it.",
+        )
+        .envelope_lookup::<MessageStatus>(
+            "/v1/messages/{messageId}",
+            LOOKUP_SMS,
+            "Whether a message was sent, by messageId.",
+        )
+        .to_value()
+}
+
+/// The REST routes, and the OpenAPI document.
 pub fn router(service: Arc<Service>) -> Router {
+    let document = Arc::new(openapi());
     Router::new()
         .route("/v1/tools/{tool}", post(call))
         .route("/v1/campaigns/{id}", get(campaign))
         .route("/v1/messages/{id}", get(message))
+        .route(
+            OPENAPI_PATH,
+            get(move || {
+                let document = Arc::clone(&document);
+                async move { axum::Json(document.as_ref().clone()) }
+            }),
+        )
         .with_state(service)
 }
 

@@ -19,19 +19,27 @@ pub const LOOKUP_SMS: &str = "lookup_sms";
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SmsArgs {
-    /// The recipient's number.
+    /// The recipient's number (E.164).
+    #[schemars(regex(pattern = E164))]
     pub to: String,
     /// The text.
+    #[schemars(length(min = 1, max = MAX_TEXT), regex(pattern = r"\S"))]
     pub body: String,
 }
+
+/// An E.164 number, as the arguments' schema says it: `+`, a non-zero digit, at most 15
+/// digits in all ([`is_e164`]).
+const E164: &str = r"^\+[1-9][0-9]{1,14}$";
 
 /// `send_campaign_batch`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchArgs {
-    /// The recipients' numbers; a number listed twice is sent once.
+    /// The recipients' numbers (E.164); a number listed twice is sent once.
+    #[schemars(length(min = 1, max = MAX_RECIPIENTS), inner(regex(pattern = E164)))]
     pub recipients: Vec<String>,
     /// The text every recipient gets.
+    #[schemars(length(min = 1, max = MAX_TEXT), regex(pattern = r"\S"))]
     pub message: String,
 }
 
