@@ -59,6 +59,9 @@ fn worker(url: &str, lease_ms: u64) {
                 .expect("the worker connects")
                 .with_lease(Duration::from_millis(lease_ms)),
         );
+        // Connected: the test may cut connections from now on.
+        println!("ready");
+        std::io::stdout().flush().unwrap();
         let (lines, mut commands) = tokio::sync::mpsc::unbounded_channel::<String>();
         thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
@@ -164,11 +167,13 @@ impl Worker {
                 }
             }
         });
-        Worker {
+        let worker = Worker {
             child,
             stdin,
             answers: Mutex::new(answers),
-        }
+        };
+        assert_eq!(worker.answers(1), ["ready"], "the worker connects");
+        worker
     }
 
     fn send(&self, line: &str) {
@@ -313,12 +318,24 @@ fn a_killed_process_leaves_its_keys_to_the_others_answered_unknown_once(
     println!("ledger_processes: a process killed holding 10 leases: each answered unknown once");
 }
 
+/// Waits until `key` is begun (leased, no answer yet) in the `faults` database.
+fn began(server: &postgres::Postgres, key: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let leased = format!(
+        "SELECT count(*) FROM atr_idempotency WHERE key = '{key}' AND completed_at IS NULL"
+    );
+    while server.sql_in("faults", &leased) != "1" {
+        assert!(Instant::now() < deadline, "{key} was never begun");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn a_restart_or_a_terminated_connection_never_runs_a_key_twice(server: &postgres::Postgres) {
     let url = server.database("faults");
     let worker = Worker::start(&url, 2_000);
     // The connection is terminated while the call runs: its answer is recorded on a new one.
     worker.send("slow acct cut-1 600");
-    thread::sleep(Duration::from_millis(200));
+    began(server, "cut-1");
     server.sql(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE datname = 'faults' AND pid <> pg_backend_pid()",
@@ -330,7 +347,7 @@ fn a_restart_or_a_terminated_connection_never_runs_a_key_twice(server: &postgres
     );
     // The server restarts while a call runs: recorded after it, or failed; never run twice.
     worker.send("slow acct restart-1 1500");
-    thread::sleep(Duration::from_millis(200));
+    began(server, "restart-1");
     server.restart();
     let restarted = worker.answers(1);
     assert!(restarted[0].starts_with("restart-1 ran"), "{restarted:?}");

@@ -46,7 +46,7 @@ use super::header::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
 use super::media::{APPLICATION_JSON, APPLICATION_PROBLEM_JSON};
 use super::rest::ProblemTypes;
 use crate::JsonObject;
-use crate::guarantee::{PolicyDecision, RefusalKind, SettlementState};
+use crate::guarantee::{ABOUT_BLANK, PolicyDecision, RefusalKind, SettlementState};
 
 /// The OpenAPI version the document declares.
 pub const OPENAPI_VERSION: &str = "3.1.0";
@@ -79,9 +79,19 @@ const FAULTS: &[(u16, &str, &str)] = &[
         "The body is larger than the service accepts",
     ),
     (
+        414,
+        "UriTooLong",
+        "The request target is longer than the service reads",
+    ),
+    (
         415,
         "UnsupportedMediaType",
         "The body is not application/json",
+    ),
+    (
+        431,
+        "HeadersTooLarge",
+        "The request's header fields are larger than the service reads",
     ),
 ];
 
@@ -128,7 +138,7 @@ impl OpenApi {
 
     /// Adds guarantee tool `name` at `POST path`: its body is `A`, its own result fields `F`,
     /// its key the required `Idempotency-Key` header, and its responses every one the profile
-    /// defines (200, 202, 400, 401, 403, 409, 413, 415, 422, 503).
+    /// defines (200, 202, 400, 401, 403, 409, 413, 414, 415, 422, 431, 503).
     #[must_use]
     pub fn guarantee_tool<A: schemars::JsonSchema, F: schemars::JsonSchema>(
         mut self,
@@ -177,8 +187,10 @@ impl OpenApi {
                 "403": { "$ref": "#/components/responses/Forbidden" },
                 "409": { "$ref": "#/components/responses/KeyInFlight" },
                 "413": { "$ref": "#/components/responses/PayloadTooLarge" },
+                "414": { "$ref": "#/components/responses/UriTooLong" },
                 "415": { "$ref": "#/components/responses/UnsupportedMediaType" },
                 "422": { "$ref": "#/components/responses/Unprocessable" },
+                "431": { "$ref": "#/components/responses/HeadersTooLarge" },
                 "503": { "$ref": "#/components/responses/Unavailable" },
             },
         });
@@ -310,7 +322,7 @@ impl OpenApi {
                 "securitySchemes": { BEARER: { "type": "http", "scheme": "bearer" } },
                 "parameters": { "Idempotency-Key": key_parameter() },
                 "headers": headers(),
-                "responses": self.responses(),
+                "responses": OpenApi::responses(),
                 "schemas": schemas,
             },
             "security": [{ BEARER: [] }],
@@ -340,6 +352,17 @@ impl OpenApi {
                     "detail": { "type": "string" },
                     "instance": { "type": "string" },
                 },
+            }),
+        );
+        // A fault of the transport or of authentication: a problem with no meaning beyond
+        // its status.
+        schemas.insert(
+            "Fault".to_owned(),
+            json!({
+                "allOf": [
+                    { "$ref": "#/components/schemas/Problem" },
+                    { "properties": { "type": { "const": ABOUT_BLANK } } },
+                ],
             }),
         );
         schemas.insert(
@@ -385,7 +408,7 @@ impl OpenApi {
     }
 
     /// The responses shared by every operation, by name.
-    fn responses(&self) -> JsonObject {
+    fn responses() -> JsonObject {
         let problem = |schemas: &[String]| {
             let any: Vec<Value> = schemas
                 .iter()
@@ -403,7 +426,7 @@ impl OpenApi {
                     refusal_schema_name(RefusalKind::KeyMissing),
                     refusal_schema_name(RefusalKind::KeyInvalid),
                     refusal_schema_name(RefusalKind::InvalidArguments),
-                    "Problem".to_owned(),
+                    "Fault".to_owned(),
                 ]),
             }),
         );
@@ -433,7 +456,7 @@ impl OpenApi {
         for (status, name, description) in FAULTS {
             let mut response = json!({
                 "description": description,
-                "content": problem(&["Problem".to_owned()]),
+                "content": problem(&["Fault".to_owned()]),
             });
             let challenge = match status {
                 401 => Some(json!({ "$ref": "#/components/headers/WWW-Authenticate" })),
@@ -471,6 +494,8 @@ fn envelope_responses(envelope: &Value) -> JsonObject {
         (401, "Unauthorized"),
         (403, "Forbidden"),
         (404, "NotFound"),
+        (414, "UriTooLong"),
+        (431, "HeadersTooLarge"),
     ] {
         responses.insert(
             status.to_string(),
@@ -583,7 +608,7 @@ impl ProblemTypes {
     ///
     /// ```
     /// use agent_tool_result::guarantee::RefusalKind;
-    /// use agent_tool_result::http::ProblemTypes;
+    /// use agent_tool_result::http::rest::ProblemTypes;
     /// use agent_tool_result::http::openapi::OpenApi;
     ///
     /// let theirs = ProblemTypes::default()

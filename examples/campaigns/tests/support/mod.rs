@@ -195,14 +195,55 @@ impl Drop for Service {
     }
 }
 
-/// Sends `request`, with any status, and returns the response as it came.
+#[path = "../../../../tests/support/openapi.rs"]
+mod openapi;
+
+/// How many responses were held to the service's own OpenAPI document, in this test binary.
+pub static CONFORMING: AtomicU32 = AtomicU32::new(0);
+
+/// Sends `request`, with any status, and returns the response as it came, once it is held to
+/// the service's own `/openapi.json` (status, content type, body schema, headers) when the
+/// document describes its path: a response the document does not allow fails the test.
 pub fn send(request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
         .into();
+    let (method, uri) = (request.method().clone(), request.uri().clone());
     let (parts, mut body) = agent.run(request).unwrap().into_parts();
-    http::Response::from_parts(parts, body.read_to_vec().unwrap())
+    let response = http::Response::from_parts(parts, body.read_to_vec().unwrap());
+    if let Some(origin) = uri.authority() {
+        let document = document(&agent, &format!("http://{origin}"));
+        match openapi::conforms(&document, method.as_str(), uri.path(), &response) {
+            Ok(true) => {
+                CONFORMING.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(false) => {}
+            Err(why) => panic!(
+                "the response breaks /openapi.json: {why}\n{}",
+                String::from_utf8_lossy(response.body())
+            ),
+        }
+    }
+    response
+}
+
+/// The service's OpenAPI document, fetched once per origin.
+fn document(agent: &ureq::Agent, origin: &str) -> Value {
+    static DOCUMENTS: std::sync::Mutex<Vec<(String, Value)>> = std::sync::Mutex::new(Vec::new());
+    let mut documents = DOCUMENTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, document)) = documents.iter().find(|(seen, _)| seen == origin) {
+        return document.clone();
+    }
+    let mut response = agent
+        .get(format!("{origin}/openapi.json"))
+        .call()
+        .expect("the service publishes /openapi.json");
+    let document: Value = response.body_mut().read_json().expect("a JSON document");
+    documents.push((origin.to_owned(), document.clone()));
+    document
 }
 
 /// Sends by the provider: (campaign, phone) pairs, one per accepted send, duplicates kept.

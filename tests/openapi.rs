@@ -1,0 +1,292 @@
+//! The REST profile's OpenAPI document against the responses the profile builds: every
+//! outcome of a guarantee tool (each settlement and decision, each refusal, each fault) keeps
+//! the document's status, content type, body schema and headers; a response that breaks the
+//! profile does not; and an agent reads a producer's own problem types back from it.
+#![cfg(feature = "openapi")]
+
+#[path = "support/openapi.rs"]
+mod openapi;
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, Refusal, RefusalKind};
+use agent_tool_result::http::openapi::OpenApi;
+use agent_tool_result::http::rest::ProblemTypes;
+use agent_tool_result::http::{Fault, RestOutcome, RestProfile};
+use serde_json::{Value, json};
+
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code, reason = "only its schema is read")]
+struct SmsArgs {
+    to: String,
+    body: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct MessageRef {
+    message_id: String,
+}
+
+const PATH: &str = "/v1/tools/send_sms";
+
+fn document(types: ProblemTypes) -> Value {
+    OpenApi::new("sms", "1.0.0")
+        .with_problem_types(types)
+        .guarantee_tool::<SmsArgs, MessageRef>(PATH, "send_sms", "Sends one SMS.")
+        .envelope_lookup::<MessageRef>("/v1/messages/{messageId}", "lookup_sms", "A message.")
+        .to_value()
+}
+
+fn named(id: &str) -> MessageRef {
+    MessageRef {
+        message_id: id.to_owned(),
+    }
+}
+
+/// Every response the profile builds for a guarantee tool.
+fn every_response(profile: &RestProfile) -> Vec<(&'static str, http::Response<Vec<u8>>)> {
+    let at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
+    let one = Impact::new().with_requested(1).with_committed(1);
+    let mut responses = vec![
+        (
+            "committed",
+            GuaranteeResult::committed()
+                .with_impact(one)
+                .unwrap()
+                .with_fields(named("msg_1"))
+                .unwrap(),
+        ),
+        (
+            "unknown",
+            GuaranteeResult::unknown()
+                .with_next_tool("lookup_sms")
+                .with_fields(named("msg_2"))
+                .unwrap(),
+        ),
+        (
+            "held",
+            GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+                .with_impact(
+                    Impact::new()
+                        .with_requested(2)
+                        .with_committed(1)
+                        .with_deferred(1),
+                )
+                .and_then(|held| held.with_retry_at(at))
+                .unwrap()
+                .with_fields(named("msg_3"))
+                .unwrap(),
+        ),
+        (
+            "denied",
+            GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+                .with_retry_at(at)
+                .unwrap()
+                .with_fields(named("msg_4"))
+                .unwrap(),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, result)| (name, profile.response(&result).unwrap()))
+    .collect::<Vec<_>>();
+    for kind in RefusalKind::ALL {
+        let mut refusal = Refusal::new(kind, "why");
+        if matches!(kind, RefusalKind::KeyInFlight | RefusalKind::Unavailable) {
+            refusal = refusal.with_retry_at(at);
+        }
+        responses.push((kind.as_str(), profile.refusal_response(&refusal)));
+    }
+    for (name, fault) in [
+        ("malformed", Fault::malformed("not JSON")),
+        ("unauthenticated", Fault::unauthenticated("sms")),
+        ("invalid-token", Fault::invalid_token("sms", "expired")),
+        ("forbidden", Fault::insufficient_scope("sms:send")),
+        ("too-large", Fault::too_large(1024)),
+        (
+            "unsupported",
+            Fault::unsupported_media_type(Some("text/plain")),
+        ),
+        ("uri-too-long", Fault::UriTooLong { limit: 8192 }),
+        ("headers-too-large", Fault::HeadersTooLarge { limit: 16384 }),
+    ] {
+        responses.push((name, fault.into_http_response()));
+    }
+    responses
+}
+
+#[test]
+fn every_response_the_profile_builds_keeps_the_document() {
+    for profile in [
+        RestProfile::default(),
+        RestProfile::default().with_problem_types(
+            ProblemTypes::default()
+                .with_policy_deny("https://api.example/problems/denied")
+                .with_refusal(
+                    RefusalKind::KeyMismatch,
+                    "https://api.example/problems/reused",
+                ),
+        ),
+    ] {
+        let document = document(profile.problem_types().clone());
+        let responses = every_response(&profile);
+        assert_eq!(responses.len(), 4 + RefusalKind::ALL.len() + 8);
+        for (name, response) in &responses {
+            assert_eq!(
+                openapi::conforms(&document, "POST", PATH, response),
+                Ok(true),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_response_that_breaks_the_profile_breaks_the_document() {
+    let document = document(ProblemTypes::default());
+    let denied = RestProfile::default()
+        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .unwrap();
+    // A deny answered 403, or as plain JSON, or a 422 with another producer's problem type.
+    let mut forbidden = denied.clone();
+    *forbidden.status_mut() = http::StatusCode::FORBIDDEN;
+    let mut plain = denied.clone();
+    plain
+        .headers_mut()
+        .insert("content-type", "application/json".parse().unwrap());
+    let theirs = RestProfile::default()
+        .with_problem_type("https://api.example/problems/denied")
+        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .unwrap();
+    // A 401 without its challenge; a 202 whose result is an allow.
+    let mut unchallenged = Fault::unauthenticated("sms").into_http_response();
+    unchallenged.headers_mut().remove("www-authenticate");
+    let mut allowed_202 = RestProfile::default()
+        .response(&GuaranteeResult::committed())
+        .unwrap();
+    *allowed_202.status_mut() = http::StatusCode::ACCEPTED;
+    for (name, response) in [
+        ("403 deny", forbidden),
+        ("json deny", plain),
+        ("their deny type", theirs),
+        ("401 without a challenge", unchallenged),
+        ("202 allow", allowed_202),
+    ] {
+        assert!(
+            openapi::conforms(&document, "POST", PATH, &response).is_err(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn an_agent_classifies_a_producer_from_its_published_types() {
+    let theirs = ProblemTypes::default()
+        .with_policy_deny("https://api.example/problems/denied")
+        .with_refusal(
+            RefusalKind::KeyMismatch,
+            "https://api.example/problems/reused",
+        )
+        .with_refusal(
+            RefusalKind::KeyInFlight,
+            "https://api.example/problems/busy",
+        );
+    let published = document(theirs.clone());
+    let read = ProblemTypes::from_openapi(&published).unwrap();
+    assert_eq!(read, theirs);
+    let profile = RestProfile::default().with_problem_types(theirs);
+    let deny = profile
+        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .unwrap();
+    let outcome = |types: &ProblemTypes, response: &http::Response<Vec<u8>>| {
+        agent_tool_result::http::classify::classify_with(
+            types,
+            response.status(),
+            response.headers(),
+            response.body(),
+        )
+    };
+    assert!(matches!(
+        outcome(&read, &deny),
+        RestOutcome::PolicyDenied { .. }
+    ));
+    assert!(!matches!(
+        outcome(&ProblemTypes::default(), &deny),
+        RestOutcome::PolicyDenied { .. }
+    ));
+    let reused = profile.refusal_response(&Refusal::new(RefusalKind::KeyMismatch, "reused"));
+    let RestOutcome::Refused { refusal, .. } = outcome(&read, &reused) else {
+        panic!("a refusal");
+    };
+    assert_eq!(refusal.kind(), RefusalKind::KeyMismatch);
+
+    // Documents that say nothing of the profile are refused, naming why.
+    for (document, why) in [
+        (json!({ "openapi": "3.1.0" }), "components.schemas"),
+        (
+            json!({ "components": { "schemas": { "A": { "type": "object" } } } }),
+            "x-refusal-kind",
+        ),
+        (
+            json!({ "components": { "schemas": { "A": { "x-refusal-kind": "key-lost", "properties": { "type": { "const": "u" } } } } } }),
+            "key-lost",
+        ),
+        (
+            json!({ "components": { "schemas": { "A": { "x-policy-deny": true } } } }),
+            "no type const",
+        ),
+    ] {
+        let err = ProblemTypes::from_openapi(&document).unwrap_err();
+        assert!(err.to_string().contains(why), "{err}");
+    }
+}
+
+#[test]
+fn the_document_is_openapi_3_1_with_every_status_and_the_key() {
+    let document = document(ProblemTypes::default());
+    assert_eq!(document["openapi"], "3.1.0");
+    let operation = &document["paths"][PATH]["post"];
+    let statuses: Vec<&String> = operation["responses"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        statuses,
+        [
+            "200", "202", "400", "401", "403", "409", "413", "414", "415", "422", "431", "503"
+        ]
+    );
+    let key = &document["components"]["parameters"]["Idempotency-Key"];
+    assert_eq!(
+        (&key["in"], &key["required"]),
+        (&json!("header"), &json!(true))
+    );
+    let pattern = regex_lite(&key["schema"]["pattern"]);
+    for (header, valid) in [
+        ("\"batch-7\"", true),
+        ("\"a \\\" quote\"", true),
+        (&format!("\"{}\"", "k".repeat(255)), true),
+        (&format!("\"{}\"", "k".repeat(256)), false),
+        ("\"\"", false),
+        ("batch-7", false),
+        ("\"tab\there\"", false),
+    ] {
+        assert_eq!(
+            pattern(header),
+            valid,
+            "{header}: {}",
+            key["schema"]["pattern"]
+        );
+        let parsed = agent_tool_result::replay::IdempotencyKey::from_header(header).is_ok();
+        assert_eq!(
+            parsed, valid,
+            "the document says what the key parser takes: {header}"
+        );
+    }
+    assert_eq!(document["security"], json!([{ "bearer": [] }]));
+    assert!(document["paths"][PATH]["post"]["responses"]["202"]["headers"]["Location"].is_null());
+}
+
+/// The header pattern as a matcher, through a JSON Schema validator (ECMA-262 regex).
+fn regex_lite(pattern: &Value) -> impl Fn(&str) -> bool {
+    let validator =
+        jsonschema::draft202012::new(&json!({ "type": "string", "pattern": pattern })).unwrap();
+    move |text| validator.is_valid(&json!(text))
+}
