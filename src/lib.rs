@@ -69,10 +69,12 @@
 //!   layers that make every error a problem (only `axum-core`).
 //! - `rmcp`: return envelopes and guarantee answers from `rmcp` tools; see [`mcp`].
 //! - `replay`: idempotency keys, request fingerprints (SHA-256 over RFC 8785 JSON), the ledger
-//!   trait and its in-memory store.
+//!   trait and its in-memory store, and the replay sequence around it.
 //! - `sqlite`: the SQLite ledger, SQLite bundled.
 //! - `postgres`: the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres`,
 //!   no TLS stack; inside a Tokio runtime).
+//! - `openapi`: `http::openapi`, the REST profile as an OpenAPI 3.1 document, and a producer's
+//!   problem types read back from one.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod artifact;

@@ -133,6 +133,11 @@ const FEATURES: &[(&str, &str)] = &[
         "the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres`, no TLS \
          stack)",
     ),
+    (
+        "openapi",
+        "`http::openapi`: the REST profile as an OpenAPI 3.1 document, and a producer's problem \
+         types read back from one",
+    ),
 ];
 
 /// The feature table's crate counts are what `cargo tree` says, so they cannot drift.
