@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use agent_tool_result::guarantee::{GuaranteeResult, SettlementState};
 use agent_tool_result::http::RestOutcome;
-use agent_tool_result::http::classify::{classify_parts, profile_breaches};
+use agent_tool_result::http::classify::{classify_with, profile_breaches_with};
+use agent_tool_result::http::rest::ProblemTypes;
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde_json::Value;
@@ -25,17 +26,24 @@ struct Captured {
     body: Vec<u8>,
 }
 
-/// `atr classify INPUT...`: prints each response's outcome and next step; `Invalid` when any
-/// breaks the profile, `Usage` when an input cannot be read or parsed as a response.
-pub fn classify(inputs: &[std::path::PathBuf]) -> Result<(), Failure> {
+/// `atr classify [--openapi FILE] INPUT...`: prints each response's outcome and next step, by
+/// the producer's problem types as its OpenAPI document declares them (the profile's own by
+/// default); `Invalid` when any breaks the profile, `Usage` when an input cannot be read or
+/// parsed as a response, or the document declares no problem type of the profile.
+pub fn classify(inputs: &[std::path::PathBuf], openapi: Option<&Path>) -> Result<(), Failure> {
+    let types = match openapi {
+        Some(path) => problem_types(path)?,
+        None => ProblemTypes::default(),
+    };
     let mut report = String::new();
     let mut breaking = 0usize;
     let mut total = 0usize;
     for input in inputs {
         for captured in read_responses(input)? {
             total += 1;
-            let outcome = classify_parts(captured.status, &captured.headers, &captured.body);
-            let breaches = profile_breaches(captured.status, &captured.headers, &captured.body);
+            let (status, headers, body) = (captured.status, &captured.headers, &captured.body);
+            let outcome = classify_with(&types, status, headers, body);
+            let breaches = profile_breaches_with(&types, status, headers, body);
             let _ = writeln!(
                 report,
                 "{}: {} {}",
@@ -65,6 +73,18 @@ pub fn classify(inputs: &[std::path::PathBuf]) -> Result<(), Failure> {
     } else {
         Ok(())
     }
+}
+
+/// The problem types a producer's OpenAPI document declares.
+fn problem_types(path: &Path) -> Result<ProblemTypes, Failure> {
+    let display = path.display().to_string();
+    let shown = printable(&display);
+    let text =
+        std::fs::read_to_string(path).map_err(|err| Failure::Usage(format!("{shown}: {err}")))?;
+    let document: Value = serde_json::from_str(&text)
+        .map_err(|err| Failure::Usage(format!("{shown}: not JSON: {err}")))?;
+    ProblemTypes::from_openapi(&document)
+        .map_err(|err| Failure::Usage(format!("{shown}: {}", printable(&err.to_string()))))
 }
 
 /// The outcome, and what the agent does next: from the contract's tables, not made up here.

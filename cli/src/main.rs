@@ -75,6 +75,10 @@ enum Command {
         /// Files with a `curl -i` capture or a HAR log, or `-` for standard input.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// The producer's OpenAPI document: its own problem types (policy deny, each refusal)
+        /// are read as it declares them, for a producer with other type URIs.
+        #[arg(long, value_name = "FILE")]
+        openapi: Option<PathBuf>,
     },
     /// Migrate a legacy `CommandResult` to an envelope.
     Migrate {
@@ -106,7 +110,7 @@ fn main() -> ExitCode {
             read,
             revision,
         } => commands::mcp(&input, read, &revision),
-        Command::Classify { inputs } => classify::classify(&inputs),
+        Command::Classify { inputs, openapi } => classify::classify(&inputs, openapi.as_deref()),
         Command::Migrate {
             input,
             tool,

@@ -854,3 +854,81 @@ fn mcp_keeps_the_payloads_key_order() {
     let read = run(&["mcp", "--read", call.to_str().unwrap()], None);
     assert_eq!(read.stdout.trim_end(), text);
 }
+
+/// A producer with problem types of its own: without its published document its deny reads
+/// as a transport fault; with `--openapi` it is the deny it is, and its key refusal the
+/// refusal it is. A document that declares nothing of the profile is a usage error.
+#[test]
+fn classify_reads_a_producers_problem_types_from_its_openapi_document() {
+    use agent_tool_result::guarantee::RefusalKind;
+    use agent_tool_result::http::openapi::OpenApi;
+    use agent_tool_result::http::rest::ProblemTypes;
+
+    let dir = scratch("openapi");
+    let types = ProblemTypes::default()
+        .with_policy_deny("https://api.example/problems/denied")
+        .with_refusal(
+            RefusalKind::KeyMismatch,
+            "https://api.example/problems/reused",
+        );
+    let document = OpenApi::new("theirs", "1")
+        .with_problem_types(types)
+        .to_json();
+    fs::write(dir.join("openapi.json"), document).unwrap();
+    fs::write(dir.join("not-profile.json"), r#"{"openapi":"3.1.0"}"#).unwrap();
+    fs::write(
+        dir.join("deny.http"),
+        "HTTP/1.1 422 Unprocessable Entity\ncontent-type: application/problem+json\n\n\
+         {\"type\":\"https://api.example/problems/denied\",\"title\":\"Denied\",\"status\":422,\
+         \"schemaVersion\":1,\"settlement\":{\"state\":\"not_started\"},\
+         \"policy\":{\"decision\":\"deny\",\"code\":\"contact_opted_out\"}}",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("reused.http"),
+        "HTTP/1.1 422 Unprocessable Entity\ncontent-type: application/problem+json\n\n\
+         {\"type\":\"https://api.example/problems/reused\",\"title\":\"Reused\",\"status\":422}",
+    )
+    .unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    let (deny, reused) = (path("deny.http"), path("reused.http"));
+
+    let blind = run(&["classify", &deny], None);
+    assert!(
+        blind.stdout.contains("422 transport fault"),
+        "{}",
+        blind.stdout
+    );
+    let read = run(
+        &[
+            "classify",
+            "--openapi",
+            &path("openapi.json"),
+            &deny,
+            &reused,
+        ],
+        None,
+    );
+    assert_eq!(read.code, 0, "{}{}", read.stdout, read.stderr);
+    assert!(
+        read.stdout.contains("deny.http: 422 policy denied"),
+        "{}",
+        read.stdout
+    );
+    assert!(
+        read.stdout
+            .contains("reused.http: 422 refused (key-mismatch)"),
+        "{}",
+        read.stdout
+    );
+    let refused = run(
+        &["classify", "--openapi", &path("not-profile.json"), &deny],
+        None,
+    );
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("components.schemas"),
+        "{}",
+        refused.stderr
+    );
+}

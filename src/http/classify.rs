@@ -404,8 +404,20 @@ pub fn profile_breaches(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Vec<ProfileBreach> {
+    profile_breaches_with(&ProblemTypes::default(), status, headers, body)
+}
+
+/// [`profile_breaches`] for a producer whose problem types are `types` (as its published
+/// contract declares them: see `ProblemTypes::from_openapi`, feature `openapi`).
+#[must_use]
+pub fn profile_breaches_with(
+    types: &ProblemTypes,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Vec<ProfileBreach> {
     let mut breaches = Vec::new();
-    let outcome = classify_parts(status, headers, body);
+    let outcome = classify_with(types, status, headers, body);
     let code = status.as_u16();
     let is_problem = headers
         .get(CONTENT_TYPE)
