@@ -921,14 +921,14 @@ fn classify_reads_a_producers_problem_types_from_its_openapi_document() {
         "{}",
         read.stdout
     );
-    let refused = run(
+    let unusable = run(
         &["classify", "--openapi", &path("not-profile.json"), &deny],
         None,
     );
-    assert_eq!(refused.code, 2);
+    assert_eq!(unusable.code, 2);
     assert!(
-        refused.stderr.contains("components.schemas"),
+        unusable.stderr.contains("components.schemas"),
         "{}",
-        refused.stderr
+        unusable.stderr
     );
 }
