@@ -213,19 +213,34 @@ pub fn send(request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
     let (parts, mut body) = agent.run(request).unwrap().into_parts();
     let response = http::Response::from_parts(parts, body.read_to_vec().unwrap());
     if let Some(origin) = uri.authority() {
-        let document = document(&agent, &format!("http://{origin}"));
-        match openapi::conforms(&document, method.as_str(), uri.path(), &response) {
-            Ok(true) => {
-                CONFORMING.fetch_add(1, Ordering::Relaxed);
-            }
-            Ok(false) => {}
-            Err(why) => panic!(
-                "the response breaks /openapi.json: {why}\n{}",
-                String::from_utf8_lossy(response.body())
-            ),
-        }
+        hold_to_document(
+            &format!("http://{origin}"),
+            method.as_str(),
+            uri.path(),
+            &response,
+        );
     }
     response
+}
+
+/// Holds `response` to the `/openapi.json` of the service at `origin`, when the document
+/// describes `method` and `path`; panics saying why when it breaks it.
+fn hold_to_document(origin: &str, method: &str, path: &str, response: &http::Response<Vec<u8>>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let document = document(&agent, origin);
+    match openapi::conforms(&document, method, path, response) {
+        Ok(true) => {
+            CONFORMING.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(false) => {}
+        Err(why) => panic!(
+            "the response breaks /openapi.json: {why}\n{}",
+            String::from_utf8_lossy(response.body())
+        ),
+    }
 }
 
 /// The service's OpenAPI document, fetched once per origin.
@@ -332,11 +347,29 @@ pub fn raw(base: &str, head: &str, body: &[u8]) -> Raw {
     {
         body = dechunk(&body);
     }
-    Raw {
+    let raw = Raw {
         status,
         headers,
         body,
+    };
+    // Held to the document like every other response; the request line says what was asked.
+    let mut request_line = request.split(' ');
+    if let (Some(method), Some(path)) = (request_line.next(), request_line.next())
+        && let Ok(status) = http::StatusCode::from_u16(raw.status)
+    {
+        let mut response = http::Response::new(raw.body.clone());
+        *response.status_mut() = status;
+        for (name, value) in &raw.headers {
+            if let (Ok(name), Ok(value)) = (
+                http::HeaderName::from_bytes(name.as_bytes()),
+                http::HeaderValue::from_str(value),
+            ) {
+                response.headers_mut().append(name, value);
+            }
+        }
+        hold_to_document(base, method, path, &response);
     }
+    raw
 }
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
