@@ -290,3 +290,49 @@ fn regex_lite(pattern: &Value) -> impl Fn(&str) -> bool {
         jsonschema::draft202012::new(&json!({ "type": "string", "pattern": pattern })).unwrap();
     move |text| validator.is_valid(&json!(text))
 }
+
+/// The façade's envelope tool: 200 with the envelope whatever `ok`, and its faults.
+#[test]
+fn the_facades_envelope_tool_keeps_the_document() {
+    use agent_tool_result::http::envelope_response;
+    use agent_tool_result::{Envelope, ErrorCode, ToolError};
+
+    let document = OpenApi::new("facade", "1.0.0")
+        .envelope_tool::<SmsArgs, MessageRef>("/tools/find", "find", "Finds a message.")
+        .to_value();
+    let found: Envelope<MessageRef> = Envelope::success(named("msg_9"));
+    let missing: Envelope<MessageRef> =
+        Envelope::failure(ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "No message."));
+    for (name, response) in [
+        ("found", envelope_response(&found).unwrap()),
+        ("missing", envelope_response(&missing).unwrap()),
+        (
+            "unknown tool",
+            Fault::unknown_tool("find").into_http_response(),
+        ),
+        (
+            "malformed",
+            Fault::malformed("not JSON").into_http_response(),
+        ),
+        (
+            "unauthenticated",
+            Fault::unauthenticated("facade").into_http_response(),
+        ),
+        ("too large", Fault::too_large(1024).into_http_response()),
+        (
+            "unsupported",
+            Fault::unsupported_media_type(None).into_http_response(),
+        ),
+    ] {
+        assert_eq!(
+            openapi::conforms(&document, "POST", "/tools/find", &response),
+            Ok(true),
+            "{name}"
+        );
+    }
+    // A guarantee result is no envelope.
+    let result = RestProfile::default()
+        .response(&GuaranteeResult::committed())
+        .unwrap();
+    assert!(openapi::conforms(&document, "POST", "/tools/find", &result).is_err());
+}
