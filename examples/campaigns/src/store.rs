@@ -10,7 +10,10 @@
 //! send is recorded as `sent`. A claim carries a lease: its owner (one process) and an expiry
 //! by the database's clock. The owner renews the claim just before it hands the recipient to
 //! the provider, and sends only if the claim is still its own, so a recipient is sent by one
-//! process at most. A process that stops leaves claims that expire; any live process then
+//! process at most, as long as no process stalls between that renewal and the provider's
+//! acceptance for longer than the lease (which is why the lease is far longer than a send:
+//! 30 seconds by default; a provider that took an idempotency key per recipient would close
+//! even that gap). A process that stops leaves claims that expire; any live process then
 //! settles them against the provider ([`Store::reconcile`]): sent if the provider has the
 //! send, held again (due now) if not, so nobody is sent twice and nobody is dropped.
 
