@@ -1,49 +1,4 @@
-//! [`Sequence`]: the steps every guarantee tool takes around its ledger, owned by the library
-//! so that a tool author writes the tool and nothing else. Given a [`Call`] (scope, key,
-//! fingerprint, context) and the tool as an async closure, [`Sequence::run`]:
-//!
-//! 1. begins the key; a ledger that fails answers [`Refusal::unavailable`] (nothing ran, the
-//!    same request with the same key later);
-//! 2. replays a completed key's first answer, refuses a mismatch or a key in flight, and
-//!    answers an abandoned key `unknown` (the sequence's recovery, from the key's context),
-//!    completing the key with that answer: none of these runs the tool;
-//! 3. runs the tool under a fresh lease; a result is completed, a refusal (which promises that
-//!    nothing was done) releases the key so it can be used again;
-//! 4. keeps what it could not write (an answer not recorded, a key not released) to write
-//!    again in [`Sequence::settle`], which also answers abandoned keys in the background and
-//!    purges old ones.
-//!
-//! The sequence does not renew a lease while the tool runs: choose a lease longer than the
-//! longest call (`with_lease` on the store). A call that still runs past it is answered as it
-//! ran ([`ReplyKind::LeaseLost`]), and the key keeps the `unknown` answer the process that took
-//! it over gave, which names the same operation: never a second run.
-//!
-//! The ledger keeps the transport-neutral [`StoredAnswer`]; a [`Reply`] is projected per
-//! transport (`RestProfile::reply_response` over REST, `IntoCallToolResult` over MCP), always
-//! from the stored form, so the first answer and every replay, over either transport, are one
-//! decision and the same bytes.
-//!
-//! ```
-//! use agent_tool_result::guarantee::{Answer, GuaranteeResult};
-//! use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, ReplyKind, Sequence};
-//! use serde_json::json;
-//!
-//! # fn block_on<F: std::future::Future>(f: F) -> F::Output {
-//! #     let waker = std::task::Waker::noop();
-//! #     let mut cx = std::task::Context::from_waker(&waker);
-//! #     let mut f = std::pin::pin!(f);
-//! #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
-//! # }
-//! let sequence = Sequence::new(MemoryLedger::new());
-//! let arguments = json!({ "to": "+15550100" });
-//! let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1").unwrap(), &arguments);
-//! let send = || async { Answer::from(GuaranteeResult::committed()) };
-//!
-//! let first = block_on(sequence.run(call(), send));
-//! let again = block_on(sequence.run(call(), send));
-//! assert_eq!((first.kind(), again.kind()), (ReplyKind::Ran, ReplyKind::Replayed));
-//! assert_eq!(first.stored(), again.stored());
-//! ```
+//! [`Sequence`]: the replay sequence every guarantee tool runs around its ledger.
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
@@ -271,8 +226,54 @@ enum Owed {
 /// The `unknown` answer of an abandoned key, from the context its first call stored.
 type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 
-/// The replay sequence over a ledger: see the [module](self). Share one per process (in an
-/// `Arc`); it is `Send + Sync`.
+/// The replay sequence: the steps every guarantee tool takes around its ledger, owned by the library
+/// so that a tool author writes the tool and nothing else. Given a [`Call`] (scope, key,
+/// fingerprint, context) and the tool as an async closure, [`Sequence::run`]:
+///
+/// 1. begins the key; a ledger that fails answers [`Refusal::unavailable`] (nothing ran, the
+///    same request with the same key later);
+/// 2. replays a completed key's first answer, refuses a mismatch or a key in flight, and
+///    answers an abandoned key `unknown` (the sequence's recovery, from the key's context),
+///    completing the key with that answer: none of these runs the tool;
+/// 3. runs the tool under a fresh lease; a result is completed, a refusal (which promises that
+///    nothing was done) releases the key so it can be used again;
+/// 4. keeps what it could not write (an answer not recorded, a key not released) to write
+///    again in [`Sequence::settle`], which also answers abandoned keys in the background and
+///    purges old ones.
+///
+/// The sequence does not renew a lease while the tool runs: choose a lease longer than the
+/// longest call (`with_lease` on the store). A call that still runs past it is answered as it
+/// ran ([`ReplyKind::LeaseLost`]), and the key keeps the `unknown` answer the process that took
+/// it over gave, which names the same operation: never a second run.
+///
+/// The ledger keeps the transport-neutral [`StoredAnswer`]; a [`Reply`] is projected per
+/// transport (`RestProfile::reply_response` over REST, `IntoCallToolResult` over MCP), always
+/// from the stored form, so the first answer and every replay, over either transport, are one
+/// decision and the same bytes.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+/// use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, ReplyKind, Sequence};
+/// use serde_json::json;
+///
+/// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     let waker = std::task::Waker::noop();
+/// #     let mut cx = std::task::Context::from_waker(&waker);
+/// #     let mut f = std::pin::pin!(f);
+/// #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
+/// # }
+/// let sequence = Sequence::new(MemoryLedger::new());
+/// let arguments = json!({ "to": "+15550100" });
+/// let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1").unwrap(), &arguments);
+/// let send = || async { Answer::from(GuaranteeResult::committed()) };
+///
+/// let first = block_on(sequence.run(call(), send));
+/// let again = block_on(sequence.run(call(), send));
+/// assert_eq!((first.kind(), again.kind()), (ReplyKind::Ran, ReplyKind::Replayed));
+/// assert_eq!(first.stored(), again.stored());
+/// ```
+///
+/// Share one per process (in an `Arc`); it is `Send + Sync`.
 pub struct Sequence<L> {
     ledger: L,
     recover: Box<Recovery>,
@@ -315,7 +316,7 @@ impl<L: Ledger> Sequence<L> {
         &self.ledger
     }
 
-    /// Runs `tool` for `call` under the sequence: see the [module](self). Never fails: a
+    /// Runs `tool` for `call` under the sequence: see [`Sequence`]. Never fails: a
     /// ledger that fails before the tool ran is a refusal (`unavailable`), after it an
     /// [`ReplyKind::Unrecorded`] reply. A tool answer that does not serialize to an object
     /// and read back (a bug in the tool, after it ran) is answered as an abandoned key is,
