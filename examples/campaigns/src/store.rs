@@ -449,8 +449,13 @@ impl Store {
             &[campaign_id.into(), phone.into()],
         )
         .await?;
-        let now = now(&mut conn).await?;
-        touch(&mut conn, campaign_id, now).await
+        // The campaign's clock in the same round trip as its statement: one a recipient.
+        conn.execute(
+            "UPDATE campaigns SET updated_ms = NOW_MS WHERE id = $1",
+            &[campaign_id.into()],
+        )
+        .await?;
+        Ok(())
     }
 
     /// Settles every claim whose lease expired (its process stopped, or its call failed)
