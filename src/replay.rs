@@ -14,22 +14,28 @@
 //!   replays, and is never refused over, a key another principal used. (The tool is in the
 //!   fingerprint, not the scope: one principal's key sent to two tools is a mismatch.)
 //! - **Begin.** Atomically, of every request with one key in one scope:
-//!   - the first is [`Begin::Fresh`] with a [`Lease`]: an owner token and an expiry by the
+//!   - the first is [`Begin::Fresh`] with a [`Lease`]: a [`Fence`] and an expiry by the
 //!     store's own clock (never a caller's), renewable ([`Ledger::renew`]) for a long call;
 //!   - a request like one that completed is [`Begin::Replay`] of its answer, byte for byte;
 //!   - a request unlike the first is [`Begin::Mismatch`] (422);
 //!   - a request while the first holds its lease is [`Begin::InFlight`] with the lease's
 //!     expiry (409 with `Retry-After`).
-//! - **Abandoned keys are never run again.** A lease that expired without an answer (its
-//!   process stopped, or lost its store, between beginning and completing) is taken by whoever
-//!   finds it, exactly once, as [`Begin::Abandoned`] (or in the background, with
-//!   [`Ledger::abandoned`]), with the context stored at begin. Its taker answers it
-//!   `settlement.state: unknown` with the lookup the context names and completes the key with
-//!   that answer; every later request replays it. This holds at any age: an unanswered key
-//!   older than the retention window is answered `unknown`, never begun afresh.
+//! - **Fences.** Every lease a store hands out, fresh or taken over, carries a [`Fence`]
+//!   greater than every fence the store handed out before. Only the current fence of a key,
+//!   before its lease has passed, completes, renews or releases it.
+//! - **Abandoned keys are never run blindly.** A lease that expired without an answer (its
+//!   process stopped, paused, or lost its store, between beginning and completing) is taken
+//!   by whoever finds it, exactly once, under a new fence, as [`Begin::Abandoned`] (or in the
+//!   background, with [`Ledger::abandoned`]), with the context stored at begin. Its taker
+//!   asks whether the operation may have taken effect ([`EffectProbe`]; without one, it
+//!   assumes so): if it may have, the taker answers it `settlement.state: unknown` with the
+//!   lookup the context names and completes the key with that answer, which every later
+//!   request replays; if it certainly did not, the call runs now under the new fence (or, in
+//!   the background, the key is released). This holds at any age: an unanswered key older
+//!   than the retention window is never begun afresh.
 //! - **Complete** ([`Ledger::complete`]) records the answer under the lease and says whether it
-//!   took effect: [`Completion::LeaseLost`] means the call ran past its lease and another
-//!   process answered `unknown`, which stays the key's answer.
+//!   took effect: [`Completion::LeaseLost`] means the lease had passed or the key had been
+//!   taken over, and what its new holder decides stays the key's answer.
 //! - **Release** ([`Ledger::release`]) forgets a key whose call provably did nothing (refused
 //!   before any side effect), so the key can be used again, as Stripe does not store
 //!   validation failures.
@@ -38,6 +44,42 @@
 //!   never removes a key without an answer, so it never turns one into a fresh key.
 //! - **Async.** Every method is a future, for axum and rmcp servers; the embedded SQLite
 //!   store runs its statements on a thread of its own.
+//!
+//!
+//! # What the ledger guarantees, and what it cannot
+//!
+//! The ledger decides, atomically and by its own clock, who holds a key. It cannot stop a
+//! holder that was paused (a VM migrated, a disk stalled, a long collection) or cut off from
+//! it (a partition) from *acting* after its lease passed: such a holder does not know it lost
+//! the key until it next asks. Leases alone therefore never make an effect safe; fences do,
+//! at the place the effect happens. Every side effect of a call must be one of:
+//!
+//! 1. **Deduplicated by the provider on a deterministic effect key.** [`Lease::effect_key`]
+//!    (or [`EffectKey::new`] for work outside a call) names one part of one operation (a
+//!    recipient of a campaign, say) the same way for every holder of the key, so a provider
+//!    that deduplicates on it (an idempotency key of its own) performs the part once however
+//!    many holders ask.
+//! 2. **A write conditional on the current fence, in the same statement or transaction.**
+//!    When the effect is a write to the ledger's own database (or one the provider makes
+//!    conditional on a token it keeps), check the lease's fence in the transaction that
+//!    performs it: [`PostgresLedger::FENCE_CHECK`] and [`SqliteLedger::FENCE_CHECK`] are the
+//!    statements. A holder whose key was taken over finds no row and performs nothing; the
+//!    taker waits for the check's lock, so its [`EffectProbe`] sees the write committed or
+//!    never made. A check made in one statement and the effect made in another is no fence:
+//!    a pause between them is exactly the fault it must survive.
+//!
+//! Where neither is possible (a provider that neither deduplicates nor checks a token), a
+//! window is left: an effect started just before the lease passed, by a holder then paused
+//! past it, can happen after another holder has decided the key. Narrow it: start no such
+//! effect with less than a margin of the lease left ([`Lease::remaining`], by this process's
+//! monotonic clock, counted from before the store was asked), choose a lease far longer than
+//! the effect takes, and make the effect itself short and bounded in time. The window is then
+//! a pause longer than the margin landing inside the effect; it is never closed.
+//!
+//! A store that fails is not an effect: a call whose store failed before the effect could
+//! have started answers [`Refusal::unavailable`](crate::guarantee::Refusal::unavailable)
+//! (503 with `Retry-After` over REST, the same refusal over MCP) and its key is released or
+//! left to expire, never answered `unknown`; only a call whose effect may have started is.
 //!
 //! [`MemoryLedger`] serves one process and tests; [`SqliteLedger`] (feature `sqlite`) one
 //! file, which processes on one machine may share; [`PostgresLedger`] (feature `postgres`) any
@@ -58,14 +100,14 @@ mod worker;
 pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};
 pub use ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, UnreadableAnswer,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, EffectKey, Fence, Lease,
+    Ledger, Scope, StoredAnswer, UnreadableAnswer,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{PostgresError, PostgresLedger};
-pub use sequence::{Call, Reply, ReplyKind, Sequence, Settled};
+pub use postgres::{DEFAULT_TIMEOUT, PostgresError, PostgresLedger};
+pub use sequence::{AssumeStarted, Call, EffectProbe, Reply, ReplyKind, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};

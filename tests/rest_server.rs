@@ -63,7 +63,7 @@ async fn call(
     // The library's sequence does the rest: begin, replay or refuse, run, complete.
     let call = Call::of(&tool, principal, key, &arguments);
     app.sequence
-        .run(call, || async {
+        .run(call, |_| async {
             let answer: Answer = match tool.as_str() {
                 "send_sms" if arguments["contact"] == "opted-out" => {
                     GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()

@@ -411,7 +411,7 @@ mod keyed_tools {
             };
             let id = call.operation_id("msg");
             self.sequence
-                .run(call.with_context(&id), || async {
+                .run(call.with_context(&id), |_| async {
                     if args.to.is_empty() {
                         return Answer::Refused(Refusal::invalid_arguments("no number"));
                     }

@@ -115,14 +115,14 @@ async fn a_key_runs_once_replays_after_and_refuses_a_mismatch() {
     let runs = AtomicUsize::new(0);
     let args = json!({ "to": "+15550100" });
     let first = sequence
-        .run(call("acct_1", "k", &args), || async {
+        .run(call("acct_1", "k", &args), |_| async {
             committed(&runs, "m1")
         })
         .await;
     let again = sequence
         .run(
             call("acct_1", "k", &json!({ "to": "+15550100" })),
-            || async { committed(&runs, "m2") },
+            |_| async { committed(&runs, "m2") },
         )
         .await;
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -136,7 +136,7 @@ async fn a_key_runs_once_replays_after_and_refuses_a_mismatch() {
     let other = sequence
         .run(
             call("acct_1", "k", &json!({ "to": "+15550199" })),
-            || async { committed(&runs, "m3") },
+            |_| async { committed(&runs, "m3") },
         )
         .await;
     assert_eq!(other.kind(), ReplyKind::Refused);
@@ -148,7 +148,7 @@ async fn a_key_runs_once_replays_after_and_refuses_a_mismatch() {
     let theirs = sequence
         .run(
             call("acct_2", "k", &json!({ "to": "+15550199" })),
-            || async { committed(&runs, "m4") },
+            |_| async { committed(&runs, "m4") },
         )
         .await;
     assert_eq!(theirs.kind(), ReplyKind::Ran);
@@ -160,7 +160,7 @@ async fn a_refusal_releases_the_key_and_a_deny_is_kept() {
     let sequence = Sequence::new(MemoryLedger::new());
     let args = json!({});
     let refused = sequence
-        .run(call("acct", "r", &args), || async {
+        .run(call("acct", "r", &args), |_| async {
             Answer::<()>::from(Refusal::invalid_arguments("no number"))
         })
         .await;
@@ -169,14 +169,16 @@ async fn a_refusal_releases_the_key_and_a_deny_is_kept() {
     // Released: the same key runs, fresh.
     let runs = AtomicUsize::new(0);
     let then = sequence
-        .run(call("acct", "r", &args), || async { committed(&runs, "m") })
+        .run(call("acct", "r", &args), |_| async {
+            committed(&runs, "m")
+        })
         .await;
     assert_eq!(
         (then.kind(), runs.load(Ordering::SeqCst)),
         (ReplyKind::Ran, 1)
     );
 
-    let deny = || async { Answer::from(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)) };
+    let deny = |_| async { Answer::from(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)) };
     let first = sequence.run(call("acct", "d", &args), deny).await;
     let again = sequence.run(call("acct", "d", &args), deny).await;
     assert_eq!(again.kind(), ReplyKind::Replayed);
@@ -194,7 +196,7 @@ async fn a_key_in_flight_is_refused_and_runs_nothing() {
         let (sequence, runs) = (Arc::clone(&sequence), Arc::clone(&runs));
         tokio::spawn(async move {
             sequence
-                .run(call("acct", "slow", &json!({})), || async {
+                .run(call("acct", "slow", &json!({})), |_| async {
                     started.send(()).unwrap();
                     finished.await.unwrap();
                     committed(&runs, "m")
@@ -204,7 +206,7 @@ async fn a_key_in_flight_is_refused_and_runs_nothing() {
     };
     start.await.unwrap();
     let during = sequence
-        .run(call("acct", "slow", &json!({})), || async {
+        .run(call("acct", "slow", &json!({})), |_| async {
             committed(&runs, "x")
         })
         .await;
@@ -236,7 +238,7 @@ async fn an_abandoned_key_is_answered_unknown_with_its_lookup_never_run() {
     let sequence = Sequence::new(ledger).with_recovery(recovery);
     let runs = AtomicUsize::new(0);
     let found = sequence
-        .run(call("acct", "cut", &args), || async {
+        .run(call("acct", "cut", &args), |_| async {
             committed(&runs, "again")
         })
         .await;
@@ -246,7 +248,7 @@ async fn an_abandoned_key_is_answered_unknown_with_its_lookup_never_run() {
     assert_eq!(unknown.suggested_next_tool(), Some("lookup_sms"));
     assert_eq!(unknown.fields()["messageId"], id.as_str());
     let later = sequence
-        .run(call("acct", "cut", &args), || async {
+        .run(call("acct", "cut", &args), |_| async {
             committed(&runs, "again")
         })
         .await;
@@ -271,7 +273,7 @@ async fn an_abandoned_key_is_answered_unknown_with_its_lookup_never_run() {
     tokio::time::sleep(Duration::from_millis(80)).await;
     assert_eq!(sequence.settle(10).await.unwrap().recovered, 1);
     let replay = sequence
-        .run(call("acct", "quiet", &args), || async {
+        .run(call("acct", "quiet", &args), |_| async {
             committed(&runs, "again")
         })
         .await;
@@ -289,13 +291,13 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
     let args = json!({});
     sequence.ledger().failing.store(true, Ordering::SeqCst);
     let ran = sequence
-        .run(call("acct", "down", &args), || async {
+        .run(call("acct", "down", &args), |_| async {
             committed(&runs, "m")
         })
         .await;
     assert_eq!(ran.kind(), ReplyKind::Unrecorded);
     let refused = sequence
-        .run(call("acct", "down-refused", &args), || async {
+        .run(call("acct", "down-refused", &args), |_| async {
             Answer::<()>::from(Refusal::invalid_arguments("no"))
         })
         .await;
@@ -303,7 +305,7 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
     assert_eq!(sequence.owed(), 2);
     // While owed, the key is in flight: never run again.
     let during = sequence
-        .run(call("acct", "down", &args), || async {
+        .run(call("acct", "down", &args), |_| async {
             committed(&runs, "x")
         })
         .await;
@@ -315,14 +317,14 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
     assert_eq!(sequence.settle(10).await.unwrap().recorded, 2);
     assert_eq!(sequence.owed(), 0);
     let replay = sequence
-        .run(call("acct", "down", &args), || async {
+        .run(call("acct", "down", &args), |_| async {
             committed(&runs, "x")
         })
         .await;
     assert_eq!(replay.kind(), ReplyKind::Replayed);
     assert_eq!(replay.stored(), ran.stored());
     let fresh = sequence
-        .run(call("acct", "down-refused", &args), || async {
+        .run(call("acct", "down-refused", &args), |_| async {
             committed(&runs, "y")
         })
         .await;
@@ -341,7 +343,7 @@ async fn rest_and_mcp_project_one_stored_answer_to_one_decision() {
 
     let sequence = Sequence::new(MemoryLedger::new());
     let profile = RestProfile::default();
-    let held = || async {
+    let held = |_| async {
         Answer::from(
             GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
                 .with_retry_at(std::time::UNIX_EPOCH + Duration::from_secs(1_796_115_600))
@@ -398,7 +400,7 @@ async fn an_unreadable_stored_answer_replays_as_unknown() {
     let runs = AtomicUsize::new(0);
     let args = json!({ "to": "+1555" });
     let first = sequence
-        .run(call("acct", "garbled", &args), || async {
+        .run(call("acct", "garbled", &args), |_| async {
             committed(&runs, "m")
         })
         .await;
@@ -409,7 +411,7 @@ async fn an_unreadable_stored_answer_replays_as_unknown() {
             .execute("UPDATE atr_idempotency SET answer = ?1", [garbage])
             .unwrap();
         let replay = sequence
-            .run(call("acct", "garbled", &args), || async {
+            .run(call("acct", "garbled", &args), |_| async {
                 committed(&runs, "again")
             })
             .await;
@@ -423,4 +425,99 @@ async fn an_unreadable_stored_answer_replays_as_unknown() {
     }
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A probe over a set of operations that "took effect", failing while `down` is set.
+#[derive(Default)]
+struct Effects {
+    started: std::sync::Mutex<Vec<String>>,
+    down: AtomicBool,
+}
+
+impl agent_tool_result::replay::EffectProbe for Effects {
+    type Error = Down;
+
+    async fn started(&self, abandoned: &Abandoned) -> Result<bool, Down> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(Down);
+        }
+        let started = self.started.lock().unwrap();
+        Ok(started.iter().any(|op| op == abandoned.context()))
+    }
+}
+
+/// With a probe, an abandoned key whose operation never took effect is run after all (under a
+/// greater fence), or released in the background; one whose operation did is answered
+/// `unknown`; a probe that fails answers `unavailable` and runs nothing.
+#[tokio::test]
+async fn a_probe_runs_an_abandoned_key_that_did_nothing_and_answers_unknown_for_one_that_did() {
+    let effects = Arc::new(Effects::default());
+    let sequence = Sequence::new(MemoryLedger::new().with_lease(Duration::from_millis(50)))
+        .with_probe(Arc::clone(&effects));
+    let runs = AtomicUsize::new(0);
+    let args = json!({ "to": "+1555" });
+    let abandon = async |key: &str| {
+        let call = call("acct", key, &args);
+        let ledger = sequence.ledger();
+        let Begin::Fresh(lease) = ledger
+            .begin(call.scope(), call.key(), call.fingerprint(), call.context())
+            .await
+            .unwrap()
+        else {
+            panic!("fresh")
+        };
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        (call, lease)
+    };
+
+    // Nothing took effect: the next request runs it, under a greater fence.
+    let (stopped, first) = abandon("quiet-1").await;
+    let ran = sequence
+        .run(stopped.clone(), |lease| {
+            assert!(lease.fence() > first.fence());
+            async { committed(&runs, "m") }
+        })
+        .await;
+    assert_eq!(ran.kind(), ReplyKind::Ran);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let again = sequence
+        .run(stopped, |_| async { committed(&runs, "x") })
+        .await;
+    assert_eq!(again.kind(), ReplyKind::Replayed);
+
+    // It took effect: unknown, never run.
+    let (started, _) = abandon("loud").await;
+    effects
+        .started
+        .lock()
+        .unwrap()
+        .push(started.context().to_owned());
+    let unknown = sequence
+        .run(started, |_| async { committed(&runs, "y") })
+        .await;
+    assert_eq!(unknown.kind(), ReplyKind::Recovered);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // The probe fails: unavailable, nothing run; the key is asked about again later.
+    let (unsure, _) = abandon("unsure").await;
+    effects.down.store(true, Ordering::SeqCst);
+    let refused = sequence
+        .run(unsure.clone(), |_| async { committed(&runs, "z") })
+        .await;
+    assert_eq!(
+        refused.answer().refusal().map(Refusal::kind),
+        Some(RefusalKind::Unavailable)
+    );
+    effects.down.store(false, Ordering::SeqCst);
+
+    // In the background: the quiet key is released (free for the same request again), as is
+    // the unsure one once its new lease passes.
+    let (_quiet, _) = abandon("quiet-2").await;
+    let settled = sequence.settle(10).await.unwrap();
+    assert_eq!((settled.released, settled.recovered), (2, 0), "{settled:?}");
+    let retried = sequence
+        .run(unsure, |_| async { committed(&runs, "z") })
+        .await;
+    assert_eq!(retried.kind(), ReplyKind::Ran);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
 }

@@ -3,7 +3,7 @@
 //! The semantics every store keeps are the module's (see [`crate::replay`]).
 
 use std::future::Future;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
@@ -139,30 +139,93 @@ impl StoredAnswer {
 #[error("the stored answer cannot be read: {0}")]
 pub struct UnreadableAnswer(String);
 
-/// The hold of one call on its key: the scope and key, an owner token no other call has, and
-/// when it expires by the store's clock. Only the holder of the lease completes, renews or
-/// releases the key.
+/// A fencing token: a number the store hands out with every lease (a fresh key, an abandoned
+/// key taken over), greater than every fence it handed out before, for any key. Of two leases
+/// on one key, the later has the greater fence.
+///
+/// A fence guards the ledger's own transitions (only the current fence of a key whose lease
+/// has not passed completes, renews or releases it) and, handed to the tool, the tool's own
+/// writes: a write made conditional on the key's current fence, in the same statement or
+/// transaction as the write, cannot land once another process has taken the key over, however
+/// long its writer was paused or cut off. See [`crate::replay`], "What the ledger
+/// guarantees, and what it cannot".
+///
+/// ```
+/// use agent_tool_result::replay::Fence;
+///
+/// let (first, later) = (Fence::new(7), Fence::new(9));
+/// assert!(later > first);
+/// assert_eq!((later.get(), later.to_string()), (9, "9".to_owned()));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fence(u64);
+
+impl Fence {
+    /// A fence as a store keeps it (to compare with one a lease carries, say).
+    #[must_use]
+    pub const fn new(value: u64) -> Self {
+        Fence(value)
+    }
+
+    /// The number.
+    #[must_use]
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+
+    /// The number as SQL stores keep it, a signed 64-bit integer (`bigint`); fences stay
+    /// below `i64::MAX`, so nothing is lost.
+    #[must_use]
+    pub fn as_i64(self) -> i64 {
+        i64::try_from(self.0).unwrap_or(i64::MAX)
+    }
+
+    /// A fence read back from a signed 64-bit column.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn from_i64(value: i64) -> Self {
+        Fence(u64::try_from(value).unwrap_or(0))
+    }
+}
+
+impl std::fmt::Display for Fence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The hold of one call on its key: the scope and key, its [`Fence`], and when it expires by
+/// the store's clock. Only the holder of the current fence, before its lease has passed,
+/// completes, renews or releases the key.
+///
+/// Its holder also knows a conservative deadline by its own clock (measured from before the
+/// store was asked), for [`Lease::remaining`]: a side effect that no provider deduplicates
+/// should not start with less than a safe margin left.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {
     scope: Scope,
     key: IdempotencyKey,
-    token: String,
+    fence: Fence,
     expires: SystemTime,
+    deadline: Instant,
 }
 
 impl Lease {
-    /// A lease as a store hands it out.
+    /// A lease as a store hands it out: `asked` is when the store was asked for it (by this
+    /// process's monotonic clock), `length` the store's lease time.
     pub(crate) fn new(
         scope: Scope,
         key: IdempotencyKey,
-        token: String,
+        fence: Fence,
         expires: SystemTime,
+        asked: Instant,
+        length: Duration,
     ) -> Self {
         Lease {
             scope,
             key,
-            token,
+            fence,
             expires,
+            deadline: asked + length,
         }
     }
 
@@ -178,10 +241,11 @@ impl Lease {
         &self.key
     }
 
-    /// The owner token.
+    /// The fencing token: pass it to every write the call makes that must not land once the
+    /// key is another's (see [`Fence`]).
     #[must_use]
-    pub fn token(&self) -> &str {
-        &self.token
+    pub fn fence(&self) -> Fence {
+        self.fence
     }
 
     /// When the lease expires, by the store's clock.
@@ -190,12 +254,84 @@ impl Lease {
         self.expires
     }
 
-    /// The same lease, expiring at `expires` (after a renewal).
-    pub(crate) fn renewed(&self, expires: SystemTime) -> Self {
+    /// How much of the lease is left by this process's monotonic clock, counted from before
+    /// the store was asked for it (so never more than the store would grant): zero once it
+    /// has passed. A pause of the process counts, as it should.
+    #[must_use]
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The effect key of `part` of this call's operation (a recipient, say): the same for
+    /// every holder of this key, whatever its fence, so a provider that deduplicates on it
+    /// performs the part once however many holders ask. See [`EffectKey`].
+    #[must_use]
+    pub fn effect_key(&self, part: &str) -> EffectKey {
+        EffectKey::of(&[self.scope.as_str(), self.key.as_str()], part)
+    }
+
+    /// The same lease, expiring at `expires` (after a renewal asked at `asked`).
+    pub(crate) fn renewed(&self, expires: SystemTime, asked: Instant, length: Duration) -> Self {
         Lease {
             expires,
+            deadline: asked + length,
             ..self.clone()
         }
+    }
+}
+
+/// A deterministic key for one side effect of one operation: `atr-` and 32 hex digits of a
+/// SHA-256 over the operation and the part, so it fits any provider's idempotency-key field
+/// (Stripe takes 255 characters) and says nothing of what it names. Hand it to a provider
+/// that deduplicates: however many processes ask it to perform the part, under whatever
+/// fence, it performs it once.
+///
+/// ```
+/// use agent_tool_result::replay::EffectKey;
+///
+/// let key = EffectKey::new("cmp_0123456789abcdef", "+15550100001");
+/// assert_eq!(key, EffectKey::new("cmp_0123456789abcdef", "+15550100001"));
+/// assert_ne!(key, EffectKey::new("cmp_0123456789abcdef", "+15550100002"));
+/// assert!(key.as_str().starts_with("atr-") && key.as_str().len() == 36);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EffectKey(String);
+
+impl EffectKey {
+    /// The effect key of `part` of operation `operation` (an id the operation has wherever
+    /// it runs: a campaign's id, say).
+    #[must_use]
+    pub fn new(operation: &str, part: &str) -> Self {
+        EffectKey::of(&[operation], part)
+    }
+
+    fn of(operation: &[&str], part: &str) -> Self {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for piece in operation.iter().chain([&part]) {
+            hasher.update((piece.len() as u64).to_be_bytes());
+            hasher.update(piece.as_bytes());
+        }
+        let digest = hasher.finalize();
+        let mut text = String::with_capacity(36);
+        text.push_str("atr-");
+        for byte in &digest[..16] {
+            use std::fmt::Write as _;
+            let _ = write!(text, "{byte:02x}");
+        }
+        EffectKey(text)
+    }
+
+    /// The key's text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for EffectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -219,6 +355,12 @@ impl Abandoned {
     #[must_use]
     pub fn lease(&self) -> &Lease {
         &self.lease
+    }
+
+    /// The lease, to run the call under after all (its operation never took effect).
+    #[must_use]
+    pub fn into_lease(self) -> Lease {
+        self.lease
     }
 
     /// What the call that began the key stored with it (the id of the operation it would
@@ -280,14 +422,15 @@ impl Begin {
 pub enum Completion {
     /// It did: the answer is recorded (or the key released).
     Recorded,
-    /// The lease was lost: its call ran past it and another process took the key for
-    /// abandoned and answered it `unknown`, which stays the key's answer.
+    /// The lease was lost: it had passed (by the store's clock), or another process had
+    /// taken the key over with a greater fence. Nothing was written; the key is answered by
+    /// whoever holds it now (`unknown` when its effect may have started).
     LeaseLost,
 }
 
 impl Completion {
     /// `Recorded` when the store's guarded statement changed its one row, `LeaseLost` when the
-    /// guard (the lease's owner token, no answer yet) matched none.
+    /// guard (the lease's fence, the lease not passed, no answer yet) matched none.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn of_rows_changed(changed: u64) -> Completion {
         if changed == 1 {
@@ -318,13 +461,15 @@ pub trait Ledger: Send + Sync {
     ) -> impl Future<Output = Result<Begin, Self::Error>> + Send;
 
     /// Extends a lease by the store's lease time, for a call that runs long; `None` when the
-    /// lease was lost.
+    /// lease was lost (it had passed, or the key has another fence).
     fn renew(
         &self,
         lease: &Lease,
     ) -> impl Future<Output = Result<Option<Lease>, Self::Error>> + Send;
 
     /// Records the answer of a leased key; later begins with the same request replay it.
+    /// Only the current fence, before its lease has passed, records:
+    /// [`Completion::LeaseLost`] otherwise.
     fn complete(
         &self,
         lease: &Lease,
@@ -332,7 +477,7 @@ pub trait Ledger: Send + Sync {
     ) -> impl Future<Output = Result<Completion, Self::Error>> + Send;
 
     /// Forgets a leased key whose call provably did nothing (it was refused before any side
-    /// effect), so the key can be used again.
+    /// effect), so the key can be used again. Guarded as [`Ledger::complete`] is.
     fn release(
         &self,
         lease: &Lease,
@@ -349,27 +494,4 @@ pub trait Ledger: Send + Sync {
     /// Removes up to `limit` keys completed longer ago than the retention window; returns how
     /// many. A key without an answer is never removed (it would begin fresh and run again).
     fn purge(&self, limit: usize) -> impl Future<Output = Result<usize, Self::Error>> + Send;
-}
-
-/// An owner token no other lease has: 128 bits from this process's random hash keys (std
-/// seeds them from the operating system), over a counter, the process and the time.
-pub(crate) fn new_token() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static KEYS: std::sync::OnceLock<[std::collections::hash_map::RandomState; 2]> =
-        std::sync::OnceLock::new();
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let keys = KEYS.get_or_init(Default::default);
-    let count = COUNT.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let half = |keys: &std::collections::hash_map::RandomState| {
-        let mut hasher = keys.build_hasher();
-        hasher.write_u64(count);
-        hasher.write_u32(std::process::id());
-        hasher.write_u128(nanos);
-        hasher.finish()
-    };
-    format!("{:016x}{:016x}", half(&keys[0]), half(&keys[1]))
 }

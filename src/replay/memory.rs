@@ -4,21 +4,28 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, new_token, store_settings,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Fence, Lease, Ledger, Scope,
+    StoredAnswer, store_settings,
 };
+
+/// The keys, and the last fence handed out.
+#[derive(Debug, Default)]
+struct State {
+    keys: HashMap<(Scope, IdempotencyKey), Entry>,
+    fence: u64,
+}
 
 #[derive(Clone, Debug)]
 struct Entry {
     fingerprint: Fingerprint,
     context: String,
-    /// The lease holding the key, while it has no answer.
-    owner: Option<(String, SystemTime)>,
+    /// The fence of the lease holding the key and its expiry, while it has no answer.
+    owner: Option<(Fence, SystemTime)>,
     /// The answer, and when it was recorded.
     answer: Option<(StoredAnswer, SystemTime)>,
 }
@@ -26,7 +33,7 @@ struct Entry {
 /// A ledger in memory: one process, and tests.
 #[derive(Debug)]
 pub struct MemoryLedger {
-    entries: Mutex<HashMap<(Scope, IdempotencyKey), Entry>>,
+    entries: Mutex<State>,
     retention: Duration,
     lease: Duration,
 }
@@ -42,7 +49,7 @@ impl MemoryLedger {
     #[must_use]
     pub fn new() -> Self {
         MemoryLedger {
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(State::default()),
             retention: DEFAULT_RETENTION,
             lease: DEFAULT_LEASE,
         }
@@ -50,14 +57,29 @@ impl MemoryLedger {
 
     store_settings!();
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Scope, IdempotencyKey), Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn lease_for(&self, scope: &Scope, key: &IdempotencyKey, now: SystemTime) -> Lease {
-        Lease::new(scope.clone(), key.clone(), new_token(), now + self.lease)
+    /// A lease on `key` under the next fence.
+    fn lease_for(
+        &self,
+        fence: &mut u64,
+        scope: &Scope,
+        key: &IdempotencyKey,
+        now: SystemTime,
+    ) -> Lease {
+        *fence += 1;
+        Lease::new(
+            scope.clone(),
+            key.clone(),
+            Fence::new(*fence),
+            now + self.lease,
+            Instant::now(),
+            self.lease,
+        )
     }
 
     fn begin_now(
@@ -68,12 +90,13 @@ impl MemoryLedger {
         context: &str,
     ) -> Begin {
         let now = SystemTime::now();
-        let mut entries = self.lock();
+        let mut state = self.lock();
+        let State { keys, fence } = &mut *state;
         let slot = (scope.clone(), key.clone());
-        let Some(entry) = entries.get_mut(&slot) else {
-            let lease = self.lease_for(scope, key, now);
-            let owner = Some((lease.token().to_owned(), lease.expires()));
-            entries.insert(
+        let Some(entry) = keys.get_mut(&slot) else {
+            let lease = self.lease_for(fence, scope, key, now);
+            let owner = Some((lease.fence(), lease.expires()));
+            keys.insert(
                 slot,
                 Entry {
                     fingerprint,
@@ -93,26 +116,24 @@ impl MemoryLedger {
         match entry.owner {
             Some((_, until)) if until > now => Begin::InFlight { until },
             _ => {
-                let lease = self.lease_for(scope, key, now);
-                entry.owner = Some((lease.token().to_owned(), lease.expires()));
+                let lease = self.lease_for(fence, scope, key, now);
+                entry.owner = Some((lease.fence(), lease.expires()));
                 Begin::Abandoned(Abandoned::new(lease, entry.context.clone()))
             }
         }
     }
 
-    /// The entry a lease still holds.
-    fn held<'a>(
-        entries: &'a mut HashMap<(Scope, IdempotencyKey), Entry>,
-        lease: &Lease,
-    ) -> Option<&'a mut Entry> {
-        entries
+    /// The entry a lease still holds: its fence is the key's, and it has not passed.
+    fn held<'a>(state: &'a mut State, lease: &Lease) -> Option<&'a mut Entry> {
+        let now = SystemTime::now();
+        state
+            .keys
             .get_mut(&(lease.scope().clone(), lease.key().clone()))
             .filter(|entry| {
                 entry.answer.is_none()
                     && entry
                         .owner
-                        .as_ref()
-                        .is_some_and(|(token, _)| token == lease.token())
+                        .is_some_and(|(fence, until)| fence == lease.fence() && until > now)
             })
     }
 }
@@ -131,11 +152,12 @@ impl Ledger for MemoryLedger {
     }
 
     async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, Infallible> {
+        let asked = Instant::now();
         let until = SystemTime::now() + self.lease;
-        let mut entries = self.lock();
-        Ok(MemoryLedger::held(&mut entries, lease).map(|entry| {
-            entry.owner = Some((lease.token().to_owned(), until));
-            lease.renewed(until)
+        let mut state = self.lock();
+        Ok(MemoryLedger::held(&mut state, lease).map(|entry| {
+            entry.owner = Some((lease.fence(), until));
+            lease.renewed(until, asked, self.lease)
         }))
     }
 
@@ -144,8 +166,8 @@ impl Ledger for MemoryLedger {
         lease: &Lease,
         answer: &StoredAnswer,
     ) -> Result<Completion, Infallible> {
-        let mut entries = self.lock();
-        Ok(match MemoryLedger::held(&mut entries, lease) {
+        let mut state = self.lock();
+        Ok(match MemoryLedger::held(&mut state, lease) {
             Some(entry) => {
                 entry.owner = None;
                 entry.answer = Some((answer.clone(), SystemTime::now()));
@@ -156,26 +178,29 @@ impl Ledger for MemoryLedger {
     }
 
     async fn release(&self, lease: &Lease) -> Result<Completion, Infallible> {
-        let mut entries = self.lock();
-        if MemoryLedger::held(&mut entries, lease).is_none() {
+        let mut state = self.lock();
+        if MemoryLedger::held(&mut state, lease).is_none() {
             return Ok(Completion::LeaseLost);
         }
-        entries.remove(&(lease.scope().clone(), lease.key().clone()));
+        state
+            .keys
+            .remove(&(lease.scope().clone(), lease.key().clone()));
         Ok(Completion::Recorded)
     }
 
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, Infallible> {
         let now = SystemTime::now();
-        let mut entries = self.lock();
+        let mut state = self.lock();
+        let State { keys, fence } = &mut *state;
         let mut taken = Vec::new();
-        for ((scope, key), entry) in entries.iter_mut() {
+        for ((scope, key), entry) in keys.iter_mut() {
             if taken.len() == limit {
                 break;
             }
             let expired = entry.owner.as_ref().is_none_or(|(_, until)| *until <= now);
             if entry.answer.is_none() && expired {
-                let lease = self.lease_for(scope, key, now);
-                entry.owner = Some((lease.token().to_owned(), lease.expires()));
+                let lease = self.lease_for(fence, scope, key, now);
+                entry.owner = Some((lease.fence(), lease.expires()));
                 taken.push(Abandoned::new(lease, entry.context.clone()));
             }
         }
@@ -186,15 +211,16 @@ impl Ledger for MemoryLedger {
         let Some(cutoff) = SystemTime::now().checked_sub(self.retention) else {
             return Ok(0);
         };
-        let mut entries = self.lock();
-        let old: Vec<(Scope, IdempotencyKey)> = entries
+        let mut state = self.lock();
+        let old: Vec<(Scope, IdempotencyKey)> = state
+            .keys
             .iter()
             .filter(|(_, entry)| entry.answer.as_ref().is_some_and(|(_, at)| *at < cutoff))
             .map(|(slot, _)| slot.clone())
             .take(limit)
             .collect();
         for slot in &old {
-            entries.remove(slot);
+            state.keys.remove(slot);
         }
         Ok(old.len())
     }

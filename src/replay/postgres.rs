@@ -1,23 +1,25 @@
 //! [`PostgresLedger`]: a ledger any number of processes on any number of machines share
-//! (feature `postgres`), with `tokio-postgres` and no TLS stack. Each transition is one
-//! prepared statement, one round trip, on the server's clock; `begin` needs a second only when
-//! the key was not taken (a replay, a mismatch, a key in flight).
+//! (feature `postgres`), with `tokio-postgres` and no TLS stack, its connections from a
+//! `deadpool-postgres` pool (its own, or the application's). Each transition is one prepared
+//! statement, one round trip, on the server's clock; `begin` needs a second only when the key
+//! was not taken (a replay, a mismatch, a key in flight). Every call is bounded in time.
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, Row, Statement};
+use tokio_postgres::{NoTls, Row};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, new_token, store_settings,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Fence, Lease, Ledger, Scope,
+    StoredAnswer, store_settings,
 };
 
-/// The table, created at connect if it is missing (under an advisory lock, so processes
-/// starting together do not race to create it).
+/// The table and the fence sequence, created at connect if they are missing (under an
+/// advisory lock, so processes starting together do not race to create them). A table made
+/// before fences gets its `fence` column.
 const SCHEMA: &str = "
     BEGIN;
     SELECT pg_advisory_xact_lock(7462020);
@@ -27,13 +29,15 @@ const SCHEMA: &str = "
         fingerprint text NOT NULL,
         context text NOT NULL,
         claims integer NOT NULL DEFAULT 0,
-        owner text,
+        fence bigint,
         lease_until timestamptz,
         completed_at timestamptz,
         refused boolean,
         answer text,
         PRIMARY KEY (scope, key)
     );
+    ALTER TABLE atr_idempotency ADD COLUMN IF NOT EXISTS fence bigint;
+    CREATE SEQUENCE IF NOT EXISTS atr_fence;
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
         ON atr_idempotency (completed_at) WHERE completed_at IS NOT NULL;
     CREATE INDEX IF NOT EXISTS atr_idempotency_leased
@@ -41,43 +45,59 @@ const SCHEMA: &str = "
     COMMIT;";
 
 /// A new key is inserted; an abandoned one (lease expired, no answer, the same request) is
-/// taken over; anything else is left as it is, and nothing is returned.
+/// taken over under a new fence; anything else is left as it is, and nothing is returned.
 const BEGIN: &str = "
-    INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, owner, lease_until)
-    VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6::bigint * interval '1 millisecond')
+    INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence, lease_until)
+    VALUES ($1, $2, $3, $4, nextval('atr_fence'),
+        clock_timestamp() + $5::bigint * interval '1 millisecond')
     ON CONFLICT (scope, key) DO UPDATE
-        SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
+        SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
         WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
             AND t.fingerprint = EXCLUDED.fingerprint
-    RETURNING t.claims, t.context, t.lease_until";
+    RETURNING t.claims, t.context, t.lease_until, t.fence";
 
 const LOOKUP: &str = "
     SELECT fingerprint, refused, answer, lease_until FROM atr_idempotency
     WHERE scope = $1 AND key = $2";
 
-const RENEW: &str = "
-    UPDATE atr_idempotency SET lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond'
-    WHERE scope = $1 AND key = $2 AND owner = $3 AND completed_at IS NULL
-    RETURNING lease_until";
+/// Whether the lease `($1, $2, $3)` (scope, key, fence) holds its key: the fence is the key's,
+/// and the lease has not passed.
+macro_rules! held {
+    () => {
+        "scope = $1 AND key = $2 AND fence = $3 AND completed_at IS NULL \
+         AND lease_until > clock_timestamp()"
+    };
+}
 
-const COMPLETE: &str = "
-    UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, answer = $5,
-        owner = NULL, lease_until = NULL
-    WHERE scope = $1 AND key = $2 AND owner = $3 AND completed_at IS NULL";
+const RENEW: &str = concat!(
+    "UPDATE atr_idempotency SET lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond' WHERE ",
+    held!(),
+    " RETURNING lease_until"
+);
 
-const RELEASE: &str = "
-    DELETE FROM atr_idempotency
-    WHERE scope = $1 AND key = $2 AND owner = $3 AND completed_at IS NULL";
+const COMPLETE: &str = concat!(
+    "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, answer = $5, \
+     lease_until = NULL WHERE ",
+    held!(),
+    " RETURNING 1"
+);
+
+const RELEASE: &str = concat!(
+    "DELETE FROM atr_idempotency WHERE ",
+    held!(),
+    " RETURNING 1"
+);
 
 const ABANDONED: &str = "
     UPDATE atr_idempotency AS t
-    SET owner = $1, lease_until = clock_timestamp() + $2::bigint * interval '1 millisecond',
+    SET fence = nextval('atr_fence'),
+        lease_until = clock_timestamp() + $1::bigint * interval '1 millisecond',
         claims = t.claims + 1
     FROM (SELECT scope, key FROM atr_idempotency
           WHERE completed_at IS NULL AND lease_until <= clock_timestamp()
-          ORDER BY lease_until LIMIT $3 FOR UPDATE SKIP LOCKED) AS s
+          ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) AS s
     WHERE t.scope = s.scope AND t.key = s.key
-    RETURNING t.scope, t.key, t.context, t.lease_until";
+    RETURNING t.scope, t.key, t.context, t.lease_until, t.fence";
 
 const PURGE: &str = "
     DELETE FROM atr_idempotency WHERE (scope, key) IN (
@@ -85,29 +105,18 @@ const PURGE: &str = "
         WHERE completed_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
         LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
-/// Which of the ledger's two connections a statement goes on.
-#[derive(Clone, Copy)]
-enum Lane {
-    Calls = 0,
-    Upkeep = 1,
-}
-
-/// One connection and its prepared statements.
-struct Connection {
-    client: Client,
-    begin: Statement,
-    lookup: Statement,
-    renew: Statement,
-    complete: Statement,
-    release: Statement,
-    abandoned: Statement,
-    purge: Statement,
-}
+/// How long one call of the ledger may take by default, waiting for a connection included:
+/// past it the call fails ([`PostgresError::is_timeout`]) rather than hang while the server is
+/// down or cut off.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A ledger in a PostgreSQL database, shared by every process that serves the same
-/// principals. It keeps one connection for calls (their statements pipeline on it) and one
-/// for `purge` and `abandoned`, and opens a new one when the server drops one; it must be
-/// used inside a Tokio runtime, which drives the connections.
+/// principals. Its connections come from a `deadpool-postgres` pool, which replaces a
+/// connection the server dropped (a restart, a terminated backend) with a new one; the pool
+/// can be the application's own ([`PostgresLedger::from_pool`]), so a service holds one.
+/// Every call is bounded ([`PostgresLedger::with_timeout`]); a connection that did not answer
+/// in time is taken out of the pool, never handed to the next call. It must be used inside a
+/// Tokio runtime.
 ///
 /// ```no_run
 /// use agent_tool_result::replay::PostgresLedger;
@@ -116,16 +125,15 @@ struct Connection {
 /// # async fn run() -> Result<(), agent_tool_result::replay::PostgresError> {
 /// let ledger = PostgresLedger::connect("postgres://atr@127.0.0.1:5432/atr")
 ///     .await?
-///     .with_lease(Duration::from_secs(60));
+///     .with_lease(Duration::from_secs(60))
+///     .with_timeout(Duration::from_secs(2));
 /// # Ok(()) }
 /// ```
 pub struct PostgresLedger {
-    config: tokio_postgres::Config,
-    /// The connection calls use, and the one `purge` and `abandoned` use, so that a purge's
-    /// batch never queues a call's statement behind it.
-    connections: [Mutex<Option<Arc<Connection>>>; 2],
+    pool: Pool,
     retention: Duration,
     lease: Duration,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for PostgresLedger {
@@ -133,146 +141,215 @@ impl std::fmt::Debug for PostgresLedger {
         f.debug_struct("PostgresLedger")
             .field("retention", &self.retention)
             .field("lease", &self.lease)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
 
-/// An error of the PostgreSQL ledger; the driver's error is its `source()`.
+/// An error of the PostgreSQL ledger: the driver's or the pool's error is its `source()`.
 #[derive(Debug, thiserror::Error)]
-#[error("the PostgreSQL ledger failed")]
-pub struct PostgresError(#[source] tokio_postgres::Error);
+#[error("the PostgreSQL ledger failed{}", match .0 { Failure::Timeout(_) => " (timed out)", _ => "" })]
+pub struct PostgresError(#[source] Failure);
+
+/// What failed.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error("the server")]
+    Driver(#[from] tokio_postgres::Error),
+    #[error("the connection pool")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    #[error("the URL or the pool's settings")]
+    Build(#[from] deadpool_postgres::BuildError),
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+}
+
+impl<E: Into<Failure>> From<E> for PostgresError {
+    fn from(err: E) -> Self {
+        PostgresError(err.into())
+    }
+}
 
 impl PostgresError {
     /// Whether the connection to the server was lost (the server restarted, or ended this
     /// session): the call's outcome at the server is not known.
     #[must_use]
     pub fn is_connection_lost(&self) -> bool {
-        self.0.is_closed()
+        match &self.0 {
+            Failure::Driver(err) => err.is_closed(),
+            Failure::Pool(deadpool_postgres::PoolError::Backend(err)) => err.is_closed(),
+            _ => false,
+        }
+    }
+
+    /// Whether the call took longer than the ledger's timeout (the server was down, cut off,
+    /// or too busy): the call's outcome at the server is not known.
+    #[must_use]
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self.0,
+            Failure::Timeout(_) | Failure::Pool(deadpool_postgres::PoolError::Timeout(_))
+        )
     }
 }
 
 impl PostgresLedger {
-    /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) and
-    /// creates the ledger's table if it is missing.
+    /// The statement that makes an application's writes conditional on a lease's fence: run
+    /// it first in the transaction of those writes, on the ledger's database, with the lease's
+    /// scope, key and fence (`lease.scope().as_str()`, `lease.key().as_str()`,
+    /// `lease.fence().as_i64()`) as `$1`, `$2` and `$3`. It returns a row, and locks the key's
+    /// row until the transaction ends, only while that fence holds the key and its lease has
+    /// not passed; no row means the key is another's (or its lease passed): roll back, and
+    /// perform nothing. A process that takes the key over waits for the lock, so it sees the
+    /// writes committed or never made.
+    pub const FENCE_CHECK: &str = concat!(
+        "SELECT 1 FROM atr_idempotency WHERE ",
+        held!(),
+        " FOR UPDATE"
+    );
+
+    /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
+    /// pool of its own ([`PostgresLedger::pool`], 4 connections), and creates the ledger's
+    /// table if it is missing.
     ///
     /// # Errors
     ///
     /// [`PostgresError`] when the URL does not parse, the server cannot be reached, or the
     /// table cannot be created.
     pub async fn connect(url: &str) -> Result<Self, PostgresError> {
-        let config: tokio_postgres::Config = url.parse().map_err(PostgresError)?;
-        let ledger = PostgresLedger {
+        PostgresLedger::from_pool(PostgresLedger::pool(url, 4, DEFAULT_TIMEOUT)?).await
+    }
+
+    /// A pool of `size` connections to `url`, as the ledger wants one and as an application
+    /// can share with it: connections are checked for being closed before reuse and replaced
+    /// when they are; waiting for a connection, opening one and checking one are each bounded
+    /// by `timeout`; TCP keepalives find a peer that went away.
+    ///
+    /// # Errors
+    ///
+    /// [`PostgresError`] when the URL does not parse.
+    pub fn pool(url: &str, size: usize, timeout: Duration) -> Result<Pool, PostgresError> {
+        let mut config: tokio_postgres::Config = url.parse()?;
+        config
+            .connect_timeout(timeout)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .keepalives_interval(Duration::from_secs(2))
+            .keepalives_retries(3);
+        #[cfg(target_os = "linux")]
+        config.tcp_user_timeout(timeout.max(Duration::from_secs(1)) * 2);
+        let manager = Manager::from_config(
             config,
-            connections: [Mutex::new(None), Mutex::new(None)],
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        Ok(Pool::builder(manager)
+            .max_size(size.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(timeout))
+            .create_timeout(Some(timeout))
+            .recycle_timeout(Some(timeout))
+            .build()?)
+    }
+
+    /// The ledger on an application's own `pool` (one from [`PostgresLedger::pool`], or any
+    /// `deadpool-postgres` pool on a Tokio runtime), creating its table if it is missing: a
+    /// service then holds one pool for its tables and its ledger, and its own writes can check
+    /// a lease's fence in the same transaction (see [`crate::replay`]).
+    ///
+    /// # Errors
+    ///
+    /// [`PostgresError`] when no connection can be had, or the table cannot be created.
+    pub async fn from_pool(pool: Pool) -> Result<Self, PostgresError> {
+        let ledger = PostgresLedger {
+            pool,
             retention: DEFAULT_RETENTION,
             lease: DEFAULT_LEASE,
+            timeout: DEFAULT_TIMEOUT,
         };
-        let client = ledger.client().await?;
-        client.batch_execute(SCHEMA).await.map_err(PostgresError)?;
-        let connection = PostgresLedger::prepared(client).await?;
-        *ledger.slot(Lane::Calls) = Some(connection);
+        ledger
+            .bounded(async |client: &Object| client.batch_execute(SCHEMA).await)
+            .await?;
         Ok(ledger)
     }
 
     store_settings!();
 
-    fn slot(&self, lane: Lane) -> std::sync::MutexGuard<'_, Option<Arc<Connection>>> {
-        self.connections[lane as usize]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// The ledger with another bound on each call (5 seconds by default), waiting for a
+    /// connection included.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
-    async fn client(&self) -> Result<Client, PostgresError> {
-        let (client, connection) = self.config.connect(NoTls).await.map_err(PostgresError)?;
-        tokio::spawn(async move {
-            // The connection ends when the server drops it or the client is dropped; the
-            // next call opens another.
-            let _ = connection.await;
-        });
-        Ok(client)
+    /// The pool the ledger takes its connections from.
+    #[must_use]
+    pub fn connections(&self) -> &Pool {
+        &self.pool
     }
 
-    async fn prepared(client: Client) -> Result<Arc<Connection>, PostgresError> {
-        let prepare = |sql: &'static str| client.prepare(sql);
-        let statements = (
-            prepare(BEGIN).await,
-            prepare(LOOKUP).await,
-            prepare(RENEW).await,
-            prepare(COMPLETE).await,
-            prepare(RELEASE).await,
-            prepare(ABANDONED).await,
-            prepare(PURGE).await,
-        );
-        let (Ok(begin), Ok(lookup), Ok(renew), Ok(complete), Ok(release), Ok(abandoned), Ok(purge)) =
-            statements
-        else {
-            let failed = [
-                statements.0.err(),
-                statements.1.err(),
-                statements.2.err(),
-                statements.3.err(),
-                statements.4.err(),
-                statements.5.err(),
-                statements.6.err(),
-            ];
-            let first = failed.into_iter().flatten().next();
-            return Err(PostgresError(first.expect("one statement failed")));
-        };
-        Ok(Arc::new(Connection {
-            client,
-            begin,
-            lookup,
-            renew,
-            complete,
-            release,
-            abandoned,
-            purge,
-        }))
-    }
-
-    /// The lane's connection, opened anew if the last one was lost (or, for upkeep, the
-    /// first time it is needed).
-    async fn connection(&self, lane: Lane) -> Result<Arc<Connection>, PostgresError> {
-        let current = self.slot(lane).clone();
-        if let Some(connection) = current
-            && !connection.client.is_closed()
-        {
-            return Ok(connection);
+    /// Runs `work` on a connection of the pool, within the ledger's timeout. A connection
+    /// that did not answer in time is taken out of the pool (its session's state is not
+    /// known); one the server closed is replaced by the pool at its next use.
+    async fn bounded<T>(
+        &self,
+        work: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, PostgresError> {
+        let started = Instant::now();
+        let client = tokio::time::timeout(self.timeout, self.pool.get())
+            .await
+            .map_err(|_| Failure::Timeout(self.timeout))??;
+        let left = self.timeout.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, work(&client)).await {
+            Ok(done) => Ok(done?),
+            Err(_) => {
+                drop(Object::take(client));
+                Err(Failure::Timeout(self.timeout).into())
+            }
         }
-        let connection = PostgresLedger::prepared(self.client().await?).await?;
-        *self.slot(lane) = Some(Arc::clone(&connection));
-        Ok(connection)
     }
 
     /// Runs one statement, on a new connection once more if the server dropped the first:
     /// every statement is safe to send twice (a `begin` whose first insert did land finds its
-    /// own lease and answers "in flight"; the others are guarded by the owner token).
+    /// own lease and answers "in flight"; the others are guarded by the fence).
     async fn query(
         &self,
-        lane: Lane,
-        statement: fn(&Connection) -> &Statement,
+        sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, PostgresError> {
-        let connection = self.connection(lane).await?;
-        match connection
-            .client
-            .query(statement(&connection), params)
-            .await
-        {
-            Err(err) if err.is_closed() || connection.client.is_closed() => {
-                let connection = self.connection(lane).await?;
-                connection
-                    .client
-                    .query(statement(&connection), params)
-                    .await
-                    .map_err(PostgresError)
-            }
-            other => other.map_err(PostgresError),
+    ) -> Result<(Vec<Row>, bool), PostgresError> {
+        let run = async |client: &Object| {
+            let statement = client.prepare_cached(sql).await?;
+            client.query(&statement, params).await
+        };
+        match self.bounded(run).await {
+            Err(err) if err.is_connection_lost() => Ok((self.bounded(run).await?, true)),
+            other => other.map(|rows| (rows, false)),
         }
     }
 
     fn lease_ms(&self) -> i64 {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn lease(
+        &self,
+        scope: Scope,
+        key: IdempotencyKey,
+        row: &Row,
+        at: usize,
+        asked: Instant,
+    ) -> Lease {
+        Lease::new(
+            scope,
+            key,
+            Fence::from_i64(row.get(at + 1)),
+            row.get(at),
+            asked,
+            self.lease,
+        )
     }
 }
 
@@ -289,37 +366,24 @@ impl Ledger for PostgresLedger {
         let print = fingerprint.to_hex();
         let lease_ms = self.lease_ms();
         loop {
-            let token = new_token();
-            let claimed = self
+            let asked = Instant::now();
+            let (claimed, _) = self
                 .query(
-                    Lane::Calls,
-                    |c| &c.begin,
-                    &[
-                        &scope.as_str(),
-                        &key.as_str(),
-                        &print,
-                        &context,
-                        &token,
-                        &lease_ms,
-                    ],
+                    BEGIN,
+                    &[&scope.as_str(), &key.as_str(), &print, &context, &lease_ms],
                 )
                 .await?;
             if let Some(row) = claimed.first() {
-                let (claims, stored_context, until): (i32, String, SystemTime) =
-                    (row.get(0), row.get(1), row.get(2));
-                let lease = Lease::new(scope.clone(), key.clone(), token, until);
+                let (claims, stored_context): (i32, String) = (row.get(0), row.get(1));
+                let lease = self.lease(scope.clone(), key.clone(), row, 2, asked);
                 return Ok(if claims == 0 {
                     Begin::Fresh(lease)
                 } else {
                     Begin::Abandoned(Abandoned::new(lease, stored_context))
                 });
             }
-            let rows = self
-                .query(
-                    Lane::Calls,
-                    |c| &c.lookup,
-                    &[&scope.as_str(), &key.as_str()],
-                )
+            let (rows, _) = self
+                .query(LOOKUP, &[&scope.as_str(), &key.as_str()])
                 .await?;
             // Released since the insert: begin again.
             let Some(row) = rows.first() else { continue };
@@ -342,19 +406,21 @@ impl Ledger for PostgresLedger {
 
     async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, PostgresError> {
         let lease_ms = self.lease_ms();
-        let rows = self
+        let asked = Instant::now();
+        let (rows, _) = self
             .query(
-                Lane::Calls,
-                |c| &c.renew,
+                RENEW,
                 &[
                     &lease.scope().as_str(),
                     &lease.key().as_str(),
-                    &lease.token(),
+                    &lease.fence().as_i64(),
                     &lease_ms,
                 ],
             )
             .await?;
-        Ok(rows.first().map(|row| lease.renewed(row.get(0))))
+        Ok(rows
+            .first()
+            .map(|row| lease.renewed(row.get(0), asked, self.lease)))
     }
 
     async fn complete(
@@ -364,42 +430,26 @@ impl Ledger for PostgresLedger {
     ) -> Result<Completion, PostgresError> {
         let refused = stored.is_refusal();
         let answer = stored.json();
-        let connection = self.connection(Lane::Calls).await?;
-        let params: [&(dyn ToSql + Sync); 5] = [
-            &lease.scope().as_str(),
-            &lease.key().as_str(),
-            &lease.token(),
-            &refused,
-            &answer,
-        ];
-        let (changed, resent) = match connection
-            .client
-            .execute(&connection.complete, &params)
-            .await
-        {
-            Err(err) if err.is_closed() || connection.client.is_closed() => {
-                let connection = self.connection(Lane::Calls).await?;
-                let changed = connection
-                    .client
-                    .execute(&connection.complete, &params)
-                    .await;
-                (changed, true)
-            }
-            other => (other, false),
-        };
-        let changed = changed.map_err(PostgresError)?;
-        if changed == 1 {
+        let (changed, resent) = self
+            .query(
+                COMPLETE,
+                &[
+                    &lease.scope().as_str(),
+                    &lease.key().as_str(),
+                    &lease.fence().as_i64(),
+                    &refused,
+                    &answer,
+                ],
+            )
+            .await?;
+        if changed.len() == 1 {
             return Ok(Completion::Recorded);
         }
         if resent {
             // The first attempt may have landed before the connection was lost: then the key
             // holds this very answer, and it was recorded.
-            let rows = self
-                .query(
-                    Lane::Calls,
-                    |c| &c.lookup,
-                    &[&lease.scope().as_str(), &lease.key().as_str()],
-                )
+            let (rows, _) = self
+                .query(LOOKUP, &[&lease.scope().as_str(), &lease.key().as_str()])
                 .await?;
             if let Some(row) = rows.first()
                 && row.get::<_, Option<bool>>(1) == Some(refused)
@@ -412,33 +462,40 @@ impl Ledger for PostgresLedger {
     }
 
     async fn release(&self, lease: &Lease) -> Result<Completion, PostgresError> {
-        let connection = self.connection(Lane::Calls).await?;
-        let params: [&(dyn ToSql + Sync); 3] = [
-            &lease.scope().as_str(),
-            &lease.key().as_str(),
-            &lease.token(),
-        ];
-        let changed = connection
-            .client
-            .execute(&connection.release, &params)
-            .await
-            .map_err(PostgresError)?;
-        Ok(Completion::of_rows_changed(changed))
+        let (rows, resent) = self
+            .query(
+                RELEASE,
+                &[
+                    &lease.scope().as_str(),
+                    &lease.key().as_str(),
+                    &lease.fence().as_i64(),
+                ],
+            )
+            .await?;
+        if rows.is_empty() && resent {
+            // The first attempt may have landed: then the key is gone, or begun anew by
+            // another request under a greater fence.
+            let (rows, _) = self
+                .query(LOOKUP, &[&lease.scope().as_str(), &lease.key().as_str()])
+                .await?;
+            if rows.is_empty() {
+                return Ok(Completion::Recorded);
+            }
+        }
+        Ok(Completion::of_rows_changed(rows.len() as u64))
     }
 
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, PostgresError> {
-        let token = new_token();
         let lease_ms = self.lease_ms();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self
-            .query(Lane::Upkeep, |c| &c.abandoned, &[&token, &lease_ms, &limit])
-            .await?;
+        let asked = Instant::now();
+        let (rows, _) = self.query(ABANDONED, &[&lease_ms, &limit]).await?;
         Ok(rows
             .iter()
             .filter_map(|row| {
                 let key = IdempotencyKey::new(row.get::<_, String>(1)).ok()?;
                 let scope = Scope::principal(row.get::<_, String>(0));
-                let lease = Lease::new(scope, key, token.clone(), row.get(3));
+                let lease = self.lease(scope, key, row, 3, asked);
                 Some(Abandoned::new(lease, row.get(2)))
             })
             .collect())
@@ -447,12 +504,12 @@ impl Ledger for PostgresLedger {
     async fn purge(&self, limit: usize) -> Result<usize, PostgresError> {
         let retention = i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let connection = self.connection(Lane::Upkeep).await?;
-        let removed = connection
-            .client
-            .execute(&connection.purge, &[&retention, &limit])
-            .await
-            .map_err(PostgresError)?;
+        let removed = self
+            .bounded(async |client: &Object| {
+                let statement = client.prepare_cached(PURGE).await?;
+                client.execute(&statement, &[&retention, &limit]).await
+            })
+            .await?;
         Ok(usize::try_from(removed).unwrap_or(usize::MAX))
     }
 }

@@ -1,5 +1,6 @@
 //! [`Sequence`]: the replay sequence every guarantee tool runs around its ledger.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 
@@ -202,8 +203,11 @@ impl Reply {
 pub struct Settled {
     /// Answers (and releases) written that had failed before.
     pub recorded: usize,
-    /// Abandoned keys answered `unknown`.
+    /// Abandoned keys answered `unknown` (their operation may have taken effect).
     pub recovered: usize,
+    /// Abandoned keys released: the probe found that their operation never took effect, and
+    /// under the new fence it never can, so the key is free for the same request again.
+    pub released: usize,
     /// Answered keys older than the retention window, removed.
     pub purged: usize,
 }
@@ -226,25 +230,79 @@ enum Owed {
 /// The `unknown` answer of an abandoned key, from the context its first call stored.
 type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 
+/// What the sequence asks the application of a key it found abandoned (its call stopped, or
+/// lost its store, between beginning and completing): whether the operation the key began
+/// may have taken effect. The answer decides between `unknown` (it may have: the caller looks
+/// it up) and running the call after all (it did not), so that a key is never burned as
+/// `unknown` for a call that did nothing.
+///
+/// The sequence asks only once it holds the key under a new, greater [`Fence`]: a call that
+/// still runs under the old fence, and whose writes check their fence (see
+/// [`crate::replay`]), can no longer start anything, so an answer of `false` is final.
+///
+/// [`Fence`]: super::Fence
+pub trait EffectProbe: Send + Sync {
+    /// The probe's error: the sequence then answers `unavailable` and asks again later.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Whether the operation of `abandoned` (its [`context`](Abandoned::context) names it)
+    /// may have started a side effect: `true` when it might have, `false` only when it
+    /// certainly did not.
+    fn started(
+        &self,
+        abandoned: &Abandoned,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
+}
+
+/// A probe shared with the rest of the application (its store, say).
+impl<P: EffectProbe> EffectProbe for std::sync::Arc<P> {
+    type Error = P::Error;
+
+    fn started(
+        &self,
+        abandoned: &Abandoned,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send {
+        (**self).started(abandoned)
+    }
+}
+
+/// The probe of a sequence given none: every abandoned key may have taken effect, and is
+/// answered `unknown`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AssumeStarted;
+
+impl EffectProbe for AssumeStarted {
+    type Error = Infallible;
+
+    async fn started(&self, _: &Abandoned) -> Result<bool, Infallible> {
+        Ok(true)
+    }
+}
+
 /// The replay sequence: the steps every guarantee tool takes around its ledger, owned by the library
 /// so that a tool author writes the tool and nothing else. Given a [`Call`] (scope, key,
 /// fingerprint, context) and the tool as an async closure, [`Sequence::run`]:
 ///
 /// 1. begins the key; a ledger that fails answers [`Refusal::unavailable`] (nothing ran, the
 ///    same request with the same key later);
-/// 2. replays a completed key's first answer, refuses a mismatch or a key in flight, and
-///    answers an abandoned key `unknown` (the sequence's recovery, from the key's context),
-///    completing the key with that answer: none of these runs the tool;
-/// 3. runs the tool under a fresh lease; a result is completed, a refusal (which promises that
-///    nothing was done) releases the key so it can be used again;
+/// 2. replays a completed key's first answer and refuses a mismatch or a key in flight; an
+///    abandoned key is held under a new fence and its operation probed ([`EffectProbe`]):
+///    one that may have taken effect is answered `unknown` (the sequence's recovery, from the
+///    key's context) and the key completed with that answer; one that certainly did not is
+///    run now, under the new fence;
+/// 3. runs the tool under a fresh lease, handing it the [`Lease`] (its [`Fence`] for the
+///    tool's own writes, its effect keys); a result is completed, a refusal (which promises
+///    that nothing was done) releases the key so it can be used again;
 /// 4. keeps what it could not write (an answer not recorded, a key not released) to write
-///    again in [`Sequence::settle`], which also answers abandoned keys in the background and
-///    purges old ones.
+///    again in [`Sequence::settle`], which also takes abandoned keys in the background
+///    (answering or releasing each as the probe says) and purges old ones.
 ///
 /// The sequence does not renew a lease while the tool runs: choose a lease longer than the
 /// longest call (`with_lease` on the store). A call that still runs past it is answered as it
-/// ran ([`ReplyKind::LeaseLost`]), and the key keeps the `unknown` answer the process that took
-/// it over gave, which names the same operation: never a second run.
+/// ran ([`ReplyKind::LeaseLost`]), and the key keeps what the process that took it over
+/// decided; the call's own writes, checked against its fence, land only while no one has.
+///
+/// [`Fence`]: super::Fence
 ///
 /// The ledger keeps the transport-neutral [`StoredAnswer`]; a [`Reply`] is projected per
 /// transport (`RestProfile::reply_response` over REST, `IntoCallToolResult` over MCP), always
@@ -265,7 +323,7 @@ type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 /// let sequence = Sequence::new(MemoryLedger::new());
 /// let arguments = json!({ "to": "+15550100" });
 /// let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1").unwrap(), &arguments);
-/// let send = || async { Answer::from(GuaranteeResult::committed()) };
+/// let send = |_lease| async { Answer::from(GuaranteeResult::committed()) };
 ///
 /// let first = block_on(sequence.run(call(), send));
 /// let again = block_on(sequence.run(call(), send));
@@ -274,13 +332,14 @@ type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 /// ```
 ///
 /// Share one per process (in an `Arc`); it is `Send + Sync`.
-pub struct Sequence<L> {
+pub struct Sequence<L, P = AssumeStarted> {
     ledger: L,
+    probe: P,
     recover: Box<Recovery>,
     owed: Mutex<Vec<Owed>>,
 }
 
-impl<L: std::fmt::Debug> std::fmt::Debug for Sequence<L> {
+impl<L: std::fmt::Debug, P> std::fmt::Debug for Sequence<L, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sequence")
             .field("ledger", &self.ledger)
@@ -291,12 +350,34 @@ impl<L: std::fmt::Debug> std::fmt::Debug for Sequence<L> {
 
 impl<L: Ledger> Sequence<L> {
     /// The sequence over `ledger`, answering an abandoned key with a bare
-    /// [`GuaranteeResult::unknown`].
+    /// [`GuaranteeResult::unknown`], and taking every abandoned key for one that may have
+    /// taken effect (see [`Sequence::with_probe`]).
     pub fn new(ledger: L) -> Self {
         Sequence {
             ledger,
+            probe: AssumeStarted,
             recover: Box::new(|_| GuaranteeResult::unknown()),
             owed: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
+    /// The same sequence, asking `probe` whether the operation of an abandoned key took
+    /// effect: one that did not is run (or, in [`Sequence::settle`], its key released)
+    /// rather than answered `unknown`.
+    pub fn with_probe<Q: EffectProbe>(self, probe: Q) -> Sequence<L, Q> {
+        let Sequence {
+            ledger,
+            recover,
+            owed,
+            ..
+        } = self;
+        Sequence {
+            ledger,
+            probe,
+            recover,
+            owed,
         }
     }
 
@@ -329,7 +410,7 @@ impl<L: Ledger> Sequence<L> {
     pub async fn run<T, F, Fut>(&self, call: Call, tool: F) -> Reply
     where
         T: Serialize,
-        F: FnOnce() -> Fut,
+        F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Answer<T>>,
     {
         let began = self
@@ -351,7 +432,18 @@ impl<L: Ledger> Sequence<L> {
                     Err(_) => self.unknown(ReplyKind::Replayed, &call.context),
                 };
             }
-            Ok(Begin::Abandoned(abandoned)) => return self.recover(&abandoned).await,
+            Ok(Begin::Abandoned(abandoned)) => match self.probe.started(&abandoned).await {
+                Ok(true) => return self.recover(&abandoned).await,
+                // It never took effect, and under the new fence its first call never can:
+                // run it now.
+                Ok(false) => abandoned.into_lease(),
+                Err(err) => {
+                    return Reply::refused(Refusal::unavailable(format!(
+                        "whether the first call with this key took effect could not be told \
+                         ({err}); nothing was run"
+                    )));
+                }
+            },
             Ok(refused) => {
                 return Reply::refused(
                     refused
@@ -360,7 +452,7 @@ impl<L: Ledger> Sequence<L> {
                 );
             }
         };
-        let answer = tool().await;
+        let answer = tool(lease.clone()).await;
         let (reply, owed) = match round_trip(&answer) {
             Some((stored, answer)) if stored.is_refusal() => {
                 let reply = Reply::new(ReplyKind::Ran, stored, answer);
@@ -453,19 +545,30 @@ impl<L: Ledger> Sequence<L> {
             settled.recorded += 1;
         }
         for abandoned in self.ledger.abandoned(limit).await? {
-            let reply = self.unknown(ReplyKind::Recovered, abandoned.context());
-            let _ = self
-                .ledger
-                .complete(abandoned.lease(), &reply.stored)
-                .await?;
-            settled.recovered += 1;
+            match self.probe.started(&abandoned).await {
+                Ok(true) => {
+                    let reply = self.unknown(ReplyKind::Recovered, abandoned.context());
+                    let _ = self
+                        .ledger
+                        .complete(abandoned.lease(), &reply.stored)
+                        .await?;
+                    settled.recovered += 1;
+                }
+                Ok(false) => {
+                    if self.ledger.release(abandoned.lease()).await? == Completion::Recorded {
+                        settled.released += 1;
+                    }
+                }
+                // Taken again once this lease passes.
+                Err(_) => {}
+            }
         }
         settled.purged = self.ledger.purge(limit).await?;
         Ok(settled)
     }
 }
 
-impl<L> Sequence<L> {
+impl<L, P> Sequence<L, P> {
     /// How many writes are owed to the ledger (answers not recorded, keys not released).
     #[must_use]
     pub fn owed(&self) -> usize {

@@ -5,15 +5,15 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, new_token, store_settings,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Fence, Lease, Ledger, Scope,
+    StoredAnswer, store_settings,
 };
 use super::worker::Worker;
 
@@ -73,7 +73,7 @@ const SCHEMA: &str = "
         fingerprint TEXT NOT NULL,
         context TEXT NOT NULL,
         claims INTEGER NOT NULL DEFAULT 0,
-        owner TEXT,
+        fence INTEGER,
         lease_until_ms INTEGER,
         completed_ms INTEGER,
         refused INTEGER,
@@ -82,7 +82,27 @@ const SCHEMA: &str = "
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
         ON atr_idempotency (completed_ms) WHERE completed_ms IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS atr_fence (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+    INSERT OR IGNORE INTO atr_fence (id, last) VALUES (1, 0);
 ";
+
+/// A table made before fences (with an `owner` column instead) gets its `fence` column.
+const MIGRATE: &str = "ALTER TABLE atr_idempotency ADD COLUMN fence INTEGER";
+
+/// The next fence: one counter for the file, so a fence is greater than every one before it,
+/// whichever key it was for, and never handed out twice (a key released and begun again
+/// gets a greater one).
+const NEXT_FENCE: &str = "UPDATE atr_fence SET last = last + 1 WHERE id = 1 RETURNING last";
+
+/// Whether `lease` guards the key: its fence is the key's and it has not passed.
+macro_rules! held {
+    () => {
+        concat!(
+            "scope = ?1 AND key = ?2 AND fence = ?3 AND completed_ms IS NULL AND lease_until_ms > ",
+            now!()
+        )
+    };
+}
 
 /// How long a statement on the worker's thread waits for another process's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -97,11 +117,11 @@ macro_rules! now {
 /// A new key is inserted; an abandoned one (lease expired, no answer, the same request) is
 /// taken over; anything else is left as it is, and nothing is returned.
 const BEGIN: &str = concat!(
-    "INSERT INTO atr_idempotency (scope, key, fingerprint, context, owner, lease_until_ms) ",
+    "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, lease_until_ms) ",
     "VALUES (?1, ?2, ?3, ?4, ?5, ",
     now!(),
     " + ?6) ",
-    "ON CONFLICT (scope, key) DO UPDATE SET owner = excluded.owner, ",
+    "ON CONFLICT (scope, key) DO UPDATE SET fence = excluded.fence, ",
     "lease_until_ms = excluded.lease_until_ms, claims = claims + 1 ",
     "WHERE completed_ms IS NULL AND lease_until_ms <= ",
     now!(),
@@ -116,21 +136,19 @@ const LOOKUP: &str = "SELECT fingerprint, refused, answer, lease_until_ms \
 const RENEW: &str = concat!(
     "UPDATE atr_idempotency SET lease_until_ms = ",
     now!(),
-    " + ?4 ",
-    "WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL ",
-    "RETURNING lease_until_ms"
+    " + ?4 WHERE ",
+    held!(),
+    " RETURNING lease_until_ms"
 );
 
 const COMPLETE: &str = concat!(
     "UPDATE atr_idempotency SET completed_ms = ",
     now!(),
-    ", refused = ?4, answer = ?5, ",
-    "owner = NULL, lease_until_ms = NULL ",
-    "WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL"
+    ", refused = ?4, answer = ?5, lease_until_ms = NULL WHERE ",
+    held!()
 );
 
-const RELEASE: &str = "DELETE FROM atr_idempotency \
-    WHERE scope = ?1 AND key = ?2 AND owner = ?3 AND completed_ms IS NULL";
+const RELEASE: &str = concat!("DELETE FROM atr_idempotency WHERE ", held!());
 
 /// The keys whose lease expired without an answer: read without taking the write lock (there
 /// is no index for it, so that a call's statements write one index fewer; a sweep is rare).
@@ -142,7 +160,7 @@ const CANDIDATES: &str = concat!(
 
 /// Takes one abandoned key, if it still is one.
 const CLAIM: &str = concat!(
-    "UPDATE atr_idempotency SET owner = ?3, lease_until_ms = ",
+    "UPDATE atr_idempotency SET fence = ?3, lease_until_ms = ",
     now!(),
     " + ?4, ",
     "claims = claims + 1 WHERE scope = ?1 AND key = ?2 AND completed_ms IS NULL ",
@@ -159,6 +177,15 @@ const PURGE: &str = concat!(
 );
 
 impl SqliteLedger {
+    /// The statement that makes an application's writes conditional on a lease's fence: run
+    /// it first in an immediate transaction (`BEGIN IMMEDIATE`, which holds the file's write
+    /// lock) of those writes, on the ledger's file, with the lease's scope, key and fence
+    /// (`lease.scope().as_str()`, `lease.key().as_str()`, `lease.fence().as_i64()`) as `?1`,
+    /// `?2` and `?3`. It returns a row only while that fence holds the key and its lease has
+    /// not passed; no row means the key is another's (or its lease passed): roll back, and
+    /// perform nothing.
+    pub const FENCE_CHECK: &str = concat!("SELECT 1 FROM atr_idempotency WHERE ", held!());
+
     /// Opens (and creates, if need be) the ledger in the file at `path`.
     ///
     /// # Errors
@@ -179,6 +206,14 @@ impl SqliteLedger {
 
     fn with(connection: Connection) -> Result<Self, SqliteError> {
         connection.execute_batch(SCHEMA)?;
+        let has_fence: bool = connection.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('atr_idempotency') WHERE name = 'fence'",
+            [],
+            |row| row.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if !has_fence {
+            connection.execute_batch(MIGRATE)?;
+        }
         connection.busy_timeout(BUSY_TIMEOUT)?;
         let connection = Arc::new(Mutex::new(connection));
         let worker = Worker::spawn("atr-sqlite-ledger", Arc::clone(&connection))
@@ -255,9 +290,13 @@ fn begin_in(
     lease_ms: i64,
 ) -> Result<Begin, rusqlite::Error> {
     loop {
-        let token = new_token();
-        // One statement: atomic on its own, whoever else writes the file.
-        let claimed: Option<(i64, String, i64)> = connection
+        let asked = Instant::now();
+        // The fence and the insert in one transaction, so one commit.
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let fence: i64 = transaction
+            .prepare_cached(NEXT_FENCE)?
+            .query_row([], |row| row.get(0))?;
+        let claimed: Option<(i64, String, i64)> = transaction
             .prepare_cached(BEGIN)?
             .query_row(
                 params![
@@ -265,26 +304,35 @@ fn begin_in(
                     key.as_str(),
                     fingerprint,
                     context,
-                    token,
+                    fence,
                     lease_ms
                 ],
                 |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )
             .optional()?;
         if let Some((claims, context, until)) = claimed {
-            let lease = Lease::new(scope.clone(), key.clone(), token, instant(until));
+            transaction.commit()?;
+            let lease = Lease::new(
+                scope.clone(),
+                key.clone(),
+                Fence::from_i64(fence),
+                instant(until),
+                asked,
+                Duration::from_millis(u64::try_from(lease_ms).unwrap_or(0)),
+            );
             return Ok(if claims == 0 {
                 Begin::Fresh(lease)
             } else {
                 Begin::Abandoned(Abandoned::new(lease, context))
             });
         }
-        let row: Option<Row> = connection
+        let row: Option<Row> = transaction
             .prepare_cached(LOOKUP)?
             .query_row(params![scope.as_str(), key.as_str()], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
             })
             .optional()?;
+        transaction.commit()?;
         return Ok(match row {
             // Released since the insert: begin again.
             None => continue,
@@ -327,6 +375,7 @@ impl Ledger for SqliteLedger {
     async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, SqliteError> {
         let held = lease.clone();
         let lease_ms = self.lease_ms();
+        let asked = Instant::now();
         let until: Option<i64> = self
             .run(move |connection| {
                 connection
@@ -335,7 +384,7 @@ impl Ledger for SqliteLedger {
                         params![
                             held.scope().as_str(),
                             held.key().as_str(),
-                            held.token(),
+                            held.fence().as_i64(),
                             lease_ms
                         ],
                         |row| row.get(0),
@@ -343,7 +392,7 @@ impl Ledger for SqliteLedger {
                     .optional()
             })
             .await?;
-        Ok(until.map(|until| lease.renewed(instant(until))))
+        Ok(until.map(|until| lease.renewed(instant(until), asked, self.lease)))
     }
 
     async fn complete(
@@ -358,7 +407,7 @@ impl Ledger for SqliteLedger {
                 connection.prepare_cached(COMPLETE)?.execute(params![
                     held.scope().as_str(),
                     held.key().as_str(),
-                    held.token(),
+                    held.fence().as_i64(),
                     answer.is_refusal(),
                     answer.json()
                 ])
@@ -376,7 +425,7 @@ impl Ledger for SqliteLedger {
                 connection.prepare_cached(RELEASE)?.execute(params![
                     held.scope().as_str(),
                     held.key().as_str(),
-                    held.token()
+                    held.fence().as_i64()
                 ])
             })
             .await?;
@@ -388,10 +437,9 @@ impl Ledger for SqliteLedger {
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, SqliteError> {
         let lease_ms = self.lease_ms();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let token = new_token();
-        let owner = token.clone();
+        let asked = Instant::now();
         // A scan: on the ledger's thread, never the caller's.
-        let claimed: Vec<(String, String, String, i64)> = self
+        let claimed: Vec<(String, String, i64, String, i64)> = self
             .on_thread(move |connection| {
                 let candidates: Vec<(String, String)> = connection
                     .prepare_cached(CANDIDATES)?
@@ -399,15 +447,22 @@ impl Ledger for SqliteLedger {
                     .collect::<Result<_, _>>()?;
                 let mut claimed = Vec::new();
                 for (scope, key) in candidates {
-                    // Each claimed on its own, if nobody took it since the scan.
-                    let claim: Option<(String, i64)> = connection
+                    // Each taken on its own, under a fence of its own, if nobody took it
+                    // since the scan.
+                    let transaction =
+                        connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                    let fence: i64 = transaction
+                        .prepare_cached(NEXT_FENCE)?
+                        .query_row([], |row| row.get(0))?;
+                    let claim: Option<(String, i64)> = transaction
                         .prepare_cached(CLAIM)?
-                        .query_row(params![scope, key, owner, lease_ms], |row| {
+                        .query_row(params![scope, key, fence, lease_ms], |row| {
                             Ok((row.get(0)?, row.get(1)?))
                         })
                         .optional()?;
+                    transaction.commit()?;
                     if let Some((context, until)) = claim {
-                        claimed.push((scope, key, context, until));
+                        claimed.push((scope, key, fence, context, until));
                     }
                 }
                 Ok(claimed)
@@ -415,9 +470,16 @@ impl Ledger for SqliteLedger {
             .await?;
         Ok(claimed
             .into_iter()
-            .filter_map(|(scope, key, context, until)| {
+            .filter_map(|(scope, key, fence, context, until)| {
                 let key = IdempotencyKey::new(key).ok()?;
-                let lease = Lease::new(Scope::principal(scope), key, token.clone(), instant(until));
+                let lease = Lease::new(
+                    Scope::principal(scope),
+                    key,
+                    Fence::from_i64(fence),
+                    instant(until),
+                    asked,
+                    self.lease,
+                );
                 Some(Abandoned::new(lease, context))
             })
             .collect())

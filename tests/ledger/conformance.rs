@@ -67,6 +67,8 @@ where
     one_of_many_begins_is_fresh(Arc::new(make(LONG, LONG).await)).await;
     an_expired_lease_is_abandoned_once(Arc::new(make(SHORT, LONG).await)).await;
     a_lost_lease_cannot_complete(make(SHORT, LONG).await).await;
+    fences_increase_across_takeovers(make(SHORT, LONG).await).await;
+    a_passed_lease_cannot_complete_renew_or_release(make(SHORT, LONG).await).await;
     renewing_keeps_the_key(make(SHORT, LONG).await).await;
     releasing_frees_the_key(make(LONG, LONG).await).await;
     abandoned_keys_are_swept_in_batches(make(SHORT, LONG).await).await;
@@ -397,4 +399,109 @@ async fn purging_removes_old_answers_only(ledger: impl Ledger) {
         panic!("an unanswered key older than the window is answered unknown, never run again");
     };
     assert_eq!(found.context(), "ctx");
+}
+
+/// Every lease on one key, fresh, taken over by a request or in the background, and begun
+/// again after a release, has a greater fence than the one before; a stale holder's complete,
+/// renew and release are refused at every step.
+async fn fences_increase_across_takeovers(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_fence");
+    let first = fresh(&ledger, &scope, &key("f1"), print(1), "ctx").await;
+    let mut leases = vec![first];
+    // Taken over by a request, then twice in the background.
+    after_lease().await;
+    let Begin::Abandoned(taken) = ledger
+        .begin(&scope, &key("f1"), print(1), "")
+        .await
+        .unwrap()
+    else {
+        panic!("abandoned");
+    };
+    leases.push(taken.into_lease());
+    for _ in 0..2 {
+        after_lease().await;
+        let swept = ledger.abandoned(10).await.unwrap();
+        let mine: Vec<_> = swept
+            .into_iter()
+            .filter(|found| found.lease().key().as_str() == "f1")
+            .collect();
+        assert_eq!(mine.len(), 1, "taken once");
+        assert_eq!(mine[0].context(), "ctx");
+        leases.push(mine[0].lease().clone());
+    }
+    // Released by its holder, then begun again: still greater.
+    let current = leases.last().unwrap().clone();
+    assert_eq!(
+        ledger.release(&current).await.unwrap(),
+        Completion::Recorded
+    );
+    leases.push(fresh(&ledger, &scope, &key("f1"), print(1), "ctx").await);
+    // Another key's lease, taken meanwhile, is greater too: one order for the store.
+    let other = fresh(&ledger, &scope, &key("f2"), print(1), "").await;
+    for pair in leases.windows(2) {
+        assert!(
+            pair[1].fence() > pair[0].fence(),
+            "{} then {}",
+            pair[0].fence(),
+            pair[1].fence()
+        );
+    }
+    assert!(other.fence() > leases.last().unwrap().fence());
+    let holder = leases.pop().unwrap();
+    for stale in &leases {
+        assert_eq!(
+            ledger.renew(stale).await.unwrap(),
+            None,
+            "{}",
+            stale.fence()
+        );
+        assert_eq!(
+            ledger.complete(stale, &answer("stale")).await.unwrap(),
+            Completion::LeaseLost
+        );
+        assert_eq!(ledger.release(stale).await.unwrap(), Completion::LeaseLost);
+    }
+    // The stale holders changed nothing: the current one completes.
+    assert_eq!(
+        ledger.complete(&holder, &answer("current")).await.unwrap(),
+        Completion::Recorded
+    );
+    assert_eq!(
+        ledger
+            .begin(&scope, &key("f1"), print(1), "")
+            .await
+            .unwrap(),
+        Begin::Replay(answer("current"))
+    );
+}
+
+/// A holder whose lease has passed can neither renew, complete nor release, even while no one
+/// has taken the key over yet (a process paused past its lease learns it lost the key here);
+/// the key is then abandoned for the next comer.
+async fn a_passed_lease_cannot_complete_renew_or_release(ledger: impl Ledger) {
+    let scope = Scope::principal("acct_passed");
+    for (n, step) in ["renew", "complete", "release"].into_iter().enumerate() {
+        let k = key(&format!("passed-{step}"));
+        let n = u32::try_from(n).unwrap();
+        let lease = fresh(&ledger, &scope, &k, print(n), "ctx").await;
+        assert!(lease.remaining() > Duration::ZERO);
+        after_lease().await;
+        assert_eq!(
+            lease.remaining(),
+            Duration::ZERO,
+            "passed by this clock too"
+        );
+        match step {
+            "renew" => assert_eq!(ledger.renew(&lease).await.unwrap(), None),
+            "complete" => assert_eq!(
+                ledger.complete(&lease, &answer("late")).await.unwrap(),
+                Completion::LeaseLost
+            ),
+            _ => assert_eq!(ledger.release(&lease).await.unwrap(), Completion::LeaseLost),
+        }
+        let Begin::Abandoned(next) = ledger.begin(&scope, &k, print(n), "").await.unwrap() else {
+            panic!("{step}: the key is abandoned, untouched by the passed lease");
+        };
+        assert!(next.lease().fence() > lease.fence());
+    }
 }
