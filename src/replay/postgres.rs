@@ -229,7 +229,20 @@ impl PostgresLedger {
     ///
     /// [`PostgresError`] when the URL does not parse.
     pub fn pool(url: &str, size: usize, timeout: Duration) -> Result<Pool, PostgresError> {
-        let mut config: tokio_postgres::Config = url.parse()?;
+        PostgresLedger::pool_for(url.parse()?, size, timeout)
+    }
+
+    /// [`PostgresLedger::pool`] for a driver configuration the application made (with session
+    /// options of its own, say), its connect timeout and keepalives set as there.
+    ///
+    /// # Errors
+    ///
+    /// [`PostgresError`] when the pool cannot be built.
+    pub fn pool_for(
+        mut config: tokio_postgres::Config,
+        size: usize,
+        timeout: Duration,
+    ) -> Result<Pool, PostgresError> {
         config
             .connect_timeout(timeout)
             .keepalives(true)

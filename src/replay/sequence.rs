@@ -3,6 +3,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -10,6 +11,10 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{Abandoned, Begin, Completion, Lease, Ledger, Scope, StoredAnswer};
 use crate::guarantee::{Answer, GuaranteeResult, Refusal};
+
+/// When a caller refused `unavailable` by the sequence (its store failed) is told to try the
+/// same request again: a store that restarts or fails over is usually back within seconds.
+const RETRY_UNAVAILABLE: Duration = Duration::from_secs(1);
 
 /// One keyed call, as the sequence begins it: whose (the [`Scope`]), under which key, the
 /// request's [`Fingerprint`], and the context stored with the key (the id of the operation
@@ -419,9 +424,12 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             .await;
         let lease = match began {
             Err(err) => {
-                return Reply::refused(Refusal::unavailable(format!(
-                    "the idempotency ledger failed ({err}); nothing was run"
-                )));
+                return Reply::refused(
+                    Refusal::unavailable(format!(
+                        "the idempotency ledger failed ({err}); nothing was run"
+                    ))
+                    .with_retry_at(SystemTime::now() + RETRY_UNAVAILABLE),
+                );
             }
             Ok(Begin::Fresh(lease)) => lease,
             Ok(Begin::Replay(stored)) => {
@@ -438,10 +446,13 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 // run it now.
                 Ok(false) => abandoned.into_lease(),
                 Err(err) => {
-                    return Reply::refused(Refusal::unavailable(format!(
-                        "whether the first call with this key took effect could not be told \
-                         ({err}); nothing was run"
-                    )));
+                    return Reply::refused(
+                        Refusal::unavailable(format!(
+                            "whether the first call with this key took effect could not be \
+                             told ({err}); nothing was run"
+                        ))
+                        .with_retry_at(SystemTime::now() + RETRY_UNAVAILABLE),
+                    );
                 }
             },
             Ok(refused) => {

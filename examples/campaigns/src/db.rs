@@ -1,15 +1,16 @@
 //! The service's database, SQLite or PostgreSQL, behind one small interface: statements are
 //! written once, in PostgreSQL's style (`$1` parameters, `NOW_MS` for the database's clock in
 //! milliseconds since 1970), and each backend runs them as its own. A [`Conn`] is one
-//! connection, held for a statement or a transaction.
+//! connection, held for a statement or a transaction: SQLite's one, or one of a
+//! `deadpool-postgres` pool that replaces connections the server dropped and that the
+//! idempotency ledger shares. Every PostgreSQL statement is bounded in time.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
+use agent_tool_result::replay::{PostgresError, PostgresLedger, SqliteLedger};
+use deadpool_postgres::{Object, Pool};
 use tokio::sync::{Mutex, MutexGuard};
-
-/// How many connections a PostgreSQL database gets: statements of several calls at once.
-const POOL: usize = 4;
 
 /// Where the service keeps its data: `--db` as given.
 #[derive(Clone, Debug)]
@@ -40,6 +41,16 @@ pub enum DbError {
     /// PostgreSQL failed.
     #[error("PostgreSQL: {0}")]
     Postgres(#[from] tokio_postgres::Error),
+    /// No PostgreSQL connection could be had (the pool's reason).
+    #[error("PostgreSQL pool: {0}")]
+    Pool(String),
+    /// The pool could not be set up.
+    #[error("PostgreSQL: {0}")]
+    Setup(#[from] PostgresError),
+    /// A statement (or the wait for a connection) took longer than the service allows: the
+    /// server is down, cut off or overloaded.
+    #[error("PostgreSQL did not answer within {0:?}")]
+    TimedOut(Duration),
     /// The SQLite file the service opened was deleted or replaced while it ran: what it
     /// would write goes nowhere another process (or a restart) would see.
     #[error("the database file {0} was deleted or replaced while the service ran")]
@@ -153,23 +164,24 @@ impl Row {
     }
 }
 
-/// A connection, and whether a transaction was left open on it (by an early return), to be
-/// rolled back before its next use.
-pub struct Held<C> {
-    connection: C,
+/// SQLite's connection, and whether a transaction was left open on it (by an early return),
+/// to be rolled back before its next use.
+pub struct Held {
+    connection: rusqlite::Connection,
     in_transaction: bool,
 }
 
-/// The service's database: one SQLite connection, or a few PostgreSQL ones.
+/// The service's database: one SQLite connection, or a pool of PostgreSQL ones that the
+/// idempotency ledger shares.
 pub enum Db {
     /// SQLite.
-    Sqlite(Mutex<Held<rusqlite::Connection>>),
+    Sqlite(Mutex<Held>),
     /// PostgreSQL.
     Postgres {
-        /// The connections.
-        pool: Vec<Mutex<Held<tokio_postgres::Client>>>,
-        /// The next to try first.
-        next: AtomicUsize,
+        /// The pool (the ledger takes its connections from it too).
+        pool: Pool,
+        /// How long one statement (or the wait for a connection) may take.
+        timeout: Duration,
     },
 }
 
@@ -180,39 +192,35 @@ const POSTGRES_NOW: &str = "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS
 
 impl Db {
     /// Opens the database at `target`, running `schema` (PostgreSQL style; `SERIAL` is an
-    /// auto-numbered integer primary key).
-    pub async fn open(target: &Target, schema: &str) -> Result<Db, DbError> {
+    /// auto-numbered integer primary key). A PostgreSQL pool holds `connections` at most, and
+    /// no statement waits longer than `timeout` (nor does a transaction left open by a
+    /// process that stopped hold its locks much longer: the server ends such a session).
+    pub async fn open(
+        target: &Target,
+        schema: &str,
+        connections: usize,
+        timeout: Duration,
+    ) -> Result<Db, DbError> {
         match target {
             Target::Sqlite(path) => Db::open_sqlite(path, schema),
             Target::Postgres(url) => {
-                let mut pool = Vec::with_capacity(POOL);
-                for _ in 0..POOL {
-                    let (client, connection) =
-                        tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
-                    tokio::spawn(async move {
-                        if let Err(err) = connection.await {
-                            eprintln!("campaigns: a PostgreSQL connection ended: {err}");
-                        }
-                    });
-                    pool.push(Mutex::new(Held {
-                        connection: client,
-                        in_transaction: false,
-                    }));
-                }
+                let mut config: tokio_postgres::Config = url.parse()?;
+                let idle_ms = (timeout * 2).as_millis();
+                config.options(format!(
+                    "-c idle_in_transaction_session_timeout={idle_ms} -c lock_timeout={}",
+                    timeout.as_millis()
+                ));
+                let pool = PostgresLedger::pool_for(config, connections, timeout)?;
+                let db = Db::Postgres { pool, timeout };
                 // Processes starting together do not race to create the tables.
                 let ddl = schema.replace("SERIAL", "bigserial PRIMARY KEY");
-                pool[0]
-                    .lock()
-                    .await
-                    .connection
-                    .batch_execute(&format!(
+                db.conn()
+                    .await?
+                    .batch(&format!(
                         "BEGIN; SELECT pg_advisory_xact_lock(7462021); {ddl} COMMIT;"
                     ))
                     .await?;
-                Ok(Db::Postgres {
-                    pool,
-                    next: AtomicUsize::new(0),
-                })
+                Ok(db)
             }
         }
     }
@@ -230,55 +238,119 @@ impl Db {
         })))
     }
 
-    /// A connection: a free one when there is one.
-    pub async fn conn(&self) -> Result<Conn<'_>, DbError> {
-        let mut conn = match self {
-            Db::Sqlite(connection) => Conn::Sqlite(connection.lock().await),
-            Db::Postgres { pool, next } => {
-                let start = next.fetch_add(1, Ordering::Relaxed);
-                let free =
-                    (0..pool.len()).find_map(|i| pool[(start + i) % pool.len()].try_lock().ok());
-                match free {
-                    Some(held) => Conn::Postgres(held),
-                    None => Conn::Postgres(pool[start % pool.len()].lock().await),
-                }
-            }
-        };
-        if conn.held_in_transaction() {
-            conn.batch("ROLLBACK").await?;
-            conn.set_in_transaction(false);
+    /// The pool, for a PostgreSQL database.
+    pub fn pool(&self) -> Option<&Pool> {
+        match self {
+            Db::Sqlite(_) => None,
+            Db::Postgres { pool, .. } => Some(pool),
         }
-        Ok(conn)
+    }
+
+    /// The ledger's statement that checks a lease's fence (`$1` scope, `$2` key, `$3` fence)
+    /// and holds the key's row until the transaction ends, in this database's dialect.
+    pub fn fence_check(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => SqliteLedger::FENCE_CHECK,
+            Db::Postgres { .. } => PostgresLedger::FENCE_CHECK,
+        }
+    }
+
+    /// A connection: SQLite's once it is free, or one of the pool's within the timeout.
+    pub async fn conn(&self) -> Result<Conn<'_>, DbError> {
+        match self {
+            Db::Sqlite(connection) => {
+                let mut held = connection.lock().await;
+                if held.in_transaction {
+                    held.connection.execute_batch("ROLLBACK")?;
+                    held.in_transaction = false;
+                }
+                Ok(Conn::Sqlite(held))
+            }
+            Db::Postgres { pool, timeout } => {
+                let client = tokio::time::timeout(*timeout, pool.get())
+                    .await
+                    .map_err(|_| DbError::TimedOut(*timeout))?
+                    .map_err(|err| DbError::Pool(err.to_string()))?;
+                Ok(Conn::Postgres(PgConn {
+                    client: Some(client),
+                    unsure: false,
+                    timeout: *timeout,
+                }))
+            }
+        }
+    }
+}
+
+/// One of the pool's PostgreSQL connections, for a statement or a transaction.
+pub struct PgConn {
+    client: Option<Object>,
+    /// Whether the session's state is not known (a transaction left open, a statement that
+    /// timed out): then the connection leaves the pool when dropped, and the server rolls
+    /// back whatever it held.
+    unsure: bool,
+    timeout: Duration,
+}
+
+impl PgConn {
+    fn client(&self) -> &Object {
+        self.client.as_ref().expect("a connection until dropped")
+    }
+
+    /// Runs `work` on the connection within the timeout; a statement that failed or timed out
+    /// leaves the connection unsure.
+    async fn bounded<T>(
+        &mut self,
+        work: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, DbError> {
+        let timeout = self.timeout;
+        let done = tokio::time::timeout(timeout, work(self.client())).await;
+        match done {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) => {
+                self.unsure = true;
+                Err(err.into())
+            }
+            Err(_) => {
+                self.unsure = true;
+                Err(DbError::TimedOut(timeout))
+            }
+        }
+    }
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if self.unsure
+            && let Some(client) = self.client.take()
+        {
+            drop(Object::take(client));
+        }
     }
 }
 
 /// One connection of the [`Db`].
 pub enum Conn<'a> {
     /// SQLite's.
-    Sqlite(MutexGuard<'a, Held<rusqlite::Connection>>),
+    Sqlite(MutexGuard<'a, Held>),
     /// One of PostgreSQL's.
-    Postgres(MutexGuard<'a, Held<tokio_postgres::Client>>),
+    Postgres(PgConn),
 }
 
 impl Conn<'_> {
-    fn held_in_transaction(&self) -> bool {
-        match self {
-            Conn::Sqlite(held) => held.in_transaction,
-            Conn::Postgres(held) => held.in_transaction,
-        }
-    }
-
     fn set_in_transaction(&mut self, open: bool) {
         match self {
             Conn::Sqlite(held) => held.in_transaction = open,
-            Conn::Postgres(held) => held.in_transaction = open,
+            Conn::Postgres(conn) => conn.unsure = open,
         }
     }
 
     async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
             Conn::Sqlite(held) => Ok(held.connection.execute_batch(sql)?),
-            Conn::Postgres(held) => Ok(held.connection.batch_execute(sql).await?),
+            Conn::Postgres(conn) => {
+                conn.bounded(async |client: &Object| client.batch_execute(sql).await)
+                    .await
+            }
         }
     }
 
@@ -295,9 +367,26 @@ impl Conn<'_> {
         }
     }
 
+    /// Begins a transaction (SQLite takes the write lock at once, so a check made first in it
+    /// still holds at its commit).
+    pub async fn begin(&mut self) -> Result<(), DbError> {
+        self.set_in_transaction(true);
+        match self {
+            Conn::Sqlite(_) => self.batch("BEGIN IMMEDIATE").await,
+            Conn::Postgres(_) => self.batch("BEGIN").await,
+        }
+    }
+
     /// Commits the transaction.
     pub async fn commit(&mut self) -> Result<(), DbError> {
         self.batch("COMMIT").await?;
+        self.set_in_transaction(false);
+        Ok(())
+    }
+
+    /// Rolls the transaction back.
+    pub async fn rollback(&mut self) -> Result<(), DbError> {
+        self.batch("ROLLBACK").await?;
         self.set_in_transaction(false);
         Ok(())
     }
@@ -313,12 +402,13 @@ impl Conn<'_> {
                     .execute(rusqlite::params_from_iter(args))?;
                 Ok(changed as u64)
             }
-            Conn::Postgres(held) => {
+            Conn::Postgres(conn) => {
                 let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                Ok(held
-                    .connection
-                    .execute(&sql, &postgres_params(args))
-                    .await?)
+                conn.bounded(async |client: &Object| {
+                    let statement = client.prepare_cached(&sql).await?;
+                    client.execute(&statement, &postgres_params(args)).await
+                })
+                .await
             }
         }
     }
@@ -346,31 +436,34 @@ impl Conn<'_> {
                 })?;
                 Ok(rows.collect::<rusqlite::Result<_>>()?)
             }
-            Conn::Postgres(held) => {
-                use tokio_postgres::types::Type;
+            Conn::Postgres(conn) => {
                 let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                let rows = held.connection.query(&sql, &postgres_params(args)).await?;
-                Ok(rows
-                    .iter()
-                    .map(|row| {
-                        Row((0..row.len())
-                            .map(|i| match row.columns()[i].type_() {
-                                ty if *ty == Type::INT8 => {
-                                    row.get::<_, Option<i64>>(i).map_or(Value::Null, Value::Int)
-                                }
-                                ty if *ty == Type::INT4 => row
-                                    .get::<_, Option<i32>>(i)
-                                    .map_or(Value::Null, |n| Value::Int(n.into())),
-                                _ => row
-                                    .get::<_, Option<String>>(i)
-                                    .map_or(Value::Null, Value::Text),
-                            })
-                            .collect())
+                let rows = conn
+                    .bounded(async |client: &Object| {
+                        let statement = client.prepare_cached(&sql).await?;
+                        client.query(&statement, &postgres_params(args)).await
                     })
-                    .collect())
+                    .await?;
+                Ok(rows.iter().map(postgres_row).collect())
             }
         }
     }
+}
+
+/// A PostgreSQL row as the service reads it.
+fn postgres_row(row: &tokio_postgres::Row) -> Row {
+    use tokio_postgres::types::Type;
+    Row((0..row.len())
+        .map(|i| match row.columns()[i].type_() {
+            ty if *ty == Type::INT8 => row.get::<_, Option<i64>>(i).map_or(Value::Null, Value::Int),
+            ty if *ty == Type::INT4 => row
+                .get::<_, Option<i32>>(i)
+                .map_or(Value::Null, |n| Value::Int(n.into())),
+            _ => row
+                .get::<_, Option<String>>(i)
+                .map_or(Value::Null, Value::Text),
+        })
+        .collect())
 }
 
 /// The parameters as `tokio-postgres` takes them.

@@ -1,6 +1,7 @@
 //! The service's idempotency ledger: the crate's SQLite or PostgreSQL ledger, in the same
-//! database as the service's tables, behind the same injected faults (a full disk fails its
-//! writes too; a replaced SQLite file fails everything).
+//! database as the service's tables (on PostgreSQL, on the same pool), behind the same
+//! injected faults (a full disk fails its writes too; a replaced SQLite file fails
+//! everything).
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use agent_tool_result::replay::{
 };
 
 use crate::db::{DbError, Target};
-use crate::store::Faults;
+use crate::store::{Faults, Store as Tables};
 
 /// The ledger's store.
 enum Store {
@@ -40,19 +41,29 @@ pub struct ServiceLedger {
 }
 
 impl ServiceLedger {
-    /// Opens the ledger at `target`, holding keys for `lease`.
+    /// Opens the ledger beside `tables` (the service's, at `target`), holding keys for
+    /// `lease`; on PostgreSQL it takes its connections from the tables' pool, each call
+    /// bounded by `timeout`.
     pub async fn open(
         target: &Target,
-        faults: Arc<Faults>,
+        tables: &Tables,
         lease: std::time::Duration,
+        timeout: std::time::Duration,
     ) -> Result<Self, LedgerError> {
-        let store = match target {
-            Target::Sqlite(path) => Store::Sqlite(SqliteLedger::open(path)?.with_lease(lease)),
-            Target::Postgres(url) => Store::Postgres(Box::new(
-                PostgresLedger::connect(url).await?.with_lease(lease),
+        let store = match (target, tables.db().pool()) {
+            (Target::Postgres(_), Some(pool)) => Store::Postgres(Box::new(
+                PostgresLedger::from_pool(pool.clone())
+                    .await?
+                    .with_lease(lease)
+                    .with_timeout(timeout),
             )),
+            (Target::Sqlite(path), _) => Store::Sqlite(SqliteLedger::open(path)?.with_lease(lease)),
+            (Target::Postgres(_), None) => unreachable!("a PostgreSQL target has a pool"),
         };
-        Ok(ServiceLedger { store, faults })
+        Ok(ServiceLedger {
+            store,
+            faults: tables.faults(),
+        })
     }
 }
 

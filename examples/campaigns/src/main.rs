@@ -95,6 +95,15 @@ struct Args {
     /// process, once this has passed.
     #[arg(long, default_value_t = 30_000)]
     lease_ms: u64,
+    /// How many PostgreSQL connections the process keeps at most (its tables and its
+    /// idempotency ledger share one pool).
+    #[arg(long, default_value_t = 8)]
+    db_connections: usize,
+    /// How long one database statement, or the wait for a connection, may take, in
+    /// milliseconds: while the database is down or cut off, calls answer 503 within a few of
+    /// these rather than hang.
+    #[arg(long, default_value_t = 2_000)]
+    db_timeout_ms: u64,
     /// A number that opted out of messages (repeat for more).
     #[arg(long = "opt-out", value_name = "NUMBER")]
     opt_outs: Vec<String>,
@@ -118,6 +127,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 length: Duration::from_millis(ms),
             }),
         lease: Duration::from_millis(args.lease_ms.max(1)),
+        connections: args.db_connections.max(1),
+        db_timeout: Duration::from_millis(args.db_timeout_ms.max(1)),
     };
     let service = Arc::new(Service::open(&args.db, config).await?);
     for number in &args.opt_outs {

@@ -7,14 +7,18 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, PolicyCode, format_instant};
-use agent_tool_result::replay::{Call, IdempotencyKey, Reply, Sequence};
+use agent_tool_result::guarantee::{
+    Answer, GuaranteeResult, Impact, PolicyCode, Refusal, format_instant,
+};
+use agent_tool_result::replay::{
+    Abandoned, Call, EffectProbe, IdempotencyKey, Lease, Reply, Sequence,
+};
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
 use serde_json::Value;
 
 use crate::db::{DbError, Target};
 use crate::ledger::{LedgerError, ServiceLedger};
-use crate::store::{CampaignRow, Claimed, FullDisk, SendWindow, Store};
+use crate::store::{CampaignRow, Claim, FullDisk, Made, SendWindow, Store};
 use crate::tools::{
     BatchArgs, CampaignStatus, Command, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus,
     SmsArgs,
@@ -30,9 +34,14 @@ pub struct Config {
     /// An injected full disk, to watch the service recover from one.
     pub full_disk: Option<FullDisk>,
     /// How long a call holds its key, and a process its claims: what a stopped process held
-    /// is answered `unknown` (a key) or settled by another process (a claim) once this has
-    /// passed.
+    /// is answered (a key) or settled by another process (a claim) once this has passed.
     pub lease: Duration,
+    /// How many PostgreSQL connections the process keeps at most (its tables and its ledger
+    /// share them).
+    pub connections: usize,
+    /// How long one database statement, or the wait for a connection, may take: while the
+    /// database is down or cut off, every call answers within a few of these.
+    pub db_timeout: Duration,
 }
 
 /// A failure of the service's own storage.
@@ -48,9 +57,33 @@ pub enum ServiceError {
 
 /// The campaign service on one database, shared by any number of its processes.
 pub struct Service {
-    store: Store,
-    sequence: Sequence<ServiceLedger>,
+    store: Arc<Store>,
+    sequence: Sequence<ServiceLedger, Arc<Store>>,
     config: Config,
+}
+
+/// Whether the operation an abandoned key began was created: a campaign or message with the
+/// id its context names. Asked once the key is held under a greater fence, and every creation
+/// checks its fence in its own transaction, so "not created" is final.
+impl EffectProbe for Store {
+    type Error = DbError;
+
+    async fn started(&self, abandoned: &Abandoned) -> Result<bool, DbError> {
+        if abandoned.context().is_empty() {
+            return Ok(true);
+        }
+        self.operation_exists(abandoned.context()).await
+    }
+}
+
+/// The refusal of a call whose store failed: nothing more was done by it, and the same
+/// request with the same key answers what it did (a campaign it created is found by its id).
+fn unavailable(why: &dyn std::fmt::Display) -> Answer {
+    Refusal::unavailable(format!(
+        "the campaign store failed ({why}); send the same request with the same key again"
+    ))
+    .with_retry_at(SystemTime::now() + Duration::from_secs(1))
+    .into()
 }
 
 fn instant(ms: i64) -> SystemTime {
@@ -82,8 +115,8 @@ fn recovery(id: &str) -> GuaranteeResult {
         .expect("an id is no contract field")
 }
 
-/// A process's name as the owner of its claims: unique among processes.
-fn owner() -> String {
+/// A process's name in the provider's log: unique among processes, its process id first.
+fn sender() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u128(
@@ -97,11 +130,23 @@ fn owner() -> String {
 impl Service {
     /// Opens the service's tables and its ledger at `target`.
     pub async fn open(target: &Target, mut config: Config) -> Result<Self, ServiceError> {
-        let store = Store::open(target, config.full_disk.take(), owner(), config.lease).await?;
-        let ledger = ServiceLedger::open(target, store.faults(), config.lease).await?;
+        let store = Arc::new(
+            Store::open(
+                target,
+                config.full_disk.take(),
+                sender(),
+                config.lease,
+                config.connections,
+                config.db_timeout,
+            )
+            .await?,
+        );
+        let ledger = ServiceLedger::open(target, &store, config.lease, config.db_timeout).await?;
         Ok(Service {
+            sequence: Sequence::new(ledger)
+                .with_recovery(recovery)
+                .with_probe(Arc::clone(&store)),
             store,
-            sequence: Sequence::new(ledger).with_recovery(recovery),
             config,
         })
     }
@@ -113,9 +158,9 @@ impl Service {
 
     /// Runs guarantee `command` for `principal` under `key`, through the replay sequence:
     /// the first time it runs and its answer is recorded; with the same key and arguments it
-    /// is replayed and nothing is sent again; a key reused or in flight is refused; a ledger
-    /// that fails before anything was sent answers 503 ("the same request with the same key,
-    /// later"); after a send, the answer names the operation's id.
+    /// is replayed and nothing is sent again; a key reused or in flight is refused; a store
+    /// that fails answers 503 ("the same request with the same key, later"), and the key is
+    /// not burned; an answer names the operation's id.
     pub async fn call(
         &self,
         command: &Command,
@@ -126,8 +171,8 @@ impl Service {
         let call = Call::of(command.tool(), principal, key, arguments);
         let id = call.operation_id(Service::prefix(command));
         self.sequence
-            .run(call.with_context(&id), || {
-                self.tool(command, principal, &id)
+            .run(call.with_context(&id), |lease| {
+                self.tool(command, principal, &id, lease)
             })
             .await
     }
@@ -140,80 +185,113 @@ impl Service {
         }
     }
 
-    /// The tool itself, which the sequence runs: operation `id` of `command` for `principal`.
-    pub async fn tool(&self, command: &Command, principal: &str, id: &str) -> Answer {
+    /// The tool itself, which the sequence runs: operation `id` of `command` for `principal`,
+    /// under `lease` on its key.
+    pub async fn tool(&self, command: &Command, principal: &str, id: &str, lease: Lease) -> Answer {
         match command {
-            Command::Sms(args) => self.send_sms(args, principal, id).await,
-            Command::Batch(args) => self.send_batch(args, principal, id).await,
+            Command::Sms(args) => self.send_sms(args, principal, id, &lease).await,
+            Command::Batch(args) => self.send_batch(args, principal, id, &lease).await,
         }
     }
 
-    /// `send_sms`: an opted-out number is denied before the provider; any other is sent.
-    async fn send_sms(&self, args: &SmsArgs, principal: &str, id: &str) -> Answer {
+    /// `send_sms`: an opted-out number is denied before the provider; any other is sent,
+    /// under the key's fence.
+    async fn send_sms(&self, args: &SmsArgs, principal: &str, id: &str, lease: &Lease) -> Answer {
         let sent = async {
             if self.store.is_opted_out(&args.to).await? {
-                return Ok(false);
+                return Ok(None);
             }
-            self.store.begin_message(id, principal, &args.to).await?;
             tokio::time::sleep(self.config.provider_delay).await;
-            if self.store.renew_claim(Claimed::Message(id)).await? {
-                self.store
-                    .provider_send(None, Some(id), &args.to, &args.body)
-                    .await?;
-                self.store.message_sent(id).await?;
-            }
-            Ok::<_, ServiceError>(true)
+            let made = self
+                .store
+                .send_message(lease, id, principal, &args.to, &args.body)
+                .await?;
+            Ok::<_, DbError>(Some(made))
         };
         match sent.await {
-            Ok(false) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
-            Ok(true) => GuaranteeResult::committed()
+            Ok(None) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+            Ok(Some(Made::Now(()) | Made::Before)) => GuaranteeResult::committed()
                 .with_impact(Impact::new().with_requested(1).with_committed(1))
                 .expect("one of one")
                 .with_fields(naming(MESSAGE_ID, id))
                 .expect("an id is no contract field")
                 .into(),
-            Err(_) => recovery(id).into(),
+            Ok(Some(Made::Fenced)) => unavailable(&"this call's hold on its key passed"),
+            Err(err) => unavailable(&err),
         }
     }
 
     /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window
     /// has room for are sent now, and the rest are held durably for the next window.
-    async fn send_batch(&self, args: &BatchArgs, principal: &str, id: &str) -> Answer {
+    async fn send_batch(
+        &self,
+        args: &BatchArgs,
+        principal: &str,
+        id: &str,
+        lease: &Lease,
+    ) -> Answer {
         let mut recipients = args.recipients.clone();
         recipients.sort();
         recipients.dedup();
-        match self.run_batch(args, principal, &recipients, id).await {
-            Ok(Some(result)) => result
+        match self
+            .run_batch(args, principal, &recipients, id, lease)
+            .await
+        {
+            Ok(Made::Now(Some(result))) => result
                 .with_next_tool(LOOKUP_CAMPAIGNS)
                 .with_fields(naming(CAMPAIGN_ID, id))
                 .expect("an id is no contract field")
                 .into(),
-            Ok(None) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
-            Err(_) => recovery(id).into(),
+            Ok(Made::Now(None)) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+            Ok(Made::Before) => match self.store.campaign(id, principal).await {
+                Ok(Some(row)) => as_found(&row)
+                    .with_next_tool(LOOKUP_CAMPAIGNS)
+                    .with_fields(naming(CAMPAIGN_ID, id))
+                    .expect("an id is no contract field")
+                    .into(),
+                Ok(None) => unavailable(&"the campaign is not found"),
+                Err(err) => unavailable(&err),
+            },
+            Ok(Made::Fenced) => unavailable(&"this call's hold on its key passed"),
+            Err(err) => unavailable(&err),
         }
     }
 
-    /// The batch's result, or `None` when every recipient is opted out (a deny).
+    /// The batch's result, or `None` when every recipient is opted out (a deny); or that an
+    /// earlier call under the key created the campaign, or that the key is another's.
     async fn run_batch(
         &self,
         args: &BatchArgs,
         principal: &str,
         recipients: &[String],
         id: &str,
-    ) -> Result<Option<GuaranteeResult>, ServiceError> {
+        lease: &Lease,
+    ) -> Result<Made<Option<GuaranteeResult>>, DbError> {
         let mut opted_out = 0;
         for phone in recipients {
             opted_out += usize::from(self.store.is_opted_out(phone).await?);
         }
         if opted_out == recipients.len() {
-            return Ok(None);
+            return Ok(Made::Now(None));
         }
-        let created = self
+        let created = match self
             .store
-            .create_campaign(id, principal, &args.message, recipients, self.config.window)
-            .await?;
-        for phone in &created.claimed {
-            self.send_one(id, phone, &args.message).await?;
+            .create_campaign(
+                lease,
+                id,
+                principal,
+                &args.message,
+                recipients,
+                self.config.window,
+            )
+            .await?
+        {
+            Made::Now(created) => created,
+            Made::Before => return Ok(Made::Before),
+            Made::Fenced => return Ok(Made::Fenced),
+        };
+        for claim in &created.claimed {
+            self.send_one(claim).await?;
         }
         let impact = Impact::new()
             .with_requested(recipients.len() as u64)
@@ -226,25 +304,19 @@ impl Service {
                 .and_then(|held| held.with_retry_at(instant(next))),
             None => GuaranteeResult::committed().with_impact(impact),
         };
-        Ok(Some(result.expect("the counts add up to requested")))
+        Ok(Made::Now(Some(
+            result.expect("the counts add up to requested"),
+        )))
     }
 
-    /// The provider sends to one claimed recipient, if the claim is still this process's,
-    /// and the send is recorded.
-    async fn send_one(
-        &self,
-        campaign: &str,
-        phone: &str,
-        message: &str,
-    ) -> Result<(), ServiceError> {
-        tokio::time::sleep(self.config.provider_delay).await;
-        let claim = Claimed::Recipient { campaign, phone };
-        if self.store.renew_claim(claim).await? {
-            self.store
-                .provider_send(Some(campaign), None, phone, message)
-                .await?;
-            self.store.mark_sent(campaign, phone).await?;
+    /// The provider sends to one claimed recipient, if the claim is still current: renewed
+    /// first, then sent under its fence.
+    async fn send_one(&self, claim: &Claim) -> Result<(), DbError> {
+        if !self.store.renew_claim(claim).await? {
+            return Ok(());
         }
+        tokio::time::sleep(self.config.provider_delay).await;
+        self.store.send_recipient(claim).await?;
         Ok(())
     }
 
@@ -252,8 +324,7 @@ impl Service {
     pub async fn release_due(&self) -> Result<usize, ServiceError> {
         let claims = self.store.claim_due(self.config.window).await?;
         for claim in &claims {
-            self.send_one(&claim.campaign_id, &claim.phone, &claim.message)
-                .await?;
+            self.send_one(claim).await?;
         }
         Ok(claims.len())
     }
@@ -351,6 +422,26 @@ impl Service {
             )),
         })
     }
+}
+
+/// A batch's answer from its campaign as found (an earlier call under the same key created
+/// it, and its answer was lost): sent and claimed are committed, held deferred.
+fn as_found(row: &CampaignRow) -> GuaranteeResult {
+    let impact = Impact::new()
+        .with_requested(row.requested)
+        .with_committed(row.sent + row.sending)
+        .with_deferred(row.held)
+        .with_denied(row.denied);
+    let result = if row.held > 0 {
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+            .with_impact(impact)
+            .and_then(|held| {
+                held.with_retry_at(row.next_attempt_ms.map_or_else(SystemTime::now, instant))
+            })
+    } else {
+        GuaranteeResult::committed().with_impact(impact)
+    };
+    result.expect("a campaign's counts add up to requested")
 }
 
 /// A tool's own field naming the operation: `{ field: id }`.

@@ -6,21 +6,28 @@
 //! Every campaign and message belongs to the principal whose call created it; a lookup by
 //! another principal finds nothing.
 //!
-//! A recipient (or message) is `sending` from the moment it is claimed until the provider's
-//! send is recorded as `sent`. A claim carries a lease: its owner (one process) and an expiry
-//! by the database's clock. The owner renews the claim just before it hands the recipient to
-//! the provider, and sends only if the claim is still its own, so a recipient is sent by one
-//! process at most, as long as no process stalls between that renewal and the provider's
-//! acceptance for longer than the lease (which is why the lease is far longer than a send:
-//! 30 seconds by default; a provider that took an idempotency key per recipient would close
-//! even that gap). A process that stops leaves claims that expire; any live process then
-//! settles them against the provider ([`Store::reconcile`]): sent if the provider has the
-//! send, held again (due now) if not, so nobody is sent twice and nobody is dropped.
+//! A recipient is `sending` from the moment it is claimed until the provider's send is
+//! recorded as `sent`. A claim carries a fence from the database (the recipient's claim
+//! count, one more at every claim) and an expiry by the database's clock. The provider
+//! accepts a send only under the current fence of the recipient's claim, in the transaction
+//! that marks the recipient sent ([`Store::send_recipient`]), so a process paused or cut off
+//! past its claim, or a task of the same process that claimed it earlier, finds its fence
+//! stale and sends nothing, however late it wakes. A process that stops leaves claims that
+//! expire; any live process then holds their recipients again, due now
+//! ([`Store::reconcile`]), so nobody is sent twice and nobody is dropped.
+//!
+//! A message and a campaign are created under the fence of the idempotency key of the call
+//! that creates them, checked in the same transaction ([`Db::fence_check`]): once another
+//! process has taken the key over, the first call creates nothing, so whether the operation
+//! took effect is a lookup by its id ([`Store::operation_exists`]). Each send is logged with
+//! its effect key and fence.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::db::{Conn, Db, DbError, Target};
+use agent_tool_result::replay::{EffectKey, Lease};
+
+use crate::db::{Arg, Conn, Db, DbError, Target};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);
@@ -36,7 +43,7 @@ const SCHEMA: &str = "
         phone text NOT NULL,
         state text NOT NULL CHECK (state IN ('sending', 'sent', 'held', 'denied')),
         next_attempt_ms bigint,
-        owner text,
+        fence bigint NOT NULL DEFAULT 0,
         claim_until_ms bigint,
         PRIMARY KEY (campaign_id, phone)
     );
@@ -45,10 +52,8 @@ const SCHEMA: &str = "
         id text PRIMARY KEY,
         principal text NOT NULL,
         phone text NOT NULL,
-        state text NOT NULL CHECK (state IN ('sending', 'sent', 'not_sent')),
-        updated_ms bigint NOT NULL,
-        owner text,
-        claim_until_ms bigint
+        state text NOT NULL CHECK (state IN ('sent')),
+        updated_ms bigint NOT NULL
     );
     CREATE TABLE IF NOT EXISTS provider_sends (
         seq SERIAL,
@@ -57,7 +62,9 @@ const SCHEMA: &str = "
         phone text NOT NULL,
         body text NOT NULL,
         sent_ms bigint NOT NULL,
-        sender text NOT NULL
+        sender text NOT NULL,
+        effect_key text NOT NULL,
+        fence bigint NOT NULL
     );
     CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
     CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);";
@@ -87,7 +94,7 @@ impl SendWindow {
 #[derive(Debug)]
 pub struct Created {
     /// The recipients claimed to send now.
-    pub claimed: Vec<String>,
+    pub claimed: Vec<Claim>,
     /// How many are held for a later window.
     pub held: u64,
     /// How many were denied (opted out).
@@ -96,12 +103,26 @@ pub struct Created {
     pub next_attempt_ms: Option<i64>,
 }
 
-/// A recipient claimed for sending: its campaign, number and the campaign's message.
+/// What creating a campaign (or sending a message) under a call's lease came to.
 #[derive(Debug)]
+pub enum Made<T> {
+    /// Made now.
+    Now(T),
+    /// An earlier call under the same key made it already (its answer was lost): nothing
+    /// more is made.
+    Before,
+    /// The key is another's now (the call's lease passed, or was taken over): nothing is made.
+    Fenced,
+}
+
+/// A recipient claimed for sending: its campaign, number, the campaign's message, and the
+/// claim's fence.
+#[derive(Clone, Debug)]
 pub struct Claim {
     pub campaign_id: String,
     pub phone: String,
     pub message: String,
+    pub fence: i64,
 }
 
 /// Where a campaign stands, as a lookup reports it.
@@ -220,8 +241,8 @@ impl DbFile {
 pub struct Store {
     db: Db,
     faults: Arc<Faults>,
-    /// This process, as the owner of its claims.
-    owner: String,
+    /// This process's name, logged with every send it makes.
+    sender: String,
     /// How long a claim holds.
     lease_ms: i64,
 }
@@ -231,22 +252,34 @@ async fn now(conn: &mut Conn<'_>) -> Result<i64, DbError> {
     Ok(conn.query("SELECT NOW_MS", &[]).await?[0].int(0))
 }
 
+/// The lease's scope, key and fence, as the ledger's fence check takes them.
+fn fence_args(lease: &Lease) -> [Arg; 3] {
+    [
+        lease.scope().as_str().into(),
+        lease.key().as_str().into(),
+        lease.fence().as_i64().into(),
+    ]
+}
+
 impl Store {
     /// Opens (and creates, if need be) the tables at `target`, under the injected `full`
-    /// disk, with `owner` as this process's name on its claims.
+    /// disk, with `sender` as this process's name in the provider's log; a PostgreSQL
+    /// database gets a pool of `connections`, each statement bounded by `timeout`.
     pub async fn open(
         target: &Target,
         full: Option<FullDisk>,
-        owner: String,
+        sender: String,
         lease: Duration,
+        connections: usize,
+        timeout: Duration,
     ) -> Result<Self, DbError> {
-        let db = Db::open(target, SCHEMA).await?;
+        let db = Db::open(target, SCHEMA, connections, timeout).await?;
         // Once the file exists: it is the one to tell a replacement from.
         let faults = Arc::new(Faults::new(target, full));
         Ok(Store {
             db,
             faults,
-            owner,
+            sender,
             lease_ms: i64::try_from(lease.as_millis()).unwrap_or(i64::MAX),
         })
     }
@@ -254,6 +287,11 @@ impl Store {
     /// The faults the store is under, for the ledger beside it.
     pub fn faults(&self) -> Arc<Faults> {
         Arc::clone(&self.faults)
+    }
+
+    /// The database, whose pool the ledger shares.
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     /// A connection, once the file is checked.
@@ -266,6 +304,15 @@ impl Store {
     async fn writer(&self) -> Result<Conn<'_>, DbError> {
         self.faults.may_write()?;
         self.db.conn().await
+    }
+
+    /// Whether `lease` still holds its key, checked (and the key's row held until the
+    /// transaction ends) inside `conn`'s transaction.
+    async fn holds(&self, conn: &mut Conn<'_>, lease: &Lease) -> Result<bool, DbError> {
+        Ok(!conn
+            .query(self.db.fence_check(), &fence_args(lease))
+            .await?
+            .is_empty())
     }
 
     /// Records that `phone` opted out of messages.
@@ -287,18 +334,31 @@ impl Store {
     }
 
     /// Creates campaign `id` of `principal` for `recipients` (distinct numbers) in one
-    /// exclusive transaction: opted-out numbers are denied, as many of the rest as the window
-    /// has room for are claimed to send now, and the others are held until the next window.
+    /// exclusive transaction, under `lease` (the fence of the call's key, checked first in the
+    /// same transaction): opted-out numbers are denied, as many of the rest as the window has
+    /// room for are claimed to send now, and the others are held until the next window.
     pub async fn create_campaign(
         &self,
+        lease: &Lease,
         id: &str,
         principal: &str,
         message: &str,
         recipients: &[String],
         window: SendWindow,
-    ) -> Result<Created, DbError> {
+    ) -> Result<Made<Created>, DbError> {
         let mut conn = self.writer().await?;
         conn.begin_exclusive().await?;
+        if !self.holds(&mut conn, lease).await? {
+            conn.rollback().await?;
+            return Ok(Made::Fenced);
+        }
+        let existing = conn
+            .query("SELECT 1 FROM campaigns WHERE id = $1", &[id.into()])
+            .await?;
+        if !existing.is_empty() {
+            conn.rollback().await?;
+            return Ok(Made::Before);
+        }
         let now = now(&mut conn).await?;
         conn.execute(
             "INSERT INTO campaigns (id, principal, message, created_ms, updated_ms) \
@@ -322,43 +382,49 @@ impl Store {
                 )
                 .await?
                 .is_empty();
-            let (state, next_attempt, owner) = if opted_out {
+            let (state, next_attempt, fence) = if opted_out {
                 created.denied += 1;
-                ("denied", None, None)
+                ("denied", None, 0)
             } else if room > 0 {
                 room -= 1;
-                created.claimed.push(phone.clone());
-                ("sending", None, Some(self.owner.as_str()))
+                created.claimed.push(Claim {
+                    campaign_id: id.to_owned(),
+                    phone: phone.clone(),
+                    message: message.to_owned(),
+                    fence: 1,
+                });
+                ("sending", None, 1)
             } else {
                 created.held += 1;
                 created.next_attempt_ms = Some(next);
-                ("held", Some(next), None)
+                ("held", Some(next), 0)
             };
             conn.execute(
-                "INSERT INTO recipients (campaign_id, phone, state, next_attempt_ms, owner, \
+                "INSERT INTO recipients (campaign_id, phone, state, next_attempt_ms, fence, \
                  claim_until_ms) VALUES ($1, $2, $3, $4, $5, $6)",
                 &[
                     id.into(),
                     phone.as_str().into(),
                     state.into(),
                     next_attempt.into(),
-                    owner.into(),
-                    owner.map(|_| now + self.lease_ms).into(),
+                    fence.into(),
+                    (fence > 0).then_some(now + self.lease_ms).into(),
                 ],
             )
             .await?;
         }
         conn.commit().await?;
-        Ok(created)
+        Ok(Made::Now(created))
     }
 
-    /// Claims held recipients that are due, as many as the window has room for.
+    /// Claims held recipients that are due, as many as the window has room for, each under a
+    /// new fence.
     pub async fn claim_due(&self, window: SendWindow) -> Result<Vec<Claim>, DbError> {
         let mut conn = self.writer().await?;
         conn.begin_exclusive().await?;
         let now = now(&mut conn).await?;
         let room = room(&mut conn, window, now).await?;
-        let claims: Vec<Claim> = conn
+        let due = conn
             .query(
                 "SELECT r.campaign_id, r.phone, c.message FROM recipients r \
                  JOIN campaigns c ON c.id = r.campaign_id \
@@ -366,102 +432,165 @@ impl Store {
                  ORDER BY r.next_attempt_ms, r.campaign_id, r.phone LIMIT $2",
                 &[now.into(), i64::try_from(room).unwrap_or(i64::MAX).into()],
             )
-            .await?
-            .iter()
-            .map(|row| Claim {
-                campaign_id: row.text(0),
-                phone: row.text(1),
-                message: row.text(2),
-            })
-            .collect();
-        for claim in &claims {
-            conn.execute(
-                "UPDATE recipients SET state = 'sending', next_attempt_ms = NULL, owner = $3, \
-                 claim_until_ms = $4 WHERE campaign_id = $1 AND phone = $2",
-                &[
-                    claim.campaign_id.as_str().into(),
-                    claim.phone.as_str().into(),
-                    self.owner.as_str().into(),
-                    (now + self.lease_ms).into(),
-                ],
-            )
             .await?;
-            touch(&mut conn, &claim.campaign_id, now).await?;
+        let mut claims = Vec::with_capacity(due.len());
+        for row in &due {
+            let (campaign_id, phone) = (row.text(0), row.text(1));
+            let fence = conn
+                .query(
+                    "UPDATE recipients SET state = 'sending', next_attempt_ms = NULL, \
+                     fence = fence + 1, claim_until_ms = $3 \
+                     WHERE campaign_id = $1 AND phone = $2 RETURNING fence",
+                    &[
+                        campaign_id.as_str().into(),
+                        phone.as_str().into(),
+                        (now + self.lease_ms).into(),
+                    ],
+                )
+                .await?[0]
+                .int(0);
+            touch(&mut conn, &campaign_id, now).await?;
+            claims.push(Claim {
+                campaign_id,
+                phone,
+                message: row.text(2),
+                fence,
+            });
         }
         conn.commit().await?;
         Ok(claims)
     }
 
-    /// Renews this process's claim on a recipient (`campaign`, `phone`) or on message
-    /// `message` just before its send: whether the claim is still this process's own (it did
-    /// not expire and get settled by another process).
-    pub async fn renew_claim(&self, target: Claimed<'_>) -> Result<bool, DbError> {
-        let (owner, lease) = (self.owner.as_str().into(), self.lease_ms.into());
-        let (sql, args) = match target {
-            Claimed::Recipient { campaign, phone } => (
-                "UPDATE recipients SET claim_until_ms = NOW_MS + $4 WHERE campaign_id = $1 \
-                 AND phone = $2 AND owner = $3 AND state = 'sending' AND claim_until_ms > NOW_MS",
-                vec![campaign.into(), phone.into(), owner, lease],
-            ),
-            Claimed::Message(id) => (
-                "UPDATE messages SET claim_until_ms = NOW_MS + $3 WHERE id = $1 \
-                 AND owner = $2 AND state = 'sending' AND claim_until_ms > NOW_MS",
-                vec![id.into(), owner, lease],
-            ),
-        };
-        Ok(self.writer().await?.execute(sql, &args).await? == 1)
-    }
-
-    /// The provider accepts a send: one row, committed on its own, as a remote provider's
-    /// acceptance is independent of the service's own record (and never fails as the
-    /// service's disk does). It records which process sent it (its owner name, whose first
-    /// part is the process id).
-    pub async fn provider_send(
-        &self,
-        campaign_id: Option<&str>,
-        message_id: Option<&str>,
-        phone: &str,
-        body: &str,
-    ) -> Result<(), DbError> {
-        self.conn()
+    /// Renews `claim` just before its send: whether its fence is still the recipient's and
+    /// its lease has not passed.
+    pub async fn renew_claim(&self, claim: &Claim) -> Result<bool, DbError> {
+        let changed = self
+            .writer()
             .await?
             .execute(
-                "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, \
-                 sender) VALUES ($1, $2, $3, $4, NOW_MS, $5)",
+                "UPDATE recipients SET claim_until_ms = NOW_MS + $4 WHERE campaign_id = $1 \
+                 AND phone = $2 AND fence = $3 AND state = 'sending' \
+                 AND claim_until_ms > NOW_MS",
                 &[
-                    campaign_id.into(),
-                    message_id.into(),
-                    phone.into(),
-                    body.into(),
-                    self.owner.as_str().into(),
+                    claim.campaign_id.as_str().into(),
+                    claim.phone.as_str().into(),
+                    claim.fence.into(),
+                    self.lease_ms.into(),
                 ],
             )
             .await?;
-        Ok(())
+        Ok(changed == 1)
     }
 
-    /// Records a claimed recipient as sent.
-    pub async fn mark_sent(&self, campaign_id: &str, phone: &str) -> Result<(), DbError> {
+    /// The provider sends to a claimed recipient, under the claim's fence: in one
+    /// transaction, the recipient is marked sent only if `claim`'s fence is still its claim's,
+    /// and the provider's send is logged (with its effect key) only then. Returns whether it
+    /// was sent; `false` means another claim holds the recipient now, which sends it (or
+    /// did).
+    pub async fn send_recipient(&self, claim: &Claim) -> Result<bool, DbError> {
         let mut conn = self.writer().await?;
-        conn.execute(
-            "UPDATE recipients SET state = 'sent', owner = NULL, claim_until_ms = NULL \
-             WHERE campaign_id = $1 AND phone = $2 AND state = 'sending'",
-            &[campaign_id.into(), phone.into()],
+        conn.begin().await?;
+        let taken = conn
+            .execute(
+                "UPDATE recipients SET state = 'sent', claim_until_ms = NULL \
+                 WHERE campaign_id = $1 AND phone = $2 AND state = 'sending' AND fence = $3",
+                &[
+                    claim.campaign_id.as_str().into(),
+                    claim.phone.as_str().into(),
+                    claim.fence.into(),
+                ],
+            )
+            .await?;
+        if taken != 1 {
+            conn.rollback().await?;
+            return Ok(false);
+        }
+        let effect = EffectKey::new(&claim.campaign_id, &claim.phone);
+        self.log_send(
+            &mut conn,
+            [Some(claim.campaign_id.as_str()), None],
+            &claim.phone,
+            &claim.message,
+            &effect,
+            claim.fence,
         )
         .await?;
-        // The campaign's clock in the same round trip as its statement: one a recipient.
         conn.execute(
             "UPDATE campaigns SET updated_ms = NOW_MS WHERE id = $1",
-            &[campaign_id.into()],
+            &[claim.campaign_id.as_str().into()],
+        )
+        .await?;
+        conn.commit().await?;
+        Ok(true)
+    }
+
+    /// The provider sends message `id` of `principal` to `phone`, under `lease` (the fence of
+    /// the call's key, checked first in the same transaction): the message is recorded sent
+    /// and the send logged together, or neither.
+    pub async fn send_message(
+        &self,
+        lease: &Lease,
+        id: &str,
+        principal: &str,
+        phone: &str,
+        body: &str,
+    ) -> Result<Made<()>, DbError> {
+        let mut conn = self.writer().await?;
+        conn.begin().await?;
+        if !self.holds(&mut conn, lease).await? {
+            conn.rollback().await?;
+            return Ok(Made::Fenced);
+        }
+        let recorded = conn
+            .execute(
+                "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                 VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
+                &[id.into(), principal.into(), phone.into()],
+            )
+            .await?;
+        if recorded == 0 {
+            conn.rollback().await?;
+            return Ok(Made::Before);
+        }
+        let effect = lease.effect_key(phone);
+        let fence = lease.fence().as_i64();
+        self.log_send(&mut conn, [None, Some(id)], phone, body, &effect, fence)
+            .await?;
+        conn.commit().await?;
+        Ok(Made::Now(()))
+    }
+
+    /// Logs one send the provider accepted, with this process as its sender.
+    async fn log_send(
+        &self,
+        conn: &mut Conn<'_>,
+        [campaign_id, message_id]: [Option<&str>; 2],
+        phone: &str,
+        body: &str,
+        effect: &EffectKey,
+        fence: i64,
+    ) -> Result<(), DbError> {
+        conn.execute(
+            "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, sender, \
+             effect_key, fence) VALUES ($1, $2, $3, $4, NOW_MS, $5, $6, $7)",
+            &[
+                campaign_id.into(),
+                message_id.into(),
+                phone.into(),
+                body.into(),
+                self.sender.as_str().into(),
+                effect.as_str().into(),
+                fence.into(),
+            ],
         )
         .await?;
         Ok(())
     }
 
-    /// Settles every claim whose lease expired (its process stopped, or its call failed)
-    /// against the provider: a recipient or message the provider has a send for is `sent`;
-    /// one it has none for was never sent, so a recipient is held again, due now, and a
-    /// message is `not_sent`. Returns how many were settled.
+    /// Holds again, due now, every recipient whose claim expired (its process stopped, paused
+    /// or was cut off, or its call failed): it was not sent, since a send marks it sent in
+    /// the same transaction. Its next claim has a greater fence, so the claim's first holder
+    /// can never send it. Returns how many were held again.
     pub async fn reconcile(&self) -> Result<u64, DbError> {
         let mut conn = self.writer().await?;
         conn.begin_exclusive().await?;
@@ -475,32 +604,11 @@ impl Store {
             &[now.into()],
         )
         .await?;
-        let mut settled = conn
+        let settled = conn
             .execute(
                 &format!(
-                    "UPDATE recipients SET state = 'sent', owner = NULL, claim_until_ms = NULL \
-                     WHERE {expired} AND EXISTS (SELECT 1 FROM provider_sends p \
-                     WHERE p.campaign_id = recipients.campaign_id \
-                     AND p.phone = recipients.phone)"
-                ),
-                &[now.into()],
-            )
-            .await?;
-        settled += conn
-            .execute(
-                &format!(
-                    "UPDATE recipients SET state = 'held', next_attempt_ms = $1, owner = NULL, \
+                    "UPDATE recipients SET state = 'held', next_attempt_ms = $1, \
                      claim_until_ms = NULL WHERE {expired}"
-                ),
-                &[now.into()],
-            )
-            .await?;
-        settled += conn
-            .execute(
-                &format!(
-                    "UPDATE messages SET state = CASE WHEN EXISTS (SELECT 1 FROM provider_sends \
-                     p WHERE p.message_id = messages.id) THEN 'sent' ELSE 'not_sent' END, \
-                     updated_ms = $1, owner = NULL, claim_until_ms = NULL WHERE {expired}"
                 ),
                 &[now.into()],
             )
@@ -509,41 +617,20 @@ impl Store {
         Ok(settled)
     }
 
-    /// Records message `id` of `principal` to `phone` as being sent, claimed by this process.
-    pub async fn begin_message(
-        &self,
-        id: &str,
-        principal: &str,
-        phone: &str,
-    ) -> Result<(), DbError> {
-        self.writer()
+    /// Whether operation `id` (a campaign's or a message's) was created: what a call under
+    /// its key may have done. Asked once the key is held under a greater fence, so a `false`
+    /// stays false.
+    pub async fn operation_exists(&self, id: &str) -> Result<bool, DbError> {
+        let rows = self
+            .conn()
             .await?
-            .execute(
-                "INSERT INTO messages (id, principal, phone, state, updated_ms, owner, \
-                 claim_until_ms) VALUES ($1, $2, $3, 'sending', NOW_MS, $4, NOW_MS + $5)",
-                &[
-                    id.into(),
-                    principal.into(),
-                    phone.into(),
-                    self.owner.as_str().into(),
-                    self.lease_ms.into(),
-                ],
-            )
-            .await?;
-        Ok(())
-    }
-
-    /// Records message `id` as sent.
-    pub async fn message_sent(&self, id: &str) -> Result<(), DbError> {
-        self.writer()
-            .await?
-            .execute(
-                "UPDATE messages SET state = 'sent', updated_ms = NOW_MS, owner = NULL, \
-                 claim_until_ms = NULL WHERE id = $1 AND state = 'sending'",
+            .query(
+                "SELECT 1 FROM campaigns WHERE id = $1 UNION ALL \
+                 SELECT 1 FROM messages WHERE id = $1",
                 &[id.into()],
             )
             .await?;
-        Ok(())
+        Ok(!rows.is_empty())
     }
 
     /// Message `id`'s state and when it last changed, if `principal` has it.
@@ -607,15 +694,6 @@ impl Store {
     }
 }
 
-/// What a claim is on: a campaign's recipient, or a single message.
-#[derive(Clone, Copy, Debug)]
-pub enum Claimed<'a> {
-    /// Recipient `phone` of campaign `campaign`.
-    Recipient { campaign: &'a str, phone: &'a str },
-    /// A single message, by id.
-    Message(&'a str),
-}
-
 /// Campaign sends the window still has room for: its cap, less the campaign sends the
 /// provider accepted in it and the recipients claimed and not yet sent.
 async fn room(conn: &mut Conn<'_>, window: SendWindow, now_ms: i64) -> Result<u64, DbError> {
@@ -642,6 +720,9 @@ async fn touch(conn: &mut Conn<'_>, campaign_id: &str, now_ms: i64) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_tool_result::replay::{
+        Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger,
+    };
 
     const WINDOW: SendWindow = SendWindow {
         cap: 3,
@@ -652,77 +733,158 @@ mod tests {
         (0..n).map(|i| format!("+1555000{i:04}")).collect()
     }
 
-    /// Two processes' stores on one scratch file, each the owner of its claims.
-    async fn two(name: &str, lease: Duration) -> (Store, Store, std::path::PathBuf) {
+    /// Two processes' stores on one scratch file, and the ledger beside them.
+    async fn two(name: &str, lease: Duration) -> (Store, Store, SqliteLedger, std::path::PathBuf) {
         let dir =
             std::env::temp_dir().join(format!("campaigns-store-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let target = Target::Sqlite(dir.join("store.sqlite"));
-        let a = Store::open(&target, None, "a".into(), lease).await.unwrap();
-        let b = Store::open(&target, None, "b".into(), lease).await.unwrap();
-        (a, b, dir)
+        let path = dir.join("store.sqlite");
+        let target = Target::Sqlite(path.clone());
+        let timeout = Duration::from_secs(5);
+        let a = Store::open(&target, None, "a".into(), lease, 1, timeout)
+            .await
+            .unwrap();
+        let b = Store::open(&target, None, "b".into(), lease, 1, timeout)
+            .await
+            .unwrap();
+        let ledger = SqliteLedger::open(&path).unwrap().with_lease(lease);
+        (a, b, ledger, dir)
     }
 
-    /// The three places a stop can fall (before the provider, between the provider and the
-    /// record, after both): a live claim is left alone, an expired one is settled by another
-    /// process, and only the unsent recipient is sent again, by whoever claims it; the claim's
-    /// first owner can no longer send it.
+    /// A fresh lease on `key`.
+    async fn lease(ledger: &SqliteLedger, key: &str) -> Lease {
+        let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": key }));
+        match ledger
+            .begin(
+                &Scope::principal("acct"),
+                &IdempotencyKey::new(key).unwrap(),
+                print,
+                "",
+            )
+            .await
+            .unwrap()
+        {
+            Begin::Fresh(lease) => lease,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Claims that expire are held again by another process and claimed anew under a greater
+    /// fence; the first claim's holder (a process paused past its lease, or a task of the
+    /// same process) can no longer send: nobody is sent twice, nobody is dropped.
     #[tokio::test]
-    async fn an_expired_claim_is_settled_by_another_process_and_sent_once() {
-        let (a, b, dir) = two("expired", Duration::from_millis(150)).await;
-        let created = a
-            .create_campaign("cmp_a", "acct", "hi", &phones(5), WINDOW)
+    async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
+        let (a, b, ledger, dir) = two("expired", Duration::from_millis(150)).await;
+        let key = lease(&ledger, "k1").await;
+        let Made::Now(created) = a
+            .create_campaign(&key, "cmp_a", "acct", "hi", &phones(5), WINDOW)
             .await
-            .unwrap();
+            .unwrap()
+        else {
+            panic!("created")
+        };
         assert_eq!((created.claimed.len(), created.held), (3, 2));
-        let [recorded, unrecorded, unsent] = [0, 1, 2].map(|i| created.claimed[i].clone());
-        a.provider_send(Some("cmp_a"), None, &recorded, "hi")
-            .await
-            .unwrap();
-        a.mark_sent("cmp_a", &recorded).await.unwrap();
-        a.provider_send(Some("cmp_a"), None, &unrecorded, "hi")
-            .await
-            .unwrap();
+        let [sent, late, _] = [0, 1, 2].map(|i| created.claimed[i].clone());
+        assert!(a.send_recipient(&sent).await.unwrap());
+        assert!(!a.send_recipient(&sent).await.unwrap(), "sent once");
 
         // While the claims are live, nobody else settles them.
         assert_eq!(b.reconcile().await.unwrap(), 0);
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(b.reconcile().await.unwrap(), 2);
         let row = b.campaign("cmp_a", "acct").await.unwrap().unwrap();
-        assert_eq!((row.sent, row.sending, row.held), (2, 0, 3));
-        let gone = Claimed::Recipient {
-            campaign: "cmp_a",
-            phone: &unsent,
-        };
+        assert_eq!((row.sent, row.sending, row.held), (1, 0, 4));
         assert!(
-            !a.renew_claim(gone).await.unwrap(),
-            "the first owner lost it"
+            !a.renew_claim(&late).await.unwrap(),
+            "the first holder lost it"
         );
 
-        // Only the unsent recipient is due now, and the window has room for it alone.
+        // Held again, claimed again under a greater fence: the stale claim sends nothing, the
+        // new one sends.
         let claims = b.claim_due(WINDOW).await.unwrap();
-        assert_eq!(claims.len(), 1);
-        assert_eq!(claims[0].phone, unsent);
-        assert!(b.renew_claim(gone).await.unwrap());
-        // Another account does not see the campaign.
-        assert!(a.campaign("cmp_a", "other").await.unwrap().is_none());
+        assert_eq!(claims.len(), 2, "the window's room: three, one sent");
+        let again = claims.iter().find(|c| c.phone == late.phone).unwrap();
+        assert!(again.fence > late.fence);
+        assert!(!a.send_recipient(&late).await.unwrap(), "fenced out");
+        assert!(b.send_recipient(again).await.unwrap());
+        assert_eq!(
+            a.campaign("cmp_a", "other").await.unwrap().map(|_| ()),
+            None
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A campaign or message is created only under the current fence of its call's key: once
+    /// the key is taken over, the first call makes nothing, and the probe finds nothing made.
+    #[tokio::test]
+    async fn creation_is_fenced_by_the_calls_key() {
+        let (a, _, ledger, dir) = two("fenced", Duration::from_millis(100)).await;
+        let first = lease(&ledger, "k2").await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        // Passed: nothing is made, even before anyone takes the key over.
+        assert!(matches!(
+            a.send_message(&first, "msg_1", "acct", "+15550000001", "hi")
+                .await
+                .unwrap(),
+            Made::Fenced
+        ));
+        let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": "k2" }));
+        let Begin::Abandoned(taken) = ledger
+            .begin(
+                &Scope::principal("acct"),
+                &IdempotencyKey::new("k2").unwrap(),
+                print,
+                "",
+            )
+            .await
+            .unwrap()
+        else {
+            panic!("abandoned")
+        };
+        assert!(matches!(
+            a.create_campaign(&first, "cmp_1", "acct", "hi", &phones(2), WINDOW)
+                .await
+                .unwrap(),
+            Made::Fenced
+        ));
+        assert!(!a.operation_exists("cmp_1").await.unwrap());
+        assert!(!a.operation_exists("msg_1").await.unwrap());
+        // The new holder makes it, once.
+        let current = taken.into_lease();
+        assert!(matches!(
+            a.send_message(&current, "msg_1", "acct", "+15550000001", "hi")
+                .await
+                .unwrap(),
+            Made::Now(())
+        ));
+        assert!(matches!(
+            a.send_message(&current, "msg_1", "acct", "+15550000001", "hi")
+                .await
+                .unwrap(),
+            Made::Before
+        ));
+        assert!(a.operation_exists("msg_1").await.unwrap());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[tokio::test]
     async fn opted_out_recipients_are_denied_and_never_claimed() {
-        let (a, _, dir) = two("opted-out", Duration::from_secs(30)).await;
+        let (a, _, ledger, dir) = two("opted-out", Duration::from_secs(30)).await;
+        let key = lease(&ledger, "k3").await;
         let all = phones(4);
         a.opt_out(&all[0]).await.unwrap();
-        let created = a
-            .create_campaign("cmp_b", "acct", "hi", &all, WINDOW)
+        let Made::Now(created) = a
+            .create_campaign(&key, "cmp_b", "acct", "hi", &all, WINDOW)
             .await
-            .unwrap();
+            .unwrap()
+        else {
+            panic!("created")
+        };
         assert_eq!(
             (created.denied, created.claimed.len(), created.held),
             (1, 3, 0)
         );
-        assert!(!created.claimed.contains(&all[0]));
+        assert!(!created.claimed.iter().any(|c| c.phone == all[0]));
         assert_eq!(created.next_attempt_ms, None);
         let _ = std::fs::remove_dir_all(&dir);
     }

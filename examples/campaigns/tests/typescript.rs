@@ -213,21 +213,17 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
     assert_eq!(answers[1][1], first[0]);
 }
 
-#[test]
-fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_database() {
-    let scratch = Scratch::new("typescript-faults");
-    let flags = ["--provider-delay-ms", "400"];
-    // A call cut by a crash answers `unknown`, naming the message to look up.
-    let service = Service::start(scratch.db(), &flags);
+/// Posts `tool` with `body` under `key` to `service` on a thread, and kills the service
+/// `after` it was sent: the caller never learns the outcome.
+fn cut_by_a_crash(service: Service, tool: &str, key: &str, body: &str, after: Duration) {
     let cut = std::thread::spawn({
-        let base = service.base.clone();
+        let request = http::Request::post(format!("{}/v1/tools/{tool}", service.base))
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("idempotency-key", format!("\"{key}\""))
+            .body(body.as_bytes().to_vec())
+            .unwrap();
         move || {
-            let request = http::Request::post(format!("{base}/v1/tools/send_sms"))
-                .header("content-type", "application/json")
-                .header("authorization", format!("Bearer {TOKEN}"))
-                .header("idempotency-key", "\"ts-unknown\"")
-                .body(br#"{"to":"+15550100004","body":"Your code is 4411"}"#.to_vec())
-                .unwrap();
             let agent: ureq::Agent = ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .build()
@@ -235,13 +231,58 @@ fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_data
             agent.run(request).is_err()
         }
     });
-    std::thread::sleep(Duration::from_millis(150));
+    std::thread::sleep(after);
     service.kill();
     assert!(cut.join().unwrap(), "the cut call got no answer");
+}
+
+#[test]
+fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_database() {
+    let scratch = Scratch::new("typescript-faults");
+    let flags = ["--provider-delay-ms", "400"];
+    // An SMS cut by a crash before the provider took it did nothing: once the killed call's
+    // lease (600 ms) has passed, the same key runs it, and it is sent once.
     let service = Service::start(scratch.db(), &flags);
-    // Once the killed call's lease (600 ms) has passed, its key answers `unknown`.
+    let sms_body = r#"{"to":"+15550100004","body":"Your code is 4411"}"#;
+    cut_by_a_crash(
+        service,
+        "send_sms",
+        "ts-cut-sms",
+        sms_body,
+        Duration::from_millis(150),
+    );
+    let service = Service::start(scratch.db(), &flags);
     std::thread::sleep(Duration::from_secs(1));
-    let answers = run_client(&service, &json!([[sms("+15550100004", "ts-unknown")]]));
+    let answers = run_client(&service, &json!([[sms("+15550100004", "ts-cut-sms")]]));
+    let sent = &answers[0][0];
+    assert_eq!(sent["isError"], false, "{sent}");
+    assert_eq!(
+        sent["structuredContent"]["settlement"]["state"],
+        "committed"
+    );
+    assert_eq!(support::provider_sends(&scratch.db()).len(), 1);
+
+    // A batch cut by a crash after it created its campaign may have sent: its key answers
+    // `unknown`, naming the campaign to look up.
+    let batch_body = r#"{"recipients":["+15550100006","+15550100007"],"message":"Sale"}"#;
+    cut_by_a_crash(
+        service,
+        "send_campaign_batch",
+        "ts-unknown",
+        batch_body,
+        Duration::from_millis(150),
+    );
+    let service = Service::start(scratch.db(), &flags);
+    std::thread::sleep(Duration::from_secs(1));
+    let batch = json!({
+        "tool": "send_campaign_batch",
+        "arguments": {
+            "recipients": ["+15550100006", "+15550100007"],
+            "message": "Sale",
+            "idempotencyKey": "ts-unknown",
+        }
+    });
+    let answers = run_client(&service, &json!([[batch]]));
     let unknown = &answers[0][0];
     assert_eq!(unknown["isError"], false, "{unknown}");
     assert_eq!(
@@ -249,12 +290,12 @@ fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_data
         "unknown"
     );
     assert!(
-        unknown["structuredContent"]["messageId"].is_string(),
+        unknown["structuredContent"]["campaignId"].is_string(),
         "{unknown}"
     );
     assert_eq!(
         unknown["structuredContent"]["recovery"]["suggestedNextTool"],
-        "lookup_sms"
+        "lookup_marketing_campaigns"
     );
 
     // The database deleted under the running service: it stops answering success.
