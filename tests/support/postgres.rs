@@ -145,6 +145,10 @@ impl Postgres {
     }
 
     fn pg_ctl(&self, action: &str) {
+        self.pg_ctl_mode(action, "fast");
+    }
+
+    fn pg_ctl_mode(&self, action: &str, mode: &str) {
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
             self.port,
@@ -157,7 +161,7 @@ impl Postgres {
             args.extend(["-o", &options]);
         }
         if action != "start" {
-            args.extend(["-m", "fast"]);
+            args.extend(["-m", mode]);
         }
         args.push(action);
         self.run("pg_ctl", &args);
@@ -213,6 +217,28 @@ impl Postgres {
     /// Restarts the server (every connection is dropped).
     pub fn restart(&self) {
         self.pg_ctl("restart");
+    }
+
+    /// Restarts the server as a crash would (`-m immediate`: no checkpoint, every backend
+    /// killed, crash recovery at start).
+    pub fn restart_immediate(&self) {
+        self.pg_ctl_mode("restart", "immediate");
+    }
+
+    /// Ends every session on `database` but the one that asks (`pg_terminate_backend`);
+    /// returns how many.
+    pub fn terminate_backends(&self, database: &str) -> usize {
+        self.sql(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = '{database}' AND pid <> pg_backend_pid()"
+        ))
+        .parse()
+        .unwrap_or(0)
+    }
+
+    /// The port the server listens on, on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The scratch directory.

@@ -12,78 +12,14 @@ mod postgres;
 
 use std::collections::{HashMap, HashSet};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_tool_result::guarantee::SettlementState;
 use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
-use agent_tool_result::http::{RestOutcome, classify};
 use postgres::Postgres;
 use serde_json::{Value, json};
-use support::Service;
-
-/// A sync client of the test's own database, to read the provider's table as it fills.
-struct Provider {
-    runtime: tokio::runtime::Runtime,
-    client: tokio_postgres::Client,
-}
-
-/// One send: campaign (or empty), message (or empty), phone, and the sender's process id.
-type Send = (String, String, String, u32);
-
-impl Provider {
-    fn connect(url: &str) -> Self {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            client
-        });
-        Provider { runtime, client }
-    }
-
-    /// Every send so far, in order; none before the service created the table.
-    fn sends(&self) -> Vec<Send> {
-        let rows = self.runtime.block_on(self.client.query(
-            "SELECT coalesce(campaign_id, ''), coalesce(message_id, ''), phone, sender \
-             FROM provider_sends ORDER BY seq",
-            &[],
-        ));
-        rows.map(|rows| {
-            rows.iter()
-                .map(|row| {
-                    let sender: String = row.get(3);
-                    let pid = sender.split('-').next().unwrap().parse().unwrap();
-                    (row.get(0), row.get(1), row.get(2), pid)
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-    }
-}
-
-/// Panics if anyone was sent twice (a campaign's recipient, or a message).
-fn nobody_sent_twice(sends: &[Send]) {
-    let mut seen = HashSet::new();
-    for (campaign, message, phone, pid) in sends {
-        assert!(
-            seen.insert((campaign, message, phone)),
-            "{phone} sent twice for {campaign}{message} (again by {pid})"
-        );
-    }
-}
-
-fn campaign_id(response: &http::Response<Vec<u8>>) -> String {
-    let body: Value = serde_json::from_slice(response.body()).unwrap();
-    body["campaignId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no campaignId: {body}"))
-        .to_owned()
-}
+use support::provider::{Provider, Rounds, nobody_sent_twice};
+use support::{Service, answered_everywhere, campaign_id};
 
 #[test]
 fn three_processes_agree_and_run_every_key_once() {
@@ -238,31 +174,6 @@ fn racing_keys_run_once(services: &[Service], provider: &Provider) {
     assert_eq!(provider.sends().len(), sends.len());
 }
 
-/// A small random source for the rounds, seeded from the clock (printed, to repeat a run).
-struct Rounds(u64);
-
-impl Rounds {
-    fn new() -> Self {
-        let seed = std::env::var("CAMPAIGNS_KILL_SEED").map_or_else(
-            |_| {
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-                now.as_secs() ^ u64::from(now.subsec_nanos()) << 20
-            },
-            |seed| seed.parse().unwrap(),
-        );
-        eprintln!("the kill rounds' seed: CAMPAIGNS_KILL_SEED={seed}");
-        Rounds(seed | 1)
-    }
-
-    /// A number in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// Waits until the next send window (a second long) has just begun.
 fn at_a_window_start() {
     loop {
@@ -275,49 +186,6 @@ fn at_a_window_start() {
         }
         thread::sleep(Duration::from_millis(u64::from(1000 - ms)));
     }
-}
-
-/// Waits until `sends` has at least `n` rows, for at most 20 seconds; returns them.
-fn until_sends(provider: &Provider, n: usize) -> Vec<Send> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let sends = provider.sends();
-        if sends.len() >= n {
-            return sends;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {n} sends",
-            sends.len()
-        );
-        thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// The key answers, the same from every process: `committed` (held or not) or `unknown`,
-/// with the campaign to look up. Returns the campaign and the settlement.
-fn answered_everywhere(
-    services: &[Service],
-    key: &str,
-    batch: &Value,
-    round: usize,
-) -> (String, SettlementState) {
-    let answers: Vec<_> = services
-        .iter()
-        .map(|service| service.call_after_lease("send_campaign_batch", key, batch))
-        .collect();
-    for answer in &answers {
-        assert_eq!(answer.body(), answers[0].body(), "round {round}");
-    }
-    let settlement = match classify(&answers[0]) {
-        RestOutcome::Settled(result) | RestOutcome::Deferred { result, .. } => result.settlement(),
-        other => panic!("round {round}: {other:?}"),
-    };
-    assert!(
-        [SettlementState::Committed, SettlementState::Unknown].contains(&settlement),
-        "round {round}: {settlement:?}"
-    );
-    (campaign_id(&answers[0]), settlement)
 }
 
 /// Campaign `id` (nine to send, one opted out) is sent in full, each recipient once.
@@ -357,7 +225,7 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
     ];
     let mut services: Vec<Service> = (0..3).map(|_| Service::start(&url, &flags)).collect();
     let provider = Provider::connect(&url);
-    let mut rounds = Rounds::new();
+    let mut rounds = Rounds::new("the kill rounds");
     let mut campaigns = HashMap::new();
     for round in 0..20 {
         let during_request = round % 2 == 0;
@@ -374,13 +242,13 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
         let mut request = Some(request);
         let victim = if during_request {
             // Killed with `cut` of its five sends made: the caller never learns the outcome.
-            until_sends(&provider, before + cut);
+            provider.until(before + cut);
             target
         } else {
             let answered = request.take().unwrap().join().unwrap();
             assert_eq!(answered, Some(202), "round {round}");
             // Killed while it releases the held four, with `cut` of them sent.
-            let sends = until_sends(&provider, before + CAP + cut.min(3));
+            let sends = provider.until(before + CAP + cut.min(3));
             let pid = sends.last().unwrap().3;
             services
                 .iter()

@@ -2,12 +2,17 @@
 //! database, and a REST client that returns responses as they came over the wire.
 #![allow(dead_code)]
 
+pub mod provider;
+pub mod proxy;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use agent_tool_result::guarantee::SettlementState;
+use agent_tool_result::http::{RestOutcome, classify};
 use serde_json::Value;
 
 /// The token the service is started with.
@@ -53,12 +58,16 @@ impl Service {
     /// Starts the service on `db` (a SQLite path or a `postgres://` URL) with `extra`
     /// arguments, and waits until it listens.
     pub fn start(db: impl AsRef<std::ffi::OsStr>, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_campaigns"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_campaigns"));
+        command
             .arg("--db")
             .arg(db)
-            .args(["--addr", "127.0.0.1:0", "--token", TOKEN])
-            // A short lease, so that a key a killed process held is answered `unknown` soon.
-            .args(["--lease-ms", "600"])
+            .args(["--addr", "127.0.0.1:0", "--token", TOKEN]);
+        if !extra.contains(&"--lease-ms") {
+            // A short lease, so that a key a killed process held is answered soon.
+            command.args(["--lease-ms", "600"]);
+        }
+        let mut child = command
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -82,6 +91,16 @@ impl Service {
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Sends the process `signal` (`STOP` pauses it where it is, `CONT` resumes it).
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill(1) runs");
+        assert!(sent.success(), "kill -{signal} {}", self.pid());
     }
 
     /// Kills the process at once (SIGKILL on Unix): no chance to finish anything.
@@ -138,21 +157,27 @@ impl Service {
         })
     }
 
-    /// [`Service::call`], again while the key is in flight (409): a key a killed process
-    /// held answers once its lease has passed, for at most 10 seconds.
+    /// [`Service::call`], again while the key is in flight (409) or the service unavailable
+    /// (503): a key a killed process held answers once its lease has passed, and a service
+    /// whose database was down once it is back, for at most 15 seconds.
     pub fn call_after_lease(
         &self,
         tool: &str,
         key: &str,
         arguments: &Value,
     ) -> http::Response<Vec<u8>> {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let response = self.call(tool, key, arguments);
-            if response.status() != 409 {
+            if ![409, 503].contains(&response.status().as_u16()) {
                 return response;
             }
-            assert!(Instant::now() < deadline, "the key stayed in flight");
+            assert!(
+                Instant::now() < deadline,
+                "{key} stayed {}: {}",
+                response.status(),
+                String::from_utf8_lossy(response.body())
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -384,4 +409,39 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
         body = &body[end + 2 + size + 2..];
     }
     out
+}
+
+/// The `campaignId` a batch's answer names.
+pub fn campaign_id(response: &http::Response<Vec<u8>>) -> String {
+    let body: Value = serde_json::from_slice(response.body()).unwrap();
+    body["campaignId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no campaignId: {body}"))
+        .to_owned()
+}
+
+/// The key answers, the same from every process: `committed` (held or not) or `unknown`,
+/// with the campaign to look up. Returns the campaign and the settlement.
+pub fn answered_everywhere(
+    services: &[Service],
+    key: &str,
+    batch: &Value,
+    round: usize,
+) -> (String, SettlementState) {
+    let answers: Vec<_> = services
+        .iter()
+        .map(|service| service.call_after_lease("send_campaign_batch", key, batch))
+        .collect();
+    for answer in &answers {
+        assert_eq!(answer.body(), answers[0].body(), "round {round}");
+    }
+    let settlement = match classify(&answers[0]) {
+        RestOutcome::Settled(result) | RestOutcome::Deferred { result, .. } => result.settlement(),
+        other => panic!("round {round}: {other:?}"),
+    };
+    assert!(
+        [SettlementState::Committed, SettlementState::Unknown].contains(&settlement),
+        "round {round}: {settlement:?}"
+    );
+    (campaign_id(&answers[0]), settlement)
 }
