@@ -107,7 +107,7 @@ pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_TIMEOUT, PostgresError, PostgresLedger};
-pub use sequence::{AssumeStarted, Call, EffectProbe, Reply, ReplyKind, Sequence, Settled};
+pub use sequence::{AssumeStarted, Call, Done, EffectProbe, Reply, ReplyKind, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};

@@ -176,8 +176,9 @@ impl PostgresError {
     #[must_use]
     pub fn is_connection_lost(&self) -> bool {
         match &self.0 {
-            Failure::Driver(err) => err.is_closed(),
-            Failure::Pool(deadpool_postgres::PoolError::Backend(err)) => err.is_closed(),
+            Failure::Driver(err) | Failure::Pool(deadpool_postgres::PoolError::Backend(err)) => {
+                err.is_closed()
+            }
             _ => false,
         }
     }
@@ -207,6 +208,17 @@ impl PostgresLedger {
         held!(),
         " FOR UPDATE"
     );
+
+    /// The statement that records a key's answer inside the application's own transaction,
+    /// the one that performed the effect, so that the effect and the answer commit together
+    /// (or neither does): run it after [`PostgresLedger::FENCE_CHECK`] (whose lock it relies
+    /// on) in the same transaction, with the lease's scope, key and fence as `$1`, `$2` and
+    /// `$3`, and the answer's [`StoredAnswer::is_refusal`] and [`StoredAnswer::json`] as `$4`
+    /// and `$5`; it changes one row. Then answer [`Done::Recorded`](super::Done::Recorded)
+    /// from the tool, so the sequence writes nothing more.
+    pub const RECORD: &str = "UPDATE atr_idempotency SET completed_at = clock_timestamp(), \
+        refused = $4, answer = $5, lease_until = NULL \
+        WHERE scope = $1 AND key = $2 AND fence = $3 AND completed_at IS NULL";
 
     /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
     /// pool of its own ([`PostgresLedger::pool`], 4 connections), and creates the ledger's
@@ -316,12 +328,11 @@ impl PostgresLedger {
             .await
             .map_err(|_| Failure::Timeout(self.timeout))??;
         let left = self.timeout.saturating_sub(started.elapsed());
-        match tokio::time::timeout(left, work(&client)).await {
-            Ok(done) => Ok(done?),
-            Err(_) => {
-                drop(Object::take(client));
-                Err(Failure::Timeout(self.timeout).into())
-            }
+        if let Ok(done) = tokio::time::timeout(left, work(&client)).await {
+            Ok(done?)
+        } else {
+            drop(Object::take(client));
+            Err(Failure::Timeout(self.timeout).into())
         }
     }
 

@@ -124,6 +124,29 @@ impl From<Refusal> for Reply {
     }
 }
 
+/// What a tool run by [`Sequence::run_recording`] answers: its answer, and whether it
+/// recorded that answer with its key itself.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Done<T = crate::JsonObject> {
+    /// The answer, for the sequence to record (or, for a refusal, to release the key).
+    Answer(Answer<T>),
+    /// The answer, which the tool recorded with its key itself, in the transaction that
+    /// performed its effect and after checking its fence there (`PostgresLedger::RECORD`,
+    /// `SqliteLedger::RECORD`), as the bytes of `StoredAnswer::of` this very answer: the
+    /// effect and the answer committed together, and the sequence writes nothing more.
+    Recorded(Answer<T>),
+}
+
+impl<T> Done<T> {
+    /// The answer, however it was recorded.
+    #[must_use]
+    pub fn into_answer(self) -> Answer<T> {
+        match self {
+            Done::Answer(answer) | Done::Recorded(answer) => answer,
+        }
+    }
+}
+
 /// How the sequence came to its reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -418,6 +441,26 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Answer<T>>,
     {
+        self.run_recording(call, |lease| async move { Done::Answer(tool(lease).await) })
+            .await
+    }
+
+    /// [`Sequence::run`] for a tool that may record its answer with its key itself, in the
+    /// transaction that performs its effect ([`Done::Recorded`]): the effect and the answer
+    /// then commit together, so a crash leaves both or neither (never an effect whose key
+    /// must be answered `unknown`), and the call costs the ledger one write fewer. A tool that
+    /// did not ([`Done::Answer`]: a refusal, a deny, a failure before its transaction) is
+    /// completed or released as [`Sequence::run`] does.
+    ///
+    /// # Panics
+    ///
+    /// As [`Sequence::run`].
+    pub async fn run_recording<T, F, Fut>(&self, call: Call, tool: F) -> Reply
+    where
+        T: Serialize,
+        F: FnOnce(Lease) -> Fut,
+        Fut: Future<Output = Done<T>>,
+    {
         let began = self
             .ledger
             .begin(&call.scope, &call.key, call.fingerprint, &call.context)
@@ -463,8 +506,14 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 );
             }
         };
-        let answer = tool(lease.clone()).await;
+        let (answer, recorded) = match tool(lease.clone()).await {
+            Done::Answer(answer) => (answer, false),
+            Done::Recorded(answer) => (answer, true),
+        };
         let (reply, owed) = match round_trip(&answer) {
+            Some((stored, answer)) if recorded => {
+                (Reply::new(ReplyKind::Ran, stored, answer), None)
+            }
             Some((stored, answer)) if stored.is_refusal() => {
                 let reply = Reply::new(ReplyKind::Ran, stored, answer);
                 match self.ledger.release(&lease).await {

@@ -51,6 +51,10 @@ pub enum DbError {
     /// server is down, cut off or overloaded.
     #[error("PostgreSQL did not answer within {0:?}")]
     TimedOut(Duration),
+    /// A call's answer was not recorded with its key, though the fence was checked first in
+    /// the same transaction (a bug, never a race).
+    #[error("the answer was not recorded with its key")]
+    Unrecorded,
     /// The SQLite file the service opened was deleted or replaced while it ran: what it
     /// would write goes nowhere another process (or a restart) would see.
     #[error("the database file {0} was deleted or replaced while the service ran")]
@@ -67,6 +71,14 @@ pub enum Arg {
     Int(Option<i64>),
     /// A text, or NULL.
     Text(Option<String>),
+    /// A boolean (an integer, 0 or 1, on SQLite).
+    Bool(bool),
+}
+
+impl From<bool> for Arg {
+    fn from(b: bool) -> Self {
+        Arg::Bool(b)
+    }
 }
 
 impl From<i64> for Arg {
@@ -98,6 +110,7 @@ impl rusqlite::ToSql for Arg {
         match self {
             Arg::Int(n) => n.to_sql(),
             Arg::Text(text) => text.to_sql(),
+            Arg::Bool(b) => b.to_sql(),
         }
     }
 }
@@ -113,12 +126,20 @@ impl tokio_postgres::types::ToSql for Arg {
             Arg::Int(n) if *ty == Type::INT4 => n.map(i32::try_from).transpose()?.to_sql(ty, out),
             Arg::Int(n) => n.to_sql(ty, out),
             Arg::Text(text) => text.to_sql(ty, out),
+            Arg::Bool(b) => b.to_sql(ty, out),
         }
     }
 
     fn accepts(ty: &tokio_postgres::types::Type) -> bool {
         use tokio_postgres::types::Type;
-        [Type::INT8, Type::INT4, Type::TEXT, Type::VARCHAR].contains(ty)
+        [
+            Type::INT8,
+            Type::INT4,
+            Type::TEXT,
+            Type::VARCHAR,
+            Type::BOOL,
+        ]
+        .contains(ty)
     }
 
     tokio_postgres::types::to_sql_checked!();
@@ -255,6 +276,16 @@ impl Db {
         }
     }
 
+    /// The ledger's statement that records a key's answer (`$1` scope, `$2` key, `$3` fence,
+    /// `$4` whether a refusal, `$5` the answer) inside a transaction that checked the fence,
+    /// in this database's dialect.
+    pub fn record(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => SqliteLedger::RECORD,
+            Db::Postgres { .. } => PostgresLedger::RECORD,
+        }
+    }
+
     /// A connection: SQLite's once it is free, or one of the pool's within the timeout.
     pub async fn conn(&self) -> Result<Conn<'_>, DbError> {
         match self {
@@ -271,11 +302,11 @@ impl Db {
                     .await
                     .map_err(|_| DbError::TimedOut(*timeout))?
                     .map_err(|err| DbError::Pool(err.to_string()))?;
-                Ok(Conn::Postgres(PgConn {
+                Ok(Conn::Postgres(Box::new(PgConn {
                     client: Some(client),
                     unsure: false,
                     timeout: *timeout,
-                }))
+                })))
             }
         }
     }
@@ -332,8 +363,8 @@ impl Drop for PgConn {
 pub enum Conn<'a> {
     /// SQLite's.
     Sqlite(MutexGuard<'a, Held>),
-    /// One of PostgreSQL's.
-    Postgres(PgConn),
+    /// One of PostgreSQL's (boxed: a pooled connection is large).
+    Postgres(Box<PgConn>),
 }
 
 impl Conn<'_> {
@@ -382,6 +413,33 @@ impl Conn<'_> {
         self.batch("COMMIT").await?;
         self.set_in_transaction(false);
         Ok(())
+    }
+
+    /// Runs a last statement and commits, in one round trip on PostgreSQL (the two are sent
+    /// together; a statement that fails turns the commit into a rollback); returns how many
+    /// rows the statement changed.
+    pub async fn execute_and_commit(&mut self, sql: &str, args: &[Arg]) -> Result<u64, DbError> {
+        let changed = match self {
+            Conn::Sqlite(_) => self.execute(sql, args).await?,
+            Conn::Postgres(conn) => {
+                let sql = sql.replace("NOW_MS", POSTGRES_NOW);
+                let (changed, committed) = conn
+                    .bounded(async |client: &Object| {
+                        let statement = client.prepare_cached(&sql).await?;
+                        let params = postgres_params(args);
+                        Ok(tokio::join!(
+                            client.execute(&statement, &params),
+                            client.batch_execute("COMMIT")
+                        ))
+                    })
+                    .await?;
+                committed?;
+                self.set_in_transaction(false);
+                return Ok(changed?);
+            }
+        };
+        self.commit().await?;
+        Ok(changed)
     }
 
     /// Rolls the transaction back.

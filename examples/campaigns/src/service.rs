@@ -11,14 +11,14 @@ use agent_tool_result::guarantee::{
     Answer, GuaranteeResult, Impact, PolicyCode, Refusal, format_instant,
 };
 use agent_tool_result::replay::{
-    Abandoned, Call, EffectProbe, IdempotencyKey, Lease, Reply, Sequence,
+    Abandoned, Call, Done, EffectProbe, IdempotencyKey, Lease, Reply, Sequence, StoredAnswer,
 };
 use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
 use serde_json::Value;
 
 use crate::db::{DbError, Target};
 use crate::ledger::{LedgerError, ServiceLedger};
-use crate::store::{CampaignRow, Claim, FullDisk, Made, SendWindow, Store};
+use crate::store::{CampaignRow, Claim, FullDisk, Made, Message, SendWindow, Store};
 use crate::tools::{
     BatchArgs, CampaignStatus, Command, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus,
     SmsArgs,
@@ -171,8 +171,8 @@ impl Service {
         let call = Call::of(command.tool(), principal, key, arguments);
         let id = call.operation_id(Service::prefix(command));
         self.sequence
-            .run(call.with_context(&id), |lease| {
-                self.tool(command, principal, &id, lease)
+            .run_recording(call.with_context(&id), |lease| {
+                self.tool(command, principal, &id, Some(lease))
             })
             .await
     }
@@ -186,38 +186,61 @@ impl Service {
     }
 
     /// The tool itself, which the sequence runs: operation `id` of `command` for `principal`,
-    /// under `lease` on its key.
-    pub async fn tool(&self, command: &Command, principal: &str, id: &str, lease: Lease) -> Answer {
+    /// under `lease` on its key, whose fence every write that creates the operation checks.
+    /// Without a lease (outside the replay sequence: the benchmark's baseline) nothing is
+    /// fenced.
+    pub async fn tool(
+        &self,
+        command: &Command,
+        principal: &str,
+        id: &str,
+        lease: Option<Lease>,
+    ) -> Done {
+        let lease = lease.as_ref();
         match command {
-            Command::Sms(args) => self.send_sms(args, principal, id, &lease).await,
-            Command::Batch(args) => self.send_batch(args, principal, id, &lease).await,
+            Command::Sms(args) => self.send_sms(args, principal, id, lease).await,
+            Command::Batch(args) => Done::Answer(self.send_batch(args, principal, id, lease).await),
         }
     }
 
     /// `send_sms`: an opted-out number is denied before the provider; any other is sent,
-    /// under the key's fence.
-    async fn send_sms(&self, args: &SmsArgs, principal: &str, id: &str, lease: &Lease) -> Answer {
+    /// under the key's fence, and its answer recorded with the key in the same transaction.
+    async fn send_sms(
+        &self,
+        args: &SmsArgs,
+        principal: &str,
+        id: &str,
+        lease: Option<&Lease>,
+    ) -> Done {
+        let committed: Answer = GuaranteeResult::committed()
+            .with_impact(Impact::new().with_requested(1).with_committed(1))
+            .expect("one of one")
+            .with_fields(naming(MESSAGE_ID, id))
+            .expect("an id is no contract field")
+            .into();
         let sent = async {
             if self.store.is_opted_out(&args.to).await? {
                 return Ok(None);
             }
             tokio::time::sleep(self.config.provider_delay).await;
-            let made = self
-                .store
-                .send_message(lease, id, principal, &args.to, &args.body)
-                .await?;
+            let message = Message {
+                id,
+                principal,
+                phone: &args.to,
+                body: &args.body,
+            };
+            let stored = StoredAnswer::of(&committed).expect("a result's fields are an object");
+            let made = self.store.send_message(lease, &message, &stored).await?;
             Ok::<_, DbError>(Some(made))
         };
         match sent.await {
-            Ok(None) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
-            Ok(Some(Made::Now(()) | Made::Before)) => GuaranteeResult::committed()
-                .with_impact(Impact::new().with_requested(1).with_committed(1))
-                .expect("one of one")
-                .with_fields(naming(MESSAGE_ID, id))
-                .expect("an id is no contract field")
-                .into(),
-            Ok(Some(Made::Fenced)) => unavailable(&"this call's hold on its key passed"),
-            Err(err) => unavailable(&err),
+            Ok(None) => Done::Answer(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()),
+            Ok(Some(Made::Now(()))) if lease.is_some() => Done::Recorded(committed),
+            Ok(Some(Made::Now(()) | Made::Before)) => Done::Answer(committed),
+            Ok(Some(Made::Fenced)) => {
+                Done::Answer(unavailable(&"this call's hold on its key passed"))
+            }
+            Err(err) => Done::Answer(unavailable(&err)),
         }
     }
 
@@ -228,7 +251,7 @@ impl Service {
         args: &BatchArgs,
         principal: &str,
         id: &str,
-        lease: &Lease,
+        lease: Option<&Lease>,
     ) -> Answer {
         let mut recipients = args.recipients.clone();
         recipients.sort();
@@ -265,7 +288,7 @@ impl Service {
         principal: &str,
         recipients: &[String],
         id: &str,
-        lease: &Lease,
+        lease: Option<&Lease>,
     ) -> Result<Made<Option<GuaranteeResult>>, DbError> {
         let mut opted_out = 0;
         for phone in recipients {
@@ -352,9 +375,27 @@ impl Service {
                 .max(20),
         );
         tokio::spawn(async move {
+            use std::fmt::Write as _;
+            // Said once when settling starts failing (the database is down, say), with every
+            // cause, and once when it works again: not every tick.
+            let mut failing = false;
             loop {
-                if let Err(err) = service.settle().await {
-                    eprintln!("campaigns: settling failed: {err}");
+                match service.settle().await {
+                    Err(err) if !failing => {
+                        failing = true;
+                        let mut line = format!("campaigns: settling failed: {err}");
+                        let mut cause = std::error::Error::source(&err);
+                        while let Some(inner) = cause {
+                            let _ = write!(line, ": {inner}");
+                            cause = inner.source();
+                        }
+                        eprintln!("{line}");
+                    }
+                    Ok(_) if failing => {
+                        failing = false;
+                        eprintln!("campaigns: settling works again");
+                    }
+                    _ => {}
                 }
                 tokio::time::sleep(tick).await;
             }

@@ -25,7 +25,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_tool_result::replay::{EffectKey, Lease};
+use agent_tool_result::replay::{EffectKey, Lease, StoredAnswer};
 
 use crate::db::{Arg, Conn, Db, DbError, Target};
 
@@ -113,6 +113,15 @@ pub enum Made<T> {
     Before,
     /// The key is another's now (the call's lease passed, or was taken over): nothing is made.
     Fenced,
+}
+
+/// A single message to send: its id (the operation's), whose it is, to whom, and what.
+#[derive(Clone, Copy, Debug)]
+pub struct Message<'a> {
+    pub id: &'a str,
+    pub principal: &'a str,
+    pub phone: &'a str,
+    pub body: &'a str,
 }
 
 /// A recipient claimed for sending: its campaign, number, the campaign's message, and the
@@ -307,8 +316,12 @@ impl Store {
     }
 
     /// Whether `lease` still holds its key, checked (and the key's row held until the
-    /// transaction ends) inside `conn`'s transaction.
-    async fn holds(&self, conn: &mut Conn<'_>, lease: &Lease) -> Result<bool, DbError> {
+    /// transaction ends) inside `conn`'s transaction; without a lease (outside the replay
+    /// sequence) there is nothing to check.
+    async fn holds(&self, conn: &mut Conn<'_>, lease: Option<&Lease>) -> Result<bool, DbError> {
+        let Some(lease) = lease else {
+            return Ok(true);
+        };
         Ok(!conn
             .query(self.db.fence_check(), &fence_args(lease))
             .await?
@@ -339,7 +352,7 @@ impl Store {
     /// room for are claimed to send now, and the others are held until the next window.
     pub async fn create_campaign(
         &self,
-        lease: &Lease,
+        lease: Option<&Lease>,
         id: &str,
         principal: &str,
         message: &str,
@@ -525,38 +538,73 @@ impl Store {
     }
 
     /// The provider sends message `id` of `principal` to `phone`, under `lease` (the fence of
-    /// the call's key, checked first in the same transaction): the message is recorded sent
-    /// and the send logged together, or neither.
+    /// the call's key, checked in the statement that records the message): the message is
+    /// recorded sent and the send logged together, or neither, and with them `answer`, the
+    /// call's answer, recorded with its key, so that a crash leaves all or nothing. Without
+    /// a lease (outside the replay sequence) nothing is fenced or recorded.
     pub async fn send_message(
         &self,
-        lease: &Lease,
-        id: &str,
-        principal: &str,
-        phone: &str,
-        body: &str,
+        lease: Option<&Lease>,
+        message: &Message<'_>,
+        answer: &StoredAnswer,
     ) -> Result<Made<()>, DbError> {
+        let Message {
+            id,
+            principal,
+            phone,
+            body,
+        } = *message;
         let mut conn = self.writer().await?;
         conn.begin().await?;
-        if !self.holds(&mut conn, lease).await? {
-            conn.rollback().await?;
-            return Ok(Made::Fenced);
-        }
-        let recorded = conn
-            .execute(
-                "INSERT INTO messages (id, principal, phone, state, updated_ms) \
-                 VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
-                &[id.into(), principal.into(), phone.into()],
-            )
-            .await?;
+        let recorded = match lease {
+            Some(lease) => {
+                let mut args = fence_args(lease).to_vec();
+                args.extend([id.into(), principal.into(), phone.into()]);
+                conn.execute(
+                    &format!(
+                        "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                         SELECT $4, $5, $6, 'sent', NOW_MS WHERE EXISTS ({}) \
+                         ON CONFLICT (id) DO NOTHING",
+                        self.db.fence_check()
+                    ),
+                    &args,
+                )
+                .await?
+            }
+            None => {
+                conn.execute(
+                    "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                     VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
+                    &[id.into(), principal.into(), phone.into()],
+                )
+                .await?
+            }
+        };
         if recorded == 0 {
+            // Sent by an earlier call under this key, or the key is another's.
+            let before = !conn
+                .query("SELECT 1 FROM messages WHERE id = $1", &[id.into()])
+                .await?
+                .is_empty();
             conn.rollback().await?;
-            return Ok(Made::Before);
+            return Ok(if before { Made::Before } else { Made::Fenced });
         }
-        let effect = lease.effect_key(phone);
-        let fence = lease.fence().as_i64();
+        let effect = EffectKey::new(id, phone);
+        let fence = lease.map_or(0, |lease| lease.fence().as_i64());
         self.log_send(&mut conn, [None, Some(id)], phone, body, &effect, fence)
             .await?;
-        conn.commit().await?;
+        match lease {
+            Some(lease) => {
+                let mut args = fence_args(lease).to_vec();
+                args.extend([answer.is_refusal().into(), answer.json().into()]);
+                let sql = self.db.record();
+                if conn.execute_and_commit(sql, &args).await? != 1 {
+                    // The fence check's lock keeps the key this call's until the commit.
+                    return Err(DbError::Unrecorded);
+                }
+            }
+            None => conn.commit().await?,
+        }
         Ok(Made::Now(()))
     }
 
@@ -729,6 +777,18 @@ mod tests {
         length_ms: 3_600_000,
     };
 
+    const HI: Message<'static> = Message {
+        id: "msg_1",
+        principal: "acct",
+        phone: "+15550000001",
+        body: "hi",
+    };
+
+    fn answer() -> StoredAnswer {
+        use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+        StoredAnswer::of(&Answer::from(GuaranteeResult::committed())).unwrap()
+    }
+
     fn phones(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("+1555000{i:04}")).collect()
     }
@@ -777,7 +837,7 @@ mod tests {
         let (a, b, ledger, dir) = two("expired", Duration::from_millis(150)).await;
         let key = lease(&ledger, "k1").await;
         let Made::Now(created) = a
-            .create_campaign(&key, "cmp_a", "acct", "hi", &phones(5), WINDOW)
+            .create_campaign(Some(&key), "cmp_a", "acct", "hi", &phones(5), WINDOW)
             .await
             .unwrap()
         else {
@@ -823,9 +883,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(150)).await;
         // Passed: nothing is made, even before anyone takes the key over.
         assert!(matches!(
-            a.send_message(&first, "msg_1", "acct", "+15550000001", "hi")
-                .await
-                .unwrap(),
+            a.send_message(Some(&first), &HI, &answer()).await.unwrap(),
             Made::Fenced
         ));
         let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": "k2" }));
@@ -842,7 +900,7 @@ mod tests {
             panic!("abandoned")
         };
         assert!(matches!(
-            a.create_campaign(&first, "cmp_1", "acct", "hi", &phones(2), WINDOW)
+            a.create_campaign(Some(&first), "cmp_1", "acct", "hi", &phones(2), WINDOW)
                 .await
                 .unwrap(),
             Made::Fenced
@@ -852,18 +910,31 @@ mod tests {
         // The new holder makes it, once.
         let current = taken.into_lease();
         assert!(matches!(
-            a.send_message(&current, "msg_1", "acct", "+15550000001", "hi")
+            a.send_message(Some(&current), &HI, &answer())
                 .await
                 .unwrap(),
             Made::Now(())
         ));
         assert!(matches!(
-            a.send_message(&current, "msg_1", "acct", "+15550000001", "hi")
+            a.send_message(Some(&current), &HI, &answer())
                 .await
                 .unwrap(),
             Made::Before
         ));
         assert!(a.operation_exists("msg_1").await.unwrap());
+        // The answer was recorded with the key, in the send's transaction.
+        assert_eq!(
+            ledger
+                .begin(
+                    &Scope::principal("acct"),
+                    &IdempotencyKey::new("k2").unwrap(),
+                    print,
+                    "",
+                )
+                .await
+                .unwrap(),
+            Begin::Replay(answer())
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -874,7 +945,7 @@ mod tests {
         let all = phones(4);
         a.opt_out(&all[0]).await.unwrap();
         let Made::Now(created) = a
-            .create_campaign(&key, "cmp_b", "acct", "hi", &all, WINDOW)
+            .create_campaign(Some(&key), "cmp_b", "acct", "hi", &all, WINDOW)
             .await
             .unwrap()
         else {

@@ -175,7 +175,7 @@ fn rounds_of(server: &Postgres, url: &str, tag: &str, outage: impl Fn(&Postgres)
             match result.settlement() {
                 SettlementState::Committed => {}
                 SettlementState::Unknown => tally.unknown += 1,
-                other => panic!("{key}: {other:?}"),
+                SettlementState::NotStarted => panic!("{key}: not started"),
             }
             assert_eq!(of_message, 1, "{key}: sent once, whatever it answered");
         }
