@@ -85,6 +85,8 @@
 //! file, which processes on one machine may share; [`PostgresLedger`] (feature `postgres`) any
 //! number of processes on any number of machines.
 
+#[cfg(feature = "postgres")]
+mod coalesce;
 mod fingerprint;
 mod key;
 mod ledger;

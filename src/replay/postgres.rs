@@ -4,12 +4,14 @@
 //! statement, one round trip, on the server's clock; `begin` needs a second only when the key
 //! was not taken (a replay, a mismatch, a key in flight). Every call is bounded in time.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
+use super::coalesce::{Begins, Claimed};
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
@@ -44,17 +46,22 @@ const SCHEMA: &str = "
         ON atr_idempotency (lease_until) WHERE completed_at IS NULL;
     COMMIT;";
 
-/// A new key is inserted; an abandoned one (lease expired, no answer, the same request) is
-/// taken over under a new fence; anything else is left as it is, and nothing is returned.
-const BEGIN: &str = "
+/// Keys new in their scope are inserted, abandoned ones (lease expired, no answer, the same
+/// request) taken over, each under a fence of its own; anything else is left as it is, and
+/// nothing is returned for it. The keys come as arrays, one row per key (distinct keys,
+/// taken in one order by every process, so two statements never wait on each other).
+pub(super) const BEGIN: &str = "
     INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence, lease_until)
-    VALUES ($1, $2, $3, $4, nextval('atr_fence'),
-        clock_timestamp() + $5::bigint * interval '1 millisecond')
+    SELECT u.scope, u.key, u.fingerprint, u.context, nextval('atr_fence'),
+        clock_timestamp() + $5::bigint * interval '1 millisecond'
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+        AS u(scope, key, fingerprint, context)
+    ORDER BY u.scope, u.key
     ON CONFLICT (scope, key) DO UPDATE
         SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
         WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
             AND t.fingerprint = EXCLUDED.fingerprint
-    RETURNING t.claims, t.context, t.lease_until, t.fence";
+    RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence";
 
 const LOOKUP: &str = "
     SELECT fingerprint, refused, answer, lease_until FROM atr_idempotency
@@ -130,9 +137,17 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// # Ok(()) }
 /// ```
 pub struct PostgresLedger {
-    pool: Pool,
+    connections: Connections,
     retention: Duration,
     lease: Duration,
+    /// Begins of this process, coalesced: started at the first begin, on its runtime.
+    begins: std::sync::OnceLock<Begins>,
+}
+
+/// The pool, and how long a call on it may take.
+#[derive(Clone)]
+pub(super) struct Connections {
+    pool: Pool,
     timeout: Duration,
 }
 
@@ -141,7 +156,7 @@ impl std::fmt::Debug for PostgresLedger {
         f.debug_struct("PostgresLedger")
             .field("retention", &self.retention)
             .field("lease", &self.lease)
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.connections.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +177,11 @@ enum Failure {
     Build(#[from] deadpool_postgres::BuildError),
     #[error("no answer within {0:?}")]
     Timeout(Duration),
+    /// The error of a statement that began several keys, this one among them.
+    #[error("a statement that began several keys")]
+    Shared(#[source] Arc<PostgresError>),
+    #[error("the task that begins keys stopped")]
+    Stopped,
 }
 
 impl<E: Into<Failure>> From<E> for PostgresError {
@@ -171,11 +191,22 @@ impl<E: Into<Failure>> From<E> for PostgresError {
 }
 
 impl PostgresError {
+    /// The error of a statement that began several keys, for one of them.
+    pub(super) fn shared(err: Arc<PostgresError>) -> Self {
+        PostgresError(Failure::Shared(err))
+    }
+
+    /// The task that begins keys stopped (its runtime ended).
+    pub(super) fn stopped() -> Self {
+        PostgresError(Failure::Stopped)
+    }
+
     /// Whether the connection to the server was lost (the server restarted, or ended this
     /// session): the call's outcome at the server is not known.
     #[must_use]
     pub fn is_connection_lost(&self) -> bool {
         match &self.0 {
+            Failure::Shared(err) => err.is_connection_lost(),
             Failure::Driver(err) | Failure::Pool(deadpool_postgres::PoolError::Backend(err)) => {
                 err.is_closed()
             }
@@ -187,10 +218,11 @@ impl PostgresError {
     /// or too busy): the call's outcome at the server is not known.
     #[must_use]
     pub fn is_timeout(&self) -> bool {
-        matches!(
-            self.0,
-            Failure::Timeout(_) | Failure::Pool(deadpool_postgres::PoolError::Timeout(_))
-        )
+        match &self.0 {
+            Failure::Shared(err) => err.is_timeout(),
+            Failure::Timeout(_) | Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => true,
+            _ => false,
+        }
     }
 }
 
@@ -289,12 +321,16 @@ impl PostgresLedger {
     /// [`PostgresError`] when no connection can be had, or the table cannot be created.
     pub async fn from_pool(pool: Pool) -> Result<Self, PostgresError> {
         let ledger = PostgresLedger {
-            pool,
+            connections: Connections {
+                pool,
+                timeout: DEFAULT_TIMEOUT,
+            },
             retention: DEFAULT_RETENTION,
             lease: DEFAULT_LEASE,
-            timeout: DEFAULT_TIMEOUT,
+            begins: std::sync::OnceLock::new(),
         };
         ledger
+            .connections
             .bounded(async |client: &Object| client.batch_execute(SCHEMA).await)
             .await?;
         Ok(ledger)
@@ -306,52 +342,14 @@ impl PostgresLedger {
     /// connection included.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.connections.timeout = timeout;
         self
     }
 
     /// The pool the ledger takes its connections from.
     #[must_use]
     pub fn connections(&self) -> &Pool {
-        &self.pool
-    }
-
-    /// Runs `work` on a connection of the pool, within the ledger's timeout. A connection
-    /// that did not answer in time is taken out of the pool (its session's state is not
-    /// known); one the server closed is replaced by the pool at its next use.
-    async fn bounded<T>(
-        &self,
-        work: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
-    ) -> Result<T, PostgresError> {
-        let started = Instant::now();
-        let client = tokio::time::timeout(self.timeout, self.pool.get())
-            .await
-            .map_err(|_| Failure::Timeout(self.timeout))??;
-        let left = self.timeout.saturating_sub(started.elapsed());
-        if let Ok(done) = tokio::time::timeout(left, work(&client)).await {
-            Ok(done?)
-        } else {
-            drop(Object::take(client));
-            Err(Failure::Timeout(self.timeout).into())
-        }
-    }
-
-    /// Runs one statement, on a new connection once more if the server dropped the first:
-    /// every statement is safe to send twice (a `begin` whose first insert did land finds its
-    /// own lease and answers "in flight"; the others are guarded by the fence).
-    async fn query(
-        &self,
-        sql: &'static str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<(Vec<Row>, bool), PostgresError> {
-        let run = async |client: &Object| {
-            let statement = client.prepare_cached(sql).await?;
-            client.query(&statement, params).await
-        };
-        match self.bounded(run).await {
-            Err(err) if err.is_connection_lost() => Ok((self.bounded(run).await?, true)),
-            other => other.map(|rows| (rows, false)),
-        }
+        &self.connections.pool
     }
 
     fn lease_ms(&self) -> i64 {
@@ -375,6 +373,71 @@ impl PostgresLedger {
             self.lease,
         )
     }
+
+    async fn query(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(Vec<Row>, bool), PostgresError> {
+        self.connections.query(sql, params).await
+    }
+
+    /// Takes `key` if it is new or abandoned, as one row of a statement that takes every key
+    /// this process begins meanwhile (see [`Begins`]).
+    async fn claim(
+        &self,
+        scope: &Scope,
+        key: &IdempotencyKey,
+        print: &str,
+        context: &str,
+    ) -> Result<Option<Claimed>, PostgresError> {
+        let begins = self
+            .begins
+            .get_or_init(|| Begins::start(self.connections.clone(), self.lease_ms()));
+        begins
+            .claim(scope.as_str(), key.as_str(), print, context)
+            .await
+    }
+}
+
+impl Connections {
+    /// Runs `work` on a connection of the pool, within the ledger's timeout. A connection
+    /// that did not answer in time is taken out of the pool (its session's state is not
+    /// known); one the server closed is replaced by the pool at its next use.
+    pub(super) async fn bounded<T>(
+        &self,
+        work: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, PostgresError> {
+        let started = Instant::now();
+        let client = tokio::time::timeout(self.timeout, self.pool.get())
+            .await
+            .map_err(|_| Failure::Timeout(self.timeout))??;
+        let left = self.timeout.saturating_sub(started.elapsed());
+        if let Ok(done) = tokio::time::timeout(left, work(&client)).await {
+            Ok(done?)
+        } else {
+            drop(Object::take(client));
+            Err(Failure::Timeout(self.timeout).into())
+        }
+    }
+
+    /// Runs one statement, on a new connection once more if the server dropped the first:
+    /// every statement is safe to send twice (a `begin` whose first insert did land finds its
+    /// own lease and answers "in flight"; the others are guarded by the fence).
+    pub(super) async fn query(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(Vec<Row>, bool), PostgresError> {
+        let run = async |client: &Object| {
+            let statement = client.prepare_cached(sql).await?;
+            client.query(&statement, params).await
+        };
+        match self.bounded(run).await {
+            Err(err) if err.is_connection_lost() => Ok((self.bounded(run).await?, true)),
+            other => other.map(|rows| (rows, false)),
+        }
+    }
 }
 
 impl Ledger for PostgresLedger {
@@ -388,22 +451,21 @@ impl Ledger for PostgresLedger {
         context: &str,
     ) -> Result<Begin, PostgresError> {
         let print = fingerprint.to_hex();
-        let lease_ms = self.lease_ms();
         loop {
             let asked = Instant::now();
-            let (claimed, _) = self
-                .query(
-                    BEGIN,
-                    &[&scope.as_str(), &key.as_str(), &print, &context, &lease_ms],
-                )
-                .await?;
-            if let Some(row) = claimed.first() {
-                let (claims, stored_context): (i32, String) = (row.get(0), row.get(1));
-                let lease = self.lease(scope.clone(), key.clone(), row, 2, asked);
-                return Ok(if claims == 0 {
+            if let Some(claimed) = self.claim(scope, key, &print, context).await? {
+                let lease = Lease::new(
+                    scope.clone(),
+                    key.clone(),
+                    Fence::from_i64(claimed.fence),
+                    claimed.until,
+                    asked,
+                    self.lease,
+                );
+                return Ok(if claimed.claims == 0 {
                     Begin::Fresh(lease)
                 } else {
-                    Begin::Abandoned(Abandoned::new(lease, stored_context))
+                    Begin::Abandoned(Abandoned::new(lease, claimed.context))
                 });
             }
             let (rows, _) = self
@@ -529,6 +591,7 @@ impl Ledger for PostgresLedger {
         let retention = i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let removed = self
+            .connections
             .bounded(async |client: &Object| {
                 let statement = client.prepare_cached(PURGE).await?;
                 client.execute(&statement, &[&retention, &limit]).await

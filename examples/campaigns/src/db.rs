@@ -415,33 +415,6 @@ impl Conn<'_> {
         Ok(())
     }
 
-    /// Runs a last statement and commits, in one round trip on PostgreSQL (the two are sent
-    /// together; a statement that fails turns the commit into a rollback); returns how many
-    /// rows the statement changed.
-    pub async fn execute_and_commit(&mut self, sql: &str, args: &[Arg]) -> Result<u64, DbError> {
-        let changed = match self {
-            Conn::Sqlite(_) => self.execute(sql, args).await?,
-            Conn::Postgres(conn) => {
-                let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                let (changed, committed) = conn
-                    .bounded(async |client: &Object| {
-                        let statement = client.prepare_cached(&sql).await?;
-                        let params = postgres_params(args);
-                        Ok(tokio::join!(
-                            client.execute(&statement, &params),
-                            client.batch_execute("COMMIT")
-                        ))
-                    })
-                    .await?;
-                committed?;
-                self.set_in_transaction(false);
-                return Ok(changed?);
-            }
-        };
-        self.commit().await?;
-        Ok(changed)
-    }
-
     /// Rolls the transaction back.
     pub async fn rollback(&mut self) -> Result<(), DbError> {
         self.batch("ROLLBACK").await?;

@@ -386,7 +386,11 @@ impl Service {
                         let mut line = format!("campaigns: settling failed: {err}");
                         let mut cause = std::error::Error::source(&err);
                         while let Some(inner) = cause {
-                            let _ = write!(line, ": {inner}");
+                            // A cause its error did not already say.
+                            let said = inner.to_string();
+                            if !line.contains(&said) {
+                                let _ = write!(line, ": {said}");
+                            }
                             cause = inner.source();
                         }
                         eprintln!("{line}");

@@ -124,6 +124,16 @@ pub struct Message<'a> {
     pub body: &'a str,
 }
 
+/// One send to log: its campaign or message, to whom, what, its effect key and the fence it
+/// was made under.
+struct Send<'a> {
+    ids: [Option<&'a str>; 2],
+    phone: &'a str,
+    body: &'a str,
+    effect: &'a EffectKey,
+    fence: i64,
+}
+
 /// A recipient claimed for sending: its campaign, number, the campaign's message, and the
 /// claim's fence.
 #[derive(Clone, Debug)]
@@ -519,15 +529,14 @@ impl Store {
             return Ok(false);
         }
         let effect = EffectKey::new(&claim.campaign_id, &claim.phone);
-        self.log_send(
-            &mut conn,
-            [Some(claim.campaign_id.as_str()), None],
-            &claim.phone,
-            &claim.message,
-            &effect,
-            claim.fence,
-        )
-        .await?;
+        let send = Send {
+            ids: [Some(claim.campaign_id.as_str()), None],
+            phone: &claim.phone,
+            body: &claim.message,
+            effect: &effect,
+            fence: claim.fence,
+        };
+        self.log_send(&mut conn, &send, None).await?;
         conn.execute(
             "UPDATE campaigns SET updated_ms = NOW_MS WHERE id = $1",
             &[claim.campaign_id.as_str().into()],
@@ -591,48 +600,93 @@ impl Store {
         }
         let effect = EffectKey::new(id, phone);
         let fence = lease.map_or(0, |lease| lease.fence().as_i64());
-        self.log_send(&mut conn, [None, Some(id)], phone, body, &effect, fence)
+        let send = Send {
+            ids: [None, Some(id)],
+            phone,
+            body,
+            effect: &effect,
+            fence,
+        };
+        let logged = self
+            .log_send(&mut conn, &send, lease.map(|lease| (lease, answer)))
             .await?;
-        match lease {
-            Some(lease) => {
-                let mut args = fence_args(lease).to_vec();
-                args.extend([answer.is_refusal().into(), answer.json().into()]);
-                let sql = self.db.record();
-                if conn.execute_and_commit(sql, &args).await? != 1 {
-                    // The fence check's lock keeps the key this call's until the commit.
-                    return Err(DbError::Unrecorded);
-                }
-            }
-            None => conn.commit().await?,
+        if logged != 1 {
+            // The fence check's lock keeps the key this call's until the commit.
+            return Err(DbError::Unrecorded);
         }
+        conn.commit().await?;
         Ok(Made::Now(()))
     }
 
-    /// Logs one send the provider accepted, with this process as its sender.
+    /// Logs one send the provider accepted, with this process as its sender; with a lease
+    /// and an answer, records the answer with the lease's key first, in the same statement
+    /// on PostgreSQL (the send is logged only if it was recorded). Returns how many sends
+    /// were logged.
     async fn log_send(
         &self,
         conn: &mut Conn<'_>,
-        [campaign_id, message_id]: [Option<&str>; 2],
-        phone: &str,
-        body: &str,
-        effect: &EffectKey,
-        fence: i64,
-    ) -> Result<(), DbError> {
-        conn.execute(
-            "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, sender, \
-             effect_key, fence) VALUES ($1, $2, $3, $4, NOW_MS, $5, $6, $7)",
-            &[
-                campaign_id.into(),
-                message_id.into(),
-                phone.into(),
-                body.into(),
-                self.sender.as_str().into(),
-                effect.as_str().into(),
-                fence.into(),
-            ],
-        )
-        .await?;
-        Ok(())
+        send: &Send<'_>,
+        record: Option<(&Lease, &StoredAnswer)>,
+    ) -> Result<u64, DbError> {
+        let mut args: Vec<Arg> = Vec::with_capacity(12);
+        if let Some((lease, answer)) = record {
+            args.extend(fence_args(lease));
+            args.extend([answer.is_refusal().into(), answer.json().into()]);
+        }
+        let from = args.len();
+        args.extend([
+            send.ids[0].into(),
+            send.ids[1].into(),
+            send.phone.into(),
+            send.body.into(),
+            self.sender.as_str().into(),
+            send.effect.as_str().into(),
+            send.fence.into(),
+        ]);
+        let values = (from + 1..=from + 7)
+            .map(|n| {
+                if n == from + 5 {
+                    format!("NOW_MS, ${n}")
+                } else {
+                    format!("${n}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let insert = "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, \
+                      sender, effect_key, fence)";
+        match (record, self.db.pool()) {
+            (None, _) => {
+                conn.execute(&format!("{insert} VALUES ({values})"), &args)
+                    .await
+            }
+            // One statement: the answer recorded, and the send logged only if it was.
+            (Some(_), Some(_)) => {
+                let sql = format!(
+                    "WITH recorded AS ({} RETURNING 1) {insert} SELECT {values} FROM recorded",
+                    self.db.record()
+                );
+                conn.execute(&sql, &args).await
+            }
+            // SQLite: two statements in the transaction that holds the file's write lock.
+            (Some(_), None) => {
+                if conn.execute(self.db.record(), &args[..from]).await? != 1 {
+                    return Ok(0);
+                }
+                let renumbered = (1..=7)
+                    .map(|n| {
+                        if n == 5 {
+                            format!("NOW_MS, ${n}")
+                        } else {
+                            format!("${n}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                conn.execute(&format!("{insert} VALUES ({renumbered})"), &args[from..])
+                    .await
+            }
+        }
     }
 
     /// Holds again, due now, every recipient whose claim expired (its process stopped, paused
@@ -643,26 +697,24 @@ impl Store {
         let mut conn = self.writer().await?;
         conn.begin_exclusive().await?;
         let now = now(&mut conn).await?;
-        let expired = "state = 'sending' AND claim_until_ms <= $1";
-        conn.execute(
-            &format!(
-                "UPDATE campaigns SET updated_ms = $1 WHERE id IN \
-                 (SELECT campaign_id FROM recipients WHERE {expired})"
-            ),
-            &[now.into()],
-        )
-        .await?;
-        let settled = conn
-            .execute(
-                &format!(
-                    "UPDATE recipients SET state = 'held', next_attempt_ms = $1, \
-                     claim_until_ms = NULL WHERE {expired}"
-                ),
+        // Recipients first, then their campaigns: the order every transaction here locks
+        // them in, so none waits on another for good.
+        let held = conn
+            .query(
+                "UPDATE recipients SET state = 'held', next_attempt_ms = $1, \
+                 claim_until_ms = NULL WHERE state = 'sending' AND claim_until_ms <= $1 \
+                 RETURNING campaign_id",
                 &[now.into()],
             )
             .await?;
+        let mut campaigns: Vec<String> = held.iter().map(|row| row.text(0)).collect();
+        campaigns.sort();
+        campaigns.dedup();
+        for campaign in &campaigns {
+            touch(&mut conn, campaign, now).await?;
+        }
         conn.commit().await?;
-        Ok(settled)
+        Ok(held.len() as u64)
     }
 
     /// Whether operation `id` (a campaign's or a message's) was created: what a call under
