@@ -130,8 +130,8 @@ const FEATURES: &[(&str, &str)] = &[
     ("sqlite", "the SQLite ledger (`rusqlite`, SQLite bundled)"),
     (
         "postgres",
-        "the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres`, no TLS \
-         stack)",
+        "the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres` on a \
+         `deadpool-postgres` pool, no TLS stack)",
     ),
     (
         "openapi",
