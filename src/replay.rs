@@ -89,29 +89,38 @@
 
 #[cfg(feature = "postgres")]
 mod coalesce;
+#[cfg(feature = "postgres")]
+mod connections;
+mod fence;
 mod fingerprint;
 mod key;
 mod ledger;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod probe;
 mod sequence;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
 mod worker;
 
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use connections::PostgresError;
+pub use fence::{EffectKey, Fence};
 pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};
 pub use ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, EffectKey, Fence, Lease,
-    Ledger, Scope, StoredAnswer, UnreadableAnswer,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
+    StoredAnswer, UnreadableAnswer,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{DEFAULT_TIMEOUT, PostgresError, PostgresLedger};
-pub use sequence::{AssumeStarted, Call, Done, EffectProbe, Reply, ReplyKind, Sequence, Settled};
+pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger};
+pub use probe::{AssumeStarted, Done, EffectProbe};
+pub use sequence::{Call, Reply, ReplyKind, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};

@@ -347,7 +347,7 @@ impl<T> KeyedParameters<T> {
     ///     };
     ///     let id = call.operation_id("msg");
     ///     sequence
-    ///         .run(call.with_context(&id), || async move {
+    ///         .run(call.with_context(&id), |_| async move {
     ///             let _sent_to = args.to;
     ///             Answer::from(GuaranteeResult::committed())
     ///         })

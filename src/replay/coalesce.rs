@@ -12,7 +12,24 @@ use std::time::SystemTime;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::postgres::{BEGIN, Connections, PostgresError};
+use super::connections::{Connections, PostgresError};
+
+/// Keys new in their scope are inserted, abandoned ones (lease expired, no answer, the same
+/// request) taken over, each under a fence of its own; anything else is left as it is, and
+/// nothing is returned for it. The keys come as arrays, one row per key (distinct keys,
+/// taken in one order by every process, so two statements never wait on each other).
+const BEGIN: &str = "
+    INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence, lease_until)
+    SELECT u.scope, u.key, u.fingerprint, u.context, nextval('atr_fence'),
+        clock_timestamp() + $5::bigint * interval '1 millisecond'
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+        AS u(scope, key, fingerprint, context)
+    ORDER BY u.scope, u.key
+    ON CONFLICT (scope, key) DO UPDATE
+        SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
+        WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
+            AND t.fingerprint = EXCLUDED.fingerprint
+    RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence";
 
 /// How many keys one statement takes at most.
 const MOST: usize = 128;

@@ -6,10 +6,11 @@ use std::convert::Infallible;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Fence, Lease, Ledger, Scope,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
     StoredAnswer, store_settings,
 };
 

@@ -4,7 +4,6 @@
 //! statement, one round trip, on the server's clock; `begin` needs a second only when the key
 //! was not taken (a replay, a mismatch, a key in flight). Every call is bounded in time.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -12,10 +11,12 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
 use super::coalesce::{Begins, Claimed};
+use super::connections::{Connections, PostgresError};
+use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Fence, Lease, Ledger, Scope,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
     StoredAnswer, store_settings,
 };
 
@@ -45,23 +46,6 @@ const SCHEMA: &str = "
     CREATE INDEX IF NOT EXISTS atr_idempotency_leased
         ON atr_idempotency (lease_until) WHERE completed_at IS NULL;
     COMMIT;";
-
-/// Keys new in their scope are inserted, abandoned ones (lease expired, no answer, the same
-/// request) taken over, each under a fence of its own; anything else is left as it is, and
-/// nothing is returned for it. The keys come as arrays, one row per key (distinct keys,
-/// taken in one order by every process, so two statements never wait on each other).
-pub(super) const BEGIN: &str = "
-    INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence, lease_until)
-    SELECT u.scope, u.key, u.fingerprint, u.context, nextval('atr_fence'),
-        clock_timestamp() + $5::bigint * interval '1 millisecond'
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
-        AS u(scope, key, fingerprint, context)
-    ORDER BY u.scope, u.key
-    ON CONFLICT (scope, key) DO UPDATE
-        SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
-        WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
-            AND t.fingerprint = EXCLUDED.fingerprint
-    RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence";
 
 const LOOKUP: &str = "
     SELECT fingerprint, refused, answer, lease_until FROM atr_idempotency
@@ -144,13 +128,6 @@ pub struct PostgresLedger {
     begins: std::sync::OnceLock<Begins>,
 }
 
-/// The pool, and how long a call on it may take.
-#[derive(Clone)]
-pub(super) struct Connections {
-    pool: Pool,
-    timeout: Duration,
-}
-
 impl std::fmt::Debug for PostgresLedger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresLedger")
@@ -158,71 +135,6 @@ impl std::fmt::Debug for PostgresLedger {
             .field("lease", &self.lease)
             .field("timeout", &self.connections.timeout)
             .finish_non_exhaustive()
-    }
-}
-
-/// An error of the PostgreSQL ledger: the driver's or the pool's error is its `source()`.
-#[derive(Debug, thiserror::Error)]
-#[error("the PostgreSQL ledger failed{}", match .0 { Failure::Timeout(_) => " (timed out)", _ => "" })]
-pub struct PostgresError(#[source] Failure);
-
-/// What failed.
-#[derive(Debug, thiserror::Error)]
-enum Failure {
-    #[error("the server")]
-    Driver(#[from] tokio_postgres::Error),
-    #[error("the connection pool")]
-    Pool(#[from] deadpool_postgres::PoolError),
-    #[error("the URL or the pool's settings")]
-    Build(#[from] deadpool_postgres::BuildError),
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    /// The error of a statement that began several keys, this one among them.
-    #[error("a statement that began several keys")]
-    Shared(#[source] Arc<PostgresError>),
-    #[error("the task that begins keys stopped")]
-    Stopped,
-}
-
-impl<E: Into<Failure>> From<E> for PostgresError {
-    fn from(err: E) -> Self {
-        PostgresError(err.into())
-    }
-}
-
-impl PostgresError {
-    /// The error of a statement that began several keys, for one of them.
-    pub(super) fn shared(err: Arc<PostgresError>) -> Self {
-        PostgresError(Failure::Shared(err))
-    }
-
-    /// The task that begins keys stopped (its runtime ended).
-    pub(super) fn stopped() -> Self {
-        PostgresError(Failure::Stopped)
-    }
-
-    /// Whether the connection to the server was lost (the server restarted, or ended this
-    /// session): the call's outcome at the server is not known.
-    #[must_use]
-    pub fn is_connection_lost(&self) -> bool {
-        match &self.0 {
-            Failure::Shared(err) => err.is_connection_lost(),
-            Failure::Driver(err) | Failure::Pool(deadpool_postgres::PoolError::Backend(err)) => {
-                err.is_closed()
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether the call took longer than the ledger's timeout (the server was down, cut off,
-    /// or too busy): the call's outcome at the server is not known.
-    #[must_use]
-    pub fn is_timeout(&self) -> bool {
-        match &self.0 {
-            Failure::Shared(err) => err.is_timeout(),
-            Failure::Timeout(_) | Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => true,
-            _ => false,
-        }
     }
 }
 
@@ -397,46 +309,6 @@ impl PostgresLedger {
         begins
             .claim(scope.as_str(), key.as_str(), print, context)
             .await
-    }
-}
-
-impl Connections {
-    /// Runs `work` on a connection of the pool, within the ledger's timeout. A connection
-    /// that did not answer in time is taken out of the pool (its session's state is not
-    /// known); one the server closed is replaced by the pool at its next use.
-    pub(super) async fn bounded<T>(
-        &self,
-        work: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
-    ) -> Result<T, PostgresError> {
-        let started = Instant::now();
-        let client = tokio::time::timeout(self.timeout, self.pool.get())
-            .await
-            .map_err(|_| Failure::Timeout(self.timeout))??;
-        let left = self.timeout.saturating_sub(started.elapsed());
-        if let Ok(done) = tokio::time::timeout(left, work(&client)).await {
-            Ok(done?)
-        } else {
-            drop(Object::take(client));
-            Err(Failure::Timeout(self.timeout).into())
-        }
-    }
-
-    /// Runs one statement, on a new connection once more if the server dropped the first:
-    /// every statement is safe to send twice (a `begin` whose first insert did land finds its
-    /// own lease and answers "in flight"; the others are guarded by the fence).
-    pub(super) async fn query(
-        &self,
-        sql: &'static str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<(Vec<Row>, bool), PostgresError> {
-        let run = async |client: &Object| {
-            let statement = client.prepare_cached(sql).await?;
-            client.query(&statement, params).await
-        };
-        match self.bounded(run).await {
-            Err(err) if err.is_connection_lost() => Ok((self.bounded(run).await?, true)),
-            other => other.map(|rows| (rows, false)),
-        }
     }
 }
 

@@ -1,6 +1,5 @@
 //! [`Sequence`]: the replay sequence every guarantee tool runs around its ledger.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -10,6 +9,7 @@ use serde::Serialize;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{Abandoned, Begin, Completion, Lease, Ledger, Scope, StoredAnswer};
+use super::probe::{AssumeStarted, Done, EffectProbe};
 use crate::guarantee::{Answer, GuaranteeResult, Refusal};
 
 /// When a caller refused `unavailable` by the sequence (its store failed) is told to try the
@@ -124,29 +124,6 @@ impl From<Refusal> for Reply {
     }
 }
 
-/// What a tool run by [`Sequence::run_recording`] answers: its answer, and whether it
-/// recorded that answer with its key itself.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Done<T = crate::JsonObject> {
-    /// The answer, for the sequence to record (or, for a refusal, to release the key).
-    Answer(Answer<T>),
-    /// The answer, which the tool recorded with its key itself, in the transaction that
-    /// performed its effect and after checking its fence there (`PostgresLedger::RECORD`,
-    /// `SqliteLedger::RECORD`), as the bytes of `StoredAnswer::of` this very answer: the
-    /// effect and the answer committed together, and the sequence writes nothing more.
-    Recorded(Answer<T>),
-}
-
-impl<T> Done<T> {
-    /// The answer, however it was recorded.
-    #[must_use]
-    pub fn into_answer(self) -> Answer<T> {
-        match self {
-            Done::Answer(answer) | Done::Recorded(answer) => answer,
-        }
-    }
-}
-
 /// How the sequence came to its reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -257,55 +234,6 @@ enum Owed {
 
 /// The `unknown` answer of an abandoned key, from the context its first call stored.
 type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
-
-/// What the sequence asks the application of a key it found abandoned (its call stopped, or
-/// lost its store, between beginning and completing): whether the operation the key began
-/// may have taken effect. The answer decides between `unknown` (it may have: the caller looks
-/// it up) and running the call after all (it did not), so that a key is never burned as
-/// `unknown` for a call that did nothing.
-///
-/// The sequence asks only once it holds the key under a new, greater [`Fence`]: a call that
-/// still runs under the old fence, and whose writes check their fence (see
-/// [`crate::replay`]), can no longer start anything, so an answer of `false` is final.
-///
-/// [`Fence`]: super::Fence
-pub trait EffectProbe: Send + Sync {
-    /// The probe's error: the sequence then answers `unavailable` and asks again later.
-    type Error: std::error::Error + Send + Sync + 'static;
-
-    /// Whether the operation of `abandoned` (its [`context`](Abandoned::context) names it)
-    /// may have started a side effect: `true` when it might have, `false` only when it
-    /// certainly did not.
-    fn started(
-        &self,
-        abandoned: &Abandoned,
-    ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
-}
-
-/// A probe shared with the rest of the application (its store, say).
-impl<P: EffectProbe> EffectProbe for std::sync::Arc<P> {
-    type Error = P::Error;
-
-    fn started(
-        &self,
-        abandoned: &Abandoned,
-    ) -> impl Future<Output = Result<bool, Self::Error>> + Send {
-        (**self).started(abandoned)
-    }
-}
-
-/// The probe of a sequence given none: every abandoned key may have taken effect, and is
-/// answered `unknown`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AssumeStarted;
-
-impl EffectProbe for AssumeStarted {
-    type Error = Infallible;
-
-    async fn started(&self, _: &Abandoned) -> Result<bool, Infallible> {
-        Ok(true)
-    }
-}
 
 /// The replay sequence: the steps every guarantee tool takes around its ledger, owned by the library
 /// so that a tool author writes the tool and nothing else. Given a [`Call`] (scope, key,

@@ -9,10 +9,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Fence, Lease, Ledger, Scope,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
     StoredAnswer, store_settings,
 };
 use super::worker::Worker;

@@ -1,0 +1,121 @@
+//! The PostgreSQL ledger's connections: a `deadpool-postgres` pool and a bound on every call
+//! made on it, and the ledger's error.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::{Object, Pool};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+/// The pool, and how long a call on it may take.
+#[derive(Clone)]
+pub(super) struct Connections {
+    pub(super) pool: Pool,
+    pub(super) timeout: Duration,
+}
+
+/// An error of the PostgreSQL ledger: the driver's or the pool's error is its `source()`.
+#[derive(Debug, thiserror::Error)]
+#[error("the PostgreSQL ledger failed{}", match .0 { Failure::Timeout(_) => " (timed out)", _ => "" })]
+pub struct PostgresError(#[source] Failure);
+
+/// What failed.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error("the server")]
+    Driver(#[from] tokio_postgres::Error),
+    #[error("the connection pool")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    #[error("the URL or the pool's settings")]
+    Build(#[from] deadpool_postgres::BuildError),
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The error of a statement that began several keys, this one among them.
+    #[error("a statement that began several keys")]
+    Shared(#[source] Arc<PostgresError>),
+    #[error("the task that begins keys stopped")]
+    Stopped,
+}
+
+impl<E: Into<Failure>> From<E> for PostgresError {
+    fn from(err: E) -> Self {
+        PostgresError(err.into())
+    }
+}
+
+impl PostgresError {
+    /// The error of a statement that began several keys, for one of them.
+    pub(super) fn shared(err: Arc<PostgresError>) -> Self {
+        PostgresError(Failure::Shared(err))
+    }
+
+    /// The task that begins keys stopped (its runtime ended).
+    pub(super) fn stopped() -> Self {
+        PostgresError(Failure::Stopped)
+    }
+
+    /// Whether the connection to the server was lost (the server restarted, or ended this
+    /// session): the call's outcome at the server is not known.
+    #[must_use]
+    pub fn is_connection_lost(&self) -> bool {
+        match &self.0 {
+            Failure::Shared(err) => err.is_connection_lost(),
+            Failure::Driver(err) | Failure::Pool(deadpool_postgres::PoolError::Backend(err)) => {
+                err.is_closed()
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the call took longer than the ledger's timeout (the server was down, cut off,
+    /// or too busy): the call's outcome at the server is not known.
+    #[must_use]
+    pub fn is_timeout(&self) -> bool {
+        match &self.0 {
+            Failure::Shared(err) => err.is_timeout(),
+            Failure::Timeout(_) | Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Connections {
+    /// Runs `work` on a connection of the pool, within the ledger's timeout. A connection
+    /// that did not answer in time is taken out of the pool (its session's state is not
+    /// known); one the server closed is replaced by the pool at its next use.
+    pub(super) async fn bounded<T>(
+        &self,
+        work: impl AsyncFnOnce(&Object) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, PostgresError> {
+        let started = Instant::now();
+        let client = tokio::time::timeout(self.timeout, self.pool.get())
+            .await
+            .map_err(|_| Failure::Timeout(self.timeout))??;
+        let left = self.timeout.saturating_sub(started.elapsed());
+        if let Ok(done) = tokio::time::timeout(left, work(&client)).await {
+            Ok(done?)
+        } else {
+            drop(Object::take(client));
+            Err(Failure::Timeout(self.timeout).into())
+        }
+    }
+
+    /// Runs one statement, on a new connection once more if the server dropped the first:
+    /// every statement is safe to send twice (a `begin` whose first insert did land finds its
+    /// own lease and answers "in flight"; the others are guarded by the fence).
+    pub(super) async fn query(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(Vec<Row>, bool), PostgresError> {
+        let run = async |client: &Object| {
+            let statement = client.prepare_cached(sql).await?;
+            client.query(&statement, params).await
+        };
+        match self.bounded(run).await {
+            Err(err) if err.is_connection_lost() => Ok((self.bounded(run).await?, true)),
+            other => other.map(|rows| (rows, false)),
+        }
+    }
+}
