@@ -65,10 +65,12 @@
 //!    performs it: [`PostgresLedger::FENCE_CHECK`] and [`SqliteLedger::FENCE_CHECK`] are the
 //!    statements. A holder whose key was taken over finds no row and performs nothing; the
 //!    taker waits for the check's lock, so its [`EffectProbe`] sees the write committed or
-//!    never made. [`PostgresLedger::RECORD`] and [`SqliteLedger::RECORD`] go further: they
-//!    record the call's answer in that same transaction ([`Sequence::run_recording`]), so the
-//!    effect and the answer commit together, or neither does. A check made in one statement and the effect made in another is no fence:
-//!    a pause between them is exactly the fault it must survive.
+//!    never made. [`PostgresLedger::RECORD`] and [`SqliteLedger::RECORD`] go further: run
+//!    last in that transaction, they check the fence and record the call's answer
+//!    ([`Sequence::run_recording`]), and the transaction commits only if they did, so the
+//!    effect and the answer commit together, or neither does. A check made in one statement
+//!    and the effect made in another is no fence: a pause between them is exactly the fault it
+//!    must survive.
 //!
 //! Where neither is possible (a provider that neither deduplicates nor checks a token), a
 //! window is left: an effect started just before the lease passed, by a holder then paused

@@ -15,6 +15,7 @@
 use ::http::{HeaderMap, Response};
 
 use super::header::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
+use crate::guarantee::Answer;
 use crate::replay::{IdempotencyKey, InvalidKey, Reply};
 
 #[cfg_attr(docsrs, doc(cfg(all(feature = "http", feature = "replay"))))]
@@ -77,9 +78,15 @@ impl super::RestProfile {
     /// ```
     #[must_use]
     pub fn reply_response(&self, reply: &Reply) -> Response<Vec<u8>> {
-        let mut response = self
-            .answer_response(reply.answer())
-            .expect("a stored answer's fields are an object");
+        // A result is sent as the ledger stores it, the first time and at every replay.
+        let stored = match reply.answer() {
+            Answer::Result(result) => self.stored_response(result, reply.stored().json()),
+            Answer::Refused(_) => None,
+        };
+        let mut response = stored.unwrap_or_else(|| {
+            self.answer_response(reply.answer())
+                .expect("a stored answer's fields are an object")
+        });
         if reply.is_replay() {
             response.headers_mut().insert(
                 IDEMPOTENT_REPLAYED,

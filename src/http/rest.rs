@@ -211,6 +211,24 @@ impl RestProfile {
         Ok(response)
     }
 
+    /// The response of a result that is not a deny, whose compact JSON is `json` (as a ledger
+    /// stored it): 200 or 202 with that body, as it is, and `Retry-After` when known; `None`
+    /// for a deny, whose body is a problem.
+    #[cfg(feature = "replay")]
+    pub(crate) fn stored_response<T>(
+        &self,
+        result: &GuaranteeResult<T>,
+        json: &str,
+    ) -> Option<Response<Vec<u8>>> {
+        let status = self.status(result);
+        if status == StatusCode::UNPROCESSABLE_ENTITY {
+            return None;
+        }
+        let mut response = json_response(status, APPLICATION_JSON, json.as_bytes().to_vec());
+        self.retry_after(&mut response, result.policy().retry_at());
+        Some(response)
+    }
+
     /// The response for a refusal: its problem (status, this profile's type, title, detail,
     /// `retryAt`), and `Retry-After` when it says when to call again.
     ///

@@ -66,12 +66,18 @@ const RENEW: &str = concat!(
     " RETURNING lease_until"
 );
 
-const COMPLETE: &str = concat!(
-    "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, answer = $5, \
-     lease_until = NULL WHERE ",
-    held!(),
-    " RETURNING 1"
-);
+/// The answer `($4, $5)` recorded under the lease `($1, $2, $3)`.
+macro_rules! record {
+    () => {
+        concat!(
+            "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, \
+             answer = $5, lease_until = NULL WHERE ",
+            held!()
+        )
+    };
+}
+
+const COMPLETE: &str = concat!(record!(), " RETURNING 1");
 
 const RELEASE: &str = concat!(
     "DELETE FROM atr_idempotency WHERE ",
@@ -155,14 +161,15 @@ impl PostgresLedger {
 
     /// The statement that records a key's answer inside the application's own transaction,
     /// the one that performed the effect, so that the effect and the answer commit together
-    /// (or neither does): run it after [`PostgresLedger::FENCE_CHECK`] (whose lock it relies
-    /// on) in the same transaction, with the lease's scope, key and fence as `$1`, `$2` and
-    /// `$3`, and the answer's [`StoredAnswer::is_refusal`] and [`StoredAnswer::json`] as `$4`
-    /// and `$5`; it changes one row. Then answer [`Done::Recorded`](super::Done::Recorded)
-    /// from the tool, so the sequence writes nothing more.
-    pub const RECORD: &str = "UPDATE atr_idempotency SET completed_at = clock_timestamp(), \
-        refused = $4, answer = $5, lease_until = NULL \
-        WHERE scope = $1 AND key = $2 AND fence = $3 AND completed_at IS NULL";
+    /// or neither does: run it last in that transaction, with the lease's scope, key and fence
+    /// as `$1`, `$2` and `$3`, and the answer's [`StoredAnswer::is_refusal`] and
+    /// [`StoredAnswer::json`] as `$4` and `$5`, and commit only if it changed one row. It is
+    /// the fence check too: it changes the row only while that fence holds the key and its
+    /// lease has not passed, and it holds the row until the commit, so a process taking the
+    /// key over finds it answered; no row changed means the key is another's: roll back. Then
+    /// answer [`Done::Recorded`](super::Done::Recorded) from the tool, so the sequence writes
+    /// nothing more.
+    pub const RECORD: &str = record!();
 
     /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
     /// pool of its own ([`PostgresLedger::pool`], 4 connections), and creates the ledger's

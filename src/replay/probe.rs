@@ -14,10 +14,11 @@ use crate::guarantee::Answer;
 pub enum Done<T = crate::JsonObject> {
     /// The answer, for the sequence to record (or, for a refusal, to release the key).
     Answer(Answer<T>),
-    /// The answer, which the tool recorded with its key itself, in the transaction that
-    /// performed its effect and after checking its fence there (`PostgresLedger::RECORD`,
-    /// `SqliteLedger::RECORD`), as the bytes of `StoredAnswer::of` this very answer: the
-    /// effect and the answer committed together, and the sequence writes nothing more.
+    /// The answer, which the tool recorded with its key itself, last in the transaction that
+    /// performed its effect, which committed only because it did (`PostgresLedger::RECORD`,
+    /// `SqliteLedger::RECORD`, which check the fence), as the bytes of `StoredAnswer::of` this
+    /// very answer: the effect and the answer committed together, and the sequence writes
+    /// nothing more.
     Recorded(Answer<T>),
 }
 

@@ -189,17 +189,14 @@ impl SqliteLedger {
 
     /// The statement that records a key's answer inside the application's own transaction,
     /// the one that performed the effect, so that the effect and the answer commit together
-    /// (or neither does): run it after [`SqliteLedger::FENCE_CHECK`] in the same immediate
-    /// transaction, with the lease's scope, key and fence as `?1`, `?2` and `?3`, and the
-    /// answer's [`StoredAnswer::is_refusal`] and [`StoredAnswer::json`] as `?4` and `?5`; it
-    /// changes one row. Then answer [`Done::Recorded`](super::Done::Recorded) from the tool,
-    /// so the sequence writes nothing more.
-    pub const RECORD: &str = concat!(
-        "UPDATE atr_idempotency SET completed_ms = ",
-        now!(),
-        ", refused = ?4, answer = ?5, lease_until_ms = NULL ",
-        "WHERE scope = ?1 AND key = ?2 AND fence = ?3 AND completed_ms IS NULL"
-    );
+    /// or neither does: run it last in that immediate transaction (`BEGIN IMMEDIATE`), with
+    /// the lease's scope, key and fence as `?1`, `?2` and `?3`, and the answer's
+    /// [`StoredAnswer::is_refusal`] and [`StoredAnswer::json`] as `?4` and `?5`, and commit
+    /// only if it changed one row. It is the fence check too: it changes the row only while
+    /// that fence holds the key and its lease has not passed; no row changed means the key is
+    /// another's: roll back. Then answer [`Done::Recorded`](super::Done::Recorded) from the
+    /// tool, so the sequence writes nothing more.
+    pub const RECORD: &str = COMPLETE;
 
     /// Opens (and creates, if need be) the ledger in the file at `path`.
     ///

@@ -51,10 +51,6 @@ pub enum DbError {
     /// server is down, cut off or overloaded.
     #[error("PostgreSQL did not answer within {0:?}")]
     TimedOut(Duration),
-    /// A call's answer was not recorded with its key, though the fence was checked first in
-    /// the same transaction (a bug, never a race).
-    #[error("the answer was not recorded with its key")]
-    Unrecorded,
     /// The SQLite file the service opened was deleted or replaced while it ran: what it
     /// would write goes nowhere another process (or a restart) would see.
     #[error("the database file {0} was deleted or replaced while the service ran")]
@@ -277,8 +273,8 @@ impl Db {
     }
 
     /// The ledger's statement that records a key's answer (`$1` scope, `$2` key, `$3` fence,
-    /// `$4` whether a refusal, `$5` the answer) inside a transaction that checked the fence,
-    /// in this database's dialect.
+    /// `$4` whether a refusal, `$5` the answer) last in the transaction of the effect, the
+    /// fence check too, in this database's dialect.
     pub fn record(&self) -> &'static str {
         match self {
             Db::Sqlite(_) => SqliteLedger::RECORD,

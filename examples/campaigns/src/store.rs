@@ -546,11 +546,11 @@ impl Store {
         Ok(true)
     }
 
-    /// The provider sends message `id` of `principal` to `phone`, under `lease` (the fence of
-    /// the call's key, checked in the statement that records the message): the message is
-    /// recorded sent and the send logged together, or neither, and with them `answer`, the
-    /// call's answer, recorded with its key, so that a crash leaves all or nothing. Without
-    /// a lease (outside the replay sequence) nothing is fenced or recorded.
+    /// The provider sends message `id` of `principal` to `phone`, under `lease`: in one
+    /// transaction, the message is recorded sent, `answer` (the call's answer) recorded with
+    /// the call's key, which checks the lease's fence, and the send logged only if it was;
+    /// the transaction commits only then, so a crash, or a key that is another's, leaves
+    /// nothing. Without a lease (outside the replay sequence) nothing is fenced or recorded.
     pub async fn send_message(
         &self,
         lease: Option<&Lease>,
@@ -565,38 +565,17 @@ impl Store {
         } = *message;
         let mut conn = self.writer().await?;
         conn.begin().await?;
-        let recorded = match lease {
-            Some(lease) => {
-                let mut args = fence_args(lease).to_vec();
-                args.extend([id.into(), principal.into(), phone.into()]);
-                conn.execute(
-                    &format!(
-                        "INSERT INTO messages (id, principal, phone, state, updated_ms) \
-                         SELECT $4, $5, $6, 'sent', NOW_MS WHERE EXISTS ({}) \
-                         ON CONFLICT (id) DO NOTHING",
-                        self.db.fence_check()
-                    ),
-                    &args,
-                )
-                .await?
-            }
-            None => {
-                conn.execute(
-                    "INSERT INTO messages (id, principal, phone, state, updated_ms) \
-                     VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
-                    &[id.into(), principal.into(), phone.into()],
-                )
-                .await?
-            }
-        };
-        if recorded == 0 {
-            // Sent by an earlier call under this key, or the key is another's.
-            let before = !conn
-                .query("SELECT 1 FROM messages WHERE id = $1", &[id.into()])
-                .await?
-                .is_empty();
+        let inserted = conn
+            .execute(
+                "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                 VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
+                &[id.into(), principal.into(), phone.into()],
+            )
+            .await?;
+        if inserted == 0 {
+            // Sent by an earlier call under this key.
             conn.rollback().await?;
-            return Ok(if before { Made::Before } else { Made::Fenced });
+            return Ok(Made::Before);
         }
         let effect = EffectKey::new(id, phone);
         let fence = lease.map_or(0, |lease| lease.fence().as_i64());
@@ -611,8 +590,9 @@ impl Store {
             .log_send(&mut conn, &send, lease.map(|lease| (lease, answer)))
             .await?;
         if logged != 1 {
-            // The fence check's lock keeps the key this call's until the commit.
-            return Err(DbError::Unrecorded);
+            // The answer was not recorded: the key is another's, so nothing is sent.
+            conn.rollback().await?;
+            return Ok(Made::Fenced);
         }
         conn.commit().await?;
         Ok(Made::Now(()))
