@@ -919,16 +919,14 @@ mod tests {
             Made::Fenced
         ));
         let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": "k2" }));
-        let Begin::Abandoned(taken) = ledger
-            .begin(
-                &Scope::principal("acct"),
-                &IdempotencyKey::new("k2").unwrap(),
-                print,
-                "",
-            )
-            .await
-            .unwrap()
-        else {
+        let begin = async || {
+            let key = IdempotencyKey::new("k2").unwrap();
+            ledger
+                .begin(&Scope::principal("acct"), &key, print, "")
+                .await
+                .unwrap()
+        };
+        let Begin::Abandoned(taken) = begin().await else {
             panic!("abandoned")
         };
         assert!(matches!(
@@ -955,18 +953,7 @@ mod tests {
         ));
         assert!(a.operation_exists("msg_1").await.unwrap());
         // The answer was recorded with the key, in the send's transaction.
-        assert_eq!(
-            ledger
-                .begin(
-                    &Scope::principal("acct"),
-                    &IdempotencyKey::new("k2").unwrap(),
-                    print,
-                    "",
-                )
-                .await
-                .unwrap(),
-            Begin::Replay(answer())
-        );
+        assert_eq!(begin().await, Begin::Replay(answer()));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -33,18 +33,8 @@ use support::{Service, answered_everywhere};
 /// One fault test at a time: their timings are the point.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-const FLAGS: [&str; 10] = [
-    "--cap",
-    "100000",
-    "--window-secs",
-    "3600",
-    "--provider-delay-ms",
-    "10",
-    "--lease-ms",
-    "1000",
-    "--db-timeout-ms",
-    "500",
-];
+/// Statements bounded at half the lease.
+const FLAGS: [&str; 10] = support::fault_flags("500");
 const BATCH: usize = 30;
 
 /// What a round's outage keys came to.

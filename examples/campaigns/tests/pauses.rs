@@ -28,30 +28,14 @@ use postgres::Postgres;
 use serde_json::{Value, json};
 use support::provider::{Provider, Rounds, Send, nobody_sent_twice};
 use support::proxy::Proxy;
-use support::{Scratch, Service, answered_everywhere};
+use support::{Scratch, Service, answered_everywhere, fault_flags};
 
 /// One fault test at a time: their timings are the point.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// A lease of a second, statements bounded at half of it, ten milliseconds a send, and room
-/// for every recipient now: a batch of thirty takes about half its lease.
-const FLAGS: [&str; 10] = flags("500");
+/// Statements bounded at half the lease.
+const FLAGS: [&str; 10] = fault_flags("500");
 
-/// [`FLAGS`], with statements bounded at `db_timeout_ms`.
-const fn flags(db_timeout_ms: &'static str) -> [&'static str; 10] {
-    [
-        "--cap",
-        "100000",
-        "--window-secs",
-        "3600",
-        "--provider-delay-ms",
-        "10",
-        "--lease-ms",
-        "1000",
-        "--db-timeout-ms",
-        db_timeout_ms,
-    ]
-}
 /// How long a fault lasts: past the lease, by 100 to 900 milliseconds, so that it ends at
 /// any point of the others' settling and sending what the paused process held.
 fn fault(rounds: &mut Rounds) -> Duration {
@@ -181,7 +165,7 @@ fn a_process_cut_off_from_its_database_past_its_lease_sends_nobody_twice() {
     // seconds, longer than the cut), so that its statements land after it, as a process
     // would whose bound is longer than the partition.
     let services = vec![
-        Service::start(&cut_off_url, &flags("3000")),
+        Service::start(&cut_off_url, &fault_flags("3000")),
         Service::start(&url, &FLAGS),
         Service::start(&url, &FLAGS),
     ];

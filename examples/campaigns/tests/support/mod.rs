@@ -18,6 +18,24 @@ use serde_json::Value;
 /// The token the service is started with.
 pub const TOKEN: &str = "test-token";
 
+/// The fault tests' service: a lease of a second, statements bounded at `db_timeout_ms`, ten
+/// milliseconds a send, and room for every recipient now (a batch of thirty takes about half
+/// its lease).
+pub const fn fault_flags(db_timeout_ms: &'static str) -> [&'static str; 10] {
+    [
+        "--cap",
+        "100000",
+        "--window-secs",
+        "3600",
+        "--provider-delay-ms",
+        "10",
+        "--lease-ms",
+        "1000",
+        "--db-timeout-ms",
+        db_timeout_ms,
+    ]
+}
+
 /// A scratch directory for one test's database, removed when dropped.
 pub struct Scratch {
     dir: PathBuf,
