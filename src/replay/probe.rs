@@ -5,31 +5,21 @@
 use std::convert::Infallible;
 use std::future::Future;
 
-use super::ledger::Abandoned;
+use super::ledger::{Abandoned, StoredAnswer};
 use crate::guarantee::Answer;
 
-/// What a tool run by [`Sequence::run_recording`](super::Sequence::run_recording) answers: its answer, and whether it
-/// recorded that answer with its key itself.
+/// What a tool run by [`Sequence::run_recording`](super::Sequence::run_recording) answers: its
+/// answer for the sequence to record, or the answer it recorded with its key itself.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Done<T = crate::JsonObject> {
     /// The answer, for the sequence to record (or, for a refusal, to release the key).
     Answer(Answer<T>),
-    /// The answer, which the tool recorded with its key itself, last in the transaction that
+    /// The answer the tool recorded with its key itself, last in the transaction that
     /// performed its effect, which committed only because it did (`PostgresLedger::RECORD`,
-    /// `SqliteLedger::RECORD`, which check the fence), as the bytes of `StoredAnswer::of` this
-    /// very answer: the effect and the answer committed together, and the sequence writes
-    /// nothing more.
-    Recorded(Answer<T>),
-}
-
-impl<T> Done<T> {
-    /// The answer, however it was recorded.
-    #[must_use]
-    pub fn into_answer(self) -> Answer<T> {
-        match self {
-            Done::Answer(answer) | Done::Recorded(answer) => answer,
-        }
-    }
+    /// `SqliteLedger::RECORD`, which check the fence): the effect and the answer committed
+    /// together, and the sequence writes nothing more. It carries the very bytes recorded, so
+    /// the first reply is the one every replay gives.
+    Recorded(StoredAnswer),
 }
 
 /// What the sequence asks the application of a key it found abandoned (its call stopped, or

@@ -434,14 +434,18 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 );
             }
         };
-        let (answer, recorded) = match tool(lease.clone()).await {
-            Done::Answer(answer) => (answer, false),
-            Done::Recorded(answer) => (answer, true),
+        let answer = match tool(lease.clone()).await {
+            Done::Answer(answer) => answer,
+            Done::Recorded(stored) => {
+                return match stored.answer() {
+                    Ok(answer) => Reply::new(ReplyKind::Ran, stored, answer),
+                    // Recorded, but not a result this crate reads: what it did is looked up,
+                    // as a replay of it would be.
+                    Err(_) => self.unknown(ReplyKind::Ran, &call.context),
+                };
+            }
         };
         let (reply, owed) = match round_trip(&answer) {
-            Some((stored, answer)) if recorded => {
-                (Reply::new(ReplyKind::Ran, stored, answer), None)
-            }
             Some((stored, answer)) if stored.is_refusal() => {
                 let reply = Reply::new(ReplyKind::Ran, stored, answer);
                 match self.ledger.release(&lease).await {

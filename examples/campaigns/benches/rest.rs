@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::Refusal;
 use agent_tool_result::http::RestProfile;
-use agent_tool_result::replay::{Call, IdempotencyKey};
+use agent_tool_result::replay::{Call, Done, IdempotencyKey};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -44,7 +44,7 @@ const CLIENTS: usize = 32;
 /// Requests per client per round.
 const PER_CLIENT: usize = 60;
 /// Rounds of each arm.
-const ROUNDS: u32 = 4;
+const ROUNDS: u32 = 8;
 const PRINCIPAL: &str = "acct_bench";
 
 fn command(body: &Bytes) -> Result<(Value, Command), Refusal> {
@@ -78,10 +78,9 @@ async fn bare(State(service): State<Arc<Service>>, key: IdempotencyKey, body: By
         Ok((arguments, command)) => {
             let id = Call::of(command.tool(), PRINCIPAL, key, &arguments)
                 .operation_id(Service::prefix(&command));
-            let answer = service
-                .tool(&command, PRINCIPAL, &id, None)
-                .await
-                .into_answer();
+            let Done::Answer(answer) = service.tool(&command, PRINCIPAL, &id, None).await else {
+                unreachable!("without a lease the tool records nothing itself")
+            };
             RestProfile::default()
                 .answer_response(&answer)
                 .expect("an answer's fields are an object")

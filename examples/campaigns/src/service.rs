@@ -218,6 +218,7 @@ impl Service {
             .with_fields(naming(MESSAGE_ID, id))
             .expect("an id is no contract field")
             .into();
+        let stored = StoredAnswer::of(&committed).expect("a result's fields are an object");
         let sent = async {
             if self.store.is_opted_out(&args.to).await? {
                 return Ok(None);
@@ -229,13 +230,12 @@ impl Service {
                 phone: &args.to,
                 body: &args.body,
             };
-            let stored = StoredAnswer::of(&committed).expect("a result's fields are an object");
             let made = self.store.send_message(lease, &message, &stored).await?;
             Ok::<_, DbError>(Some(made))
         };
         match sent.await {
             Ok(None) => Done::Answer(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()),
-            Ok(Some(Made::Now(()))) if lease.is_some() => Done::Recorded(committed),
+            Ok(Some(Made::Now(()))) if lease.is_some() => Done::Recorded(stored),
             Ok(Some(Made::Now(()) | Made::Before)) => Done::Answer(committed),
             Ok(Some(Made::Fenced)) => {
                 Done::Answer(unavailable(&"this call's hold on its key passed"))

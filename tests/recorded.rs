@@ -1,0 +1,196 @@
+//! A tool that records its own answer (`Done::Recorded`), on SQLite: its effect and its
+//! answer commit in one transaction of the application's, the reply is the very bytes
+//! recorded, every replay gives them again, and a lease that passed records nothing, so the
+//! effect is rolled back with it.
+#![cfg(feature = "sqlite")]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal};
+use agent_tool_result::replay::{
+    Abandoned, Call, Done, EffectProbe, IdempotencyKey, Lease, ReplyKind, Sequence, SqliteLedger,
+    StoredAnswer,
+};
+use rusqlite::{Connection, params};
+use serde_json::json;
+
+/// A database file of its own, removed when the test ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("atr-recorded-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.0.join("app.db")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The application's probe: an abandoned key's call took effect if its note is there.
+struct NoteWritten(PathBuf);
+
+impl EffectProbe for NoteWritten {
+    type Error = rusqlite::Error;
+
+    async fn started(&self, abandoned: &Abandoned) -> Result<bool, rusqlite::Error> {
+        effects(&self.0).query_row(
+            "SELECT EXISTS (SELECT 1 FROM notes WHERE key = ?1)",
+            [abandoned.lease().key().as_str()],
+            |row| row.get(0),
+        )
+    }
+}
+
+fn call(key: &str) -> Call {
+    Call::of(
+        "send_note",
+        "acct_1",
+        IdempotencyKey::new(key).unwrap(),
+        &json!({"to": "+15550100"}),
+    )
+}
+
+/// The application's own table, in the ledger's file.
+fn effects(path: &Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS notes (key TEXT NOT NULL, fence INTEGER NOT NULL)",
+    )
+    .unwrap();
+    conn
+}
+
+fn notes(path: &Path) -> i64 {
+    effects(path)
+        .query_row("SELECT count(*) FROM notes", [], |row| row.get(0))
+        .unwrap()
+}
+
+/// The tool: writes its note and records `answer` under `lease`, in one immediate
+/// transaction that commits only if the answer was recorded; after `pause` (a stall between
+/// the effect and the record).
+fn send_note(path: &Path, lease: &Lease, answer: &Answer, pause: Duration) -> Done {
+    let stored = StoredAnswer::of(answer).unwrap();
+    let mut conn = effects(path);
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    tx.execute(
+        "INSERT INTO notes (key, fence) VALUES (?1, ?2)",
+        params![lease.key().as_str(), lease.fence().as_i64()],
+    )
+    .unwrap();
+    std::thread::sleep(pause);
+    let recorded = tx
+        .execute(
+            SqliteLedger::RECORD,
+            params![
+                lease.scope().as_str(),
+                lease.key().as_str(),
+                lease.fence().as_i64(),
+                stored.is_refusal(),
+                stored.json(),
+            ],
+        )
+        .unwrap();
+    if recorded == 1 {
+        tx.commit().unwrap();
+        Done::Recorded(stored)
+    } else {
+        tx.rollback().unwrap();
+        Done::Answer(Refusal::unavailable("this call's hold on its key passed").into())
+    }
+}
+
+fn committed(id: &str) -> Answer {
+    GuaranteeResult::committed()
+        .with_fields(json!({"noteId": id}).as_object().unwrap().clone())
+        .unwrap()
+        .into()
+}
+
+#[tokio::test]
+async fn a_recorded_answer_is_the_reply_and_every_replay_byte_for_byte() {
+    let scratch = Scratch::new("replay");
+    let path = scratch.db();
+    let sequence = Sequence::new(SqliteLedger::open(&path).unwrap());
+    let runs = AtomicUsize::new(0);
+    let tool = |lease: Lease| {
+        runs.fetch_add(1, Ordering::SeqCst);
+        let path = path.clone();
+        async move { send_note(&path, &lease, &committed("note_1"), Duration::ZERO) }
+    };
+
+    let first = sequence.run_recording(call("k-1"), tool).await;
+    assert_eq!(first.kind(), ReplyKind::Ran);
+    assert_eq!(
+        first.stored().json(),
+        StoredAnswer::of(&committed("note_1")).unwrap().json()
+    );
+    assert_eq!(first.answer(), &committed("note_1"));
+
+    for _ in 0..3 {
+        let again = sequence.run_recording(call("k-1"), tool).await;
+        assert_eq!(again.kind(), ReplyKind::Replayed);
+        assert_eq!(again.stored().json(), first.stored().json());
+        assert_eq!(again.answer(), first.answer());
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "replays run nothing");
+    assert_eq!(notes(&path), 1, "one note, written with its answer");
+}
+
+#[tokio::test]
+async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
+    let scratch = Scratch::new("late");
+    let path = scratch.db();
+    let sequence = Sequence::new(
+        SqliteLedger::open(&path)
+            .unwrap()
+            .with_lease(Duration::from_millis(50)),
+    )
+    .with_probe(NoteWritten(path.clone()));
+
+    let late = sequence
+        .run_recording(call("k-2"), |lease: Lease| {
+            let path = path.clone();
+            async move {
+                send_note(
+                    &path,
+                    &lease,
+                    &committed("note_2"),
+                    Duration::from_millis(150),
+                )
+            }
+        })
+        .await;
+    assert!(
+        late.answer().refusal().is_some(),
+        "a passed lease is refused: {:?}",
+        late.answer()
+    );
+    assert_eq!(notes(&path), 0, "the note rolled back with the record");
+
+    // The same request finds the key abandoned, the probe finds no note, so it runs and
+    // records under a new fence.
+    let next = sequence
+        .run_recording(call("k-2"), |lease: Lease| {
+            let path = path.clone();
+            async move { send_note(&path, &lease, &committed("note_2"), Duration::ZERO) }
+        })
+        .await;
+    assert_eq!(next.answer(), &committed("note_2"));
+    assert_eq!(notes(&path), 1);
+}
