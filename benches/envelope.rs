@@ -6,7 +6,7 @@
 
 use agent_tool_result::validate::Validator;
 use agent_tool_result::{
-    Envelope, ErrorCode, JsonObject, Observation, ToolError, Warning, WarningCode,
+    Classified, Envelope, JsonObject, Observation, ToolError, Warning, WarningCode,
 };
 use divan::{Bencher, black_box};
 use serde::{Deserialize, Serialize};
@@ -104,7 +104,7 @@ fn failure() -> Envelope<FindResult> {
     let observation = Observation::try_from(serde_json::to_value(find_result()).unwrap()).unwrap();
     Envelope::failure(
         ToolError::new(
-            ErrorCode::selector_matched(5).expect("5 matches are ambiguous"),
+            Classified::selector_matched(5).expect("5 matches are ambiguous"),
             "Selector className='Button' matched 5 elements; refine with automationId.",
         )
         .with_last_observation(observation),

@@ -4,7 +4,7 @@
 //! Run with `cargo run --example agent_branch`.
 
 use agent_tool_result::mcp::CallToolResult;
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
+use agent_tool_result::{Classified, Envelope, ErrorCategory, ToolError};
 use serde_json::{Value, json};
 
 /// What the agent does next.
@@ -62,17 +62,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         CallToolResult::from_envelope(&Envelope::success(json!({ "automationId": "btnOk" })))?
             .to_json(),
         CallToolResult::from_envelope(&Envelope::<Value>::failure(ToolError::new(
-            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+            Classified::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows.",
         )))?
         .to_json(),
         CallToolResult::from_envelope(&Envelope::<Value>::failure(ToolError::new(
-            ErrorCode::WAIT_CONDITION_TIMEOUT,
+            Classified::WAIT_CONDITION_TIMEOUT,
             "The dialog did not appear within 5 s.",
         )))?
         .to_json(),
         CallToolResult::from_envelope(&Envelope::<Value>::failure(ToolError::new(
-            ErrorCode::TARGET_ELEVATED,
+            Classified::TARGET_ELEVATED,
             "The installer runs elevated.",
         )))?
         .to_json(),

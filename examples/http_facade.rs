@@ -16,7 +16,7 @@
 use agent_tool_result::http::auth::require_json;
 use agent_tool_result::http::layers::{problem_responses, refuse_oversized_head};
 use agent_tool_result::http::{BearerGate, Fault};
-use agent_tool_result::{Envelope, ErrorCode, ToolError};
+use agent_tool_result::{Classified, Envelope, ToolError};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
@@ -83,11 +83,11 @@ fn find(arguments: &Value) -> Envelope<Value> {
             Envelope::success(json!({ "automationId": "btnOk", "bounds": [412, 310, 80, 24] }))
         }
         Some(name) => Envelope::failure(ToolError::new(
-            ErrorCode::ELEMENT_NOT_FOUND,
+            Classified::ELEMENT_NOT_FOUND,
             format!("No button named '{name}'."),
         )),
         None => Envelope::failure(ToolError::new(
-            ErrorCode::BAD_ARGUMENTS,
+            Classified::BAD_ARGUMENTS,
             "`name` (a string) is required.",
         )),
     }

@@ -10,7 +10,7 @@
 
 use agent_tool_result::mcp::{CallToolResult, Parameters};
 use agent_tool_result::observation::WindowInfo;
-use agent_tool_result::{Envelope, ErrorCode, ToolError};
+use agent_tool_result::{Classified, Envelope, ToolError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
@@ -86,11 +86,11 @@ fn find(title: &str) -> Result<WindowInfo, ToolError> {
             )
         }
         "Save" => Err(ToolError::new(
-            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+            Classified::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows; refine with processName or className.",
         )),
         other => Err(ToolError::new(
-            ErrorCode::WINDOW_NOT_FOUND,
+            Classified::WINDOW_NOT_FOUND,
             format!("No window titled '{other}'; query to list the open windows."),
         )),
     }

@@ -6,73 +6,36 @@
 //! digits in runs separated by single hyphens (`^[a-z0-9]+(-[a-z0-9]+)*$`).
 //!
 //! The codes the contract's reference producer emits are constants (`ErrorCode::WINDOW_NOT_FOUND`),
-//! and each knows the categories it rides under ([`ErrorCode::categories`]). A code that rides
-//! under one brings it: [`ToolError::new`](crate::ToolError::new) cannot pair it with another.
-//! A code that rides under several (`frame-all-black`: `capture-blank` or `ocr-blank`), and
-//! any code of a tool's own, is given its category with
-//! [`ToolError::classified`](crate::ToolError::classified).
+//! and each knows the categories it rides under ([`ErrorCode::categories`]). A failure names its
+//! code and its category together, as a [`Classified`], checked when it compiles: a well-known
+//! code that rides under one category is a constant of it (`Classified::WINDOW_NOT_FOUND`); a
+//! code that rides under several (`frame-all-black`: `capture-blank` or `ocr-blank`), and any
+//! code of a tool's own, is given its category with [`classified!`](crate::classified). A
+//! code literal alone is [`error_code!`](crate::error_code), checked the same way.
+//!
+//! ```compile_fail
+//! use agent_tool_result::{ToolError, error_code};
+//!
+//! // A tool's own code brings no category: the compiler asks for one.
+//! let failure = ToolError::new(error_code!("cache-cold"), "The index was warming up.");
+//! ```
+//!
+//! ```compile_fail
+//! use agent_tool_result::{ErrorCode, ToolError};
+//!
+//! // Two categories: the compiler asks which.
+//! let failure = ToolError::new(ErrorCode::FRAME_ALL_BLACK, "Nothing to read.");
+//! ```
 
+mod classified;
 mod open;
 mod table;
 
+pub use classified::{CategoryMismatch, Classified, IntoClassified};
 #[cfg(feature = "schemars")]
 pub(crate) use open::CODE_PATTERN;
 pub use open::{ErrorCode, InvalidCode, WarningCode, is_kebab_case};
 pub use table::KnownErrorCode;
-
-use crate::ErrorCategory;
-
-/// The error for a well-known code put under a category it does not ride under, or a code
-/// that needs a category given with it.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", describe_mismatch(.code, *.category, .categories))]
-pub struct CategoryMismatch {
-    code: ErrorCode,
-    category: Option<ErrorCategory>,
-    categories: &'static [ErrorCategory],
-}
-
-impl CategoryMismatch {
-    pub(crate) fn new(code: ErrorCode, category: Option<ErrorCategory>) -> Self {
-        let categories = code.categories();
-        CategoryMismatch {
-            code,
-            category,
-            categories,
-        }
-    }
-
-    /// The code.
-    #[must_use]
-    pub fn code(&self) -> &ErrorCode {
-        &self.code
-    }
-
-    /// The categories it rides under.
-    #[must_use]
-    pub fn categories(&self) -> &'static [ErrorCategory] {
-        self.categories
-    }
-}
-
-fn describe_mismatch(
-    code: &ErrorCode,
-    category: Option<ErrorCategory>,
-    categories: &[ErrorCategory],
-) -> String {
-    let rides = categories
-        .iter()
-        .map(|c| format!("`{c}`"))
-        .collect::<Vec<_>>()
-        .join(" or ");
-    match category {
-        Some(category) => format!("code `{code}` rides under {rides}, not `{category}`"),
-        None if categories.is_empty() => {
-            format!("code `{code}` is not a well-known code, so it needs a category")
-        }
-        None => format!("code `{code}` rides under {rides}, so it needs one of them"),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -56,7 +56,7 @@ impl<T> Outcome<T> {
 /// [`Envelope::from_json`].
 ///
 /// ```
-/// use agent_tool_result::{Envelope, ErrorCode, ToolError, Warning, WarningCode};
+/// use agent_tool_result::{Classified, Envelope, ToolError, Warning, WarningCode};
 /// use serde_json::json;
 ///
 /// let success = Envelope::success(json!({ "windows": 2 }))
@@ -68,7 +68,7 @@ impl<T> Outcome<T> {
 /// );
 ///
 /// let failure: Envelope = Envelope::failure(ToolError::new(
-///     ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+///     Classified::selector_matched(3).expect("3 matches are ambiguous"),
 ///     "Selector title='Save' matched 3 windows.",
 /// ));
 /// assert_eq!(

@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::object::FieldName;
 use crate::object::{Inside, OptionalObject, fields, read_once, required};
 
-use crate::code::CategoryMismatch;
+use crate::code::IntoClassified;
 use crate::{ErrorCategory, ErrorCode, JsonObject, Observation};
 
 /// The failure descriptor of an envelope whose `ok` is `false`.
@@ -17,28 +17,21 @@ use crate::{ErrorCategory, ErrorCode, JsonObject, Observation};
 /// On the wire: `{ code, category, detail, lastObservation?, partialResult? }`, in that order,
 /// with absent fields omitted and no other field allowed.
 ///
-/// Build one with [`ToolError::new`] from a code that brings its category (a well-known code
-/// that rides under one), or with [`ToolError::classified`] from a code and a category (a
-/// well-known code that rides under several, which must be one of its own, or a tool's own
-/// code, which may be any):
+/// Build one with [`ToolError::new`] from a [`Classified`]: the code and the category the
+/// failure is under, paired when the tool compiles, so building one never fails:
 ///
 /// ```
-/// use agent_tool_result::{ErrorCategory, ErrorCode, ToolError};
+/// use agent_tool_result::{Classified, ErrorCategory, ToolError, classified};
 ///
-/// let known = ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "No element named 'Save'.");
+/// let known = ToolError::new(Classified::ELEMENT_NOT_FOUND, "No element named 'Save'.");
 /// assert_eq!(known.category(), ErrorCategory::NoTarget);
 ///
-/// let ocr = ToolError::classified(ErrorCode::FRAME_ALL_BLACK, ErrorCategory::OcrBlank, "Nothing to read.")?;
+/// let ocr = ToolError::new(classified!("frame-all-black", OcrBlank), "Nothing to read.");
 /// assert_eq!(ocr.category(), ErrorCategory::OcrBlank);
-/// assert!(ToolError::classified(ErrorCode::FRAME_ALL_BLACK, ErrorCategory::Timeout, "").is_err());
 ///
-/// let custom = ToolError::classified(
-///     ErrorCode::from_static("cache-cold"),
-///     ErrorCategory::Timeout,
-///     "The index was still warming up.",
-/// )?;
+/// const CACHE_COLD: Classified = classified!("cache-cold", Timeout);
+/// let custom = ToolError::new(CACHE_COLD, "The index was still warming up.");
 /// assert_eq!(custom.code().as_str(), "cache-cold");
-/// # Ok::<(), agent_tool_result::code::CategoryMismatch>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, thiserror::Error)]
 #[error("{code} ({category}): {detail}")]
@@ -63,44 +56,21 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    /// A failure with a code that brings its category: a well-known code that rides under
-    /// exactly one ([`ErrorCode::category`] is `Some`), such as `ErrorCode::WINDOW_NOT_FOUND` or
-    /// a `selector-matched-N`.
+    /// A failure under `code` (a [`Classified`]: its code and category) with `detail`, what
+    /// failed and, where possible, how to recover. It cannot fail: the pair was checked when
+    /// it was made.
     ///
-    /// # Panics
+    /// A bare [`ErrorCode`] is refused when the tool compiles, with what to write instead:
     ///
-    /// When the code brings no single category: a well-known code that rides under several
-    /// (`frame-all-black`: `capture-blank` or `ocr-blank`) or a code this crate does not know.
-    /// That is a mistake in the tool's code, not in its input; give such a code its category
-    /// with [`ToolError::classified`], which never panics.
+    /// ```compile_fail
+    /// use agent_tool_result::{ToolError, error_code};
+    ///
+    /// let failure = ToolError::new(error_code!("cache-cold"), "The index was warming up.");
+    /// ```
     #[must_use]
-    #[track_caller]
-    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
-        match code.category() {
-            Some(category) => ToolError::build(code, category, detail.into()),
-            None => panic!(
-                "{}: use ToolError::classified",
-                CategoryMismatch::new(code, None)
-            ),
-        }
-    }
-
-    /// A failure with `code` under `category`: any category for a tool's own code, one of its
-    /// own for a well-known code.
-    ///
-    /// # Errors
-    ///
-    /// [`CategoryMismatch`] when a well-known code does not ride under `category`.
-    pub fn classified(
-        code: ErrorCode,
-        category: ErrorCategory,
-        detail: impl Into<String>,
-    ) -> Result<Self, CategoryMismatch> {
-        if code.rides_under(category) {
-            Ok(ToolError::build(code, category, detail.into()))
-        } else {
-            Err(CategoryMismatch::new(code, Some(category)))
-        }
+    pub fn new(code: impl IntoClassified, detail: impl Into<String>) -> Self {
+        let (code, category) = code.into_classified().into_parts();
+        ToolError::build(code, category, detail.into())
     }
 
     /// A failure with `code` under `category` as they were read or migrated, unchecked: a

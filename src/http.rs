@@ -35,9 +35,9 @@
 //!
 //! ```
 //! use agent_tool_result::http::{Fault, envelope_response};
-//! use agent_tool_result::{Envelope, ErrorCode, ToolError};
+//! use agent_tool_result::{Classified, Envelope, ToolError};
 //!
-//! let failure: Envelope = Envelope::failure(ToolError::new(ErrorCode::WINDOW_NOT_FOUND, "No window."));
+//! let failure: Envelope = Envelope::failure(ToolError::new(Classified::WINDOW_NOT_FOUND, "No window."));
 //! let response = envelope_response(&failure)?;
 //! assert_eq!(response.status(), 200);
 //! assert_eq!(response.headers()["content-type"], "application/json");

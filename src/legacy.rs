@@ -24,7 +24,8 @@
 use serde_json::Value;
 
 use crate::{
-    Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning, WarningCode,
+    Classified, Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning,
+    WarningCode,
 };
 
 /// The detail of a failure that carried no message.
@@ -102,7 +103,7 @@ impl Migration {
             if self.is_wait_for() && data.and_then(|d| d.get("found")) == Some(&Value::Bool(false))
             {
                 Envelope::failure(self.with_observation(ToolError::new(
-                    ErrorCode::WAIT_CONDITION_TIMEOUT,
+                    Classified::WAIT_CONDITION_TIMEOUT,
                     WAIT_FOR_TIMEOUT,
                 )))
             } else {

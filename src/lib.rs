@@ -9,12 +9,12 @@
 //! from any producer.
 //!
 //! ```
-//! use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
+//! use agent_tool_result::{Classified, Envelope, ErrorCategory, ToolError};
 //! use serde_json::json;
 //!
 //! // A tool builds its outcome...
 //! let envelope: Envelope = Envelope::failure(ToolError::new(
-//!     ErrorCode::WINDOW_NOT_FOUND,
+//!     Classified::WINDOW_NOT_FOUND,
 //!     "No window titled 'Untitled - Notepad'.",
 //! ))
 //! .with_session("s-4f2a");
@@ -109,7 +109,7 @@ pub mod validate;
 mod warning;
 
 pub use category::ErrorCategory;
-pub use code::{ErrorCode, WarningCode};
+pub use code::{Classified, ErrorCode, WarningCode};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
 pub use object::JsonObject;

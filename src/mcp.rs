@@ -15,10 +15,10 @@
 //!
 //! ```
 //! use agent_tool_result::mcp::CallToolResult;
-//! use agent_tool_result::{Envelope, ErrorCode, ToolError};
+//! use agent_tool_result::{Classified, Envelope, ToolError};
 //!
 //! let envelope: Envelope = Envelope::failure(ToolError::new(
-//!     ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+//!     Classified::selector_matched(3).expect("3 matches are ambiguous"),
 //!     "Selector title='Save' matched 3 windows.",
 //! ));
 //! let result = CallToolResult::from_envelope(&envelope)?;

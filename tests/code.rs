@@ -1,7 +1,9 @@
 //! Open codes: validation, well-known constants and their categories.
 
 use agent_tool_result::code::is_kebab_case;
-use agent_tool_result::{ErrorCategory, ErrorCode, ToolError, WarningCode};
+use agent_tool_result::{
+    Classified, ErrorCategory, ErrorCode, ToolError, WarningCode, classified, error_code,
+};
 
 /// The reference producer's table: each code with the categories it rides under.
 fn reference_table() -> Vec<(&'static str, Vec<ErrorCategory>)> {
@@ -129,54 +131,77 @@ fn the_documented_warning_codes_are_constants() {
 }
 
 #[test]
-fn a_tool_error_takes_its_category_from_a_code_with_one() {
-    for code in ErrorCode::WELL_KNOWN {
-        match code.categories() {
-            [only] => {
-                let error = ToolError::new(code.clone(), "detail");
-                assert_eq!(error.category(), *only);
-                assert_eq!(error.code(), code);
+fn a_well_known_code_with_one_category_is_a_constant_that_brings_it() {
+    use agent_tool_result::code::KnownErrorCode;
+    for known in KnownErrorCode::ALL {
+        let code = known.code();
+        match (known.classified(), known.category()) {
+            (Some(classified), Some(category)) => {
+                assert_eq!(classified.code(), &code);
+                assert_eq!(classified.category(), category);
+                let error = ToolError::new(&classified, "detail");
+                assert_eq!((error.code(), error.category()), (&code, category));
             }
-            several => {
-                // Several: the author picks one of its own, and only those.
-                for category in ErrorCategory::ALL {
-                    let error = ToolError::classified(code.clone(), category, "detail");
-                    assert_eq!(
-                        error.is_ok(),
-                        several.contains(&category),
-                        "{code} {category}"
-                    );
-                }
-            }
+            (None, None) => assert!(code.categories().len() > 1, "{code}"),
+            other => panic!("{code}: {other:?}"),
+        }
+        // At run time, a pair is allowed exactly when the code rides under the category.
+        for category in ErrorCategory::ALL {
+            assert_eq!(
+                Classified::new(code.clone(), category).is_ok(),
+                code.categories().contains(&category),
+                "{code} {category}"
+            );
         }
     }
-    let ambiguous = ToolError::new(ErrorCode::selector_matched(7).unwrap(), "seven");
+    let ambiguous = ToolError::new(Classified::selector_matched(7).unwrap(), "seven");
     assert_eq!(ambiguous.category(), ErrorCategory::AmbiguousSelector);
     assert_eq!(ambiguous.code().selector_match_count(), Some(7));
+    assert_eq!(Classified::selector_matched(1), None);
 }
 
 #[test]
-#[should_panic(expected = "use ToolError::classified")]
-fn a_code_with_several_categories_is_not_guessed() {
-    let _ = ToolError::new(ErrorCode::FRAME_ALL_BLACK, "x");
+fn a_code_with_several_categories_is_given_one_of_its_own() {
+    let capture = ToolError::new(classified!("frame-all-black", CaptureBlank), "x");
+    let ocr = ToolError::new(classified!(ErrorCode::FRAME_ALL_BLACK, OcrBlank), "x");
+    assert_eq!(capture.code(), ocr.code());
+    assert_eq!(
+        (capture.category(), ocr.category()),
+        (ErrorCategory::CaptureBlank, ErrorCategory::OcrBlank)
+    );
+    let unknown = ToolError::new(
+        classified!(ErrorCode::UNKNOWN_COMMAND, InvalidArgument),
+        "x",
+    );
+    assert_eq!(unknown.category(), ErrorCategory::InvalidArgument);
 }
 
 #[test]
-fn a_custom_code_takes_an_explicit_category() {
-    const CACHE_COLD: ErrorCode = ErrorCode::from_static("cache-cold");
-    let error = ToolError::classified(CACHE_COLD, ErrorCategory::Timeout, "x").unwrap();
+fn a_tool_own_code_is_declared_with_its_category() {
+    const CACHE_COLD: Classified = classified!("cache-cold", Timeout);
+    let error = ToolError::new(CACHE_COLD, "x");
     assert_eq!(error.category(), ErrorCategory::Timeout);
+    assert_eq!(error.code().as_str(), "cache-cold");
 
+    // Known only at run time: checked at run time.
     let code = ErrorCode::new(String::from("license-expired")).unwrap();
     assert_eq!(code.category(), None);
-    let error = ToolError::classified(code, ErrorCategory::Elevation, "x").unwrap();
+    let error = ToolError::new(
+        Classified::new(code, ErrorCategory::Elevation).unwrap(),
+        "x",
+    );
     assert_eq!(error.category(), ErrorCategory::Elevation);
 
-    let err = ToolError::classified(ErrorCode::WINDOW_NOT_FOUND, ErrorCategory::Timeout, "x")
-        .unwrap_err();
+    let err = Classified::new(ErrorCode::WINDOW_NOT_FOUND, ErrorCategory::Timeout).unwrap_err();
     assert_eq!(
         err.to_string(),
         "code `window-not-found` rides under `no-target`, not `timeout`"
+    );
+    // `unhandled` keeps any category, internal when none is given.
+    assert_eq!(Classified::UNHANDLED.category(), ErrorCategory::Internal);
+    assert_eq!(
+        classified!("unhandled", Focus).category(),
+        ErrorCategory::Focus
     );
 }
 
@@ -195,7 +220,7 @@ fn codes_can_be_matched() {
     assert_eq!(branch(&ErrorCode::ELEMENT_NOT_FOUND), "query");
     assert_eq!(branch(&ErrorCode::selector_matched(4).unwrap()), "narrow");
     assert_eq!(branch(&ErrorCode::UIA_FAULTED), "other known");
-    assert_eq!(branch(&ErrorCode::from_static("cache-cold")), "category");
+    assert_eq!(branch(&error_code!("cache-cold")), "category");
     for known in KnownErrorCode::ALL {
         assert_eq!(known.code().known(), Some(*known));
     }

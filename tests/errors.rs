@@ -6,7 +6,7 @@ use std::error::Error;
 
 use agent_tool_result::artifact::{CaptureError, SessionArtifacts};
 use agent_tool_result::mcp::{CallToolResult, McpErrorKind};
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
+use agent_tool_result::{Classified, Envelope, ErrorCategory, ErrorCode, ToolError};
 use serde_json::json;
 
 fn assert_style(err: &dyn Error) {
@@ -53,10 +53,7 @@ fn errors_name_their_cause_once() {
     let errors: Vec<Box<dyn Error>> = vec![
         Box::new(ErrorCode::new("Bad Code").unwrap_err()),
         Box::new("Timeout".parse::<ErrorCategory>().unwrap_err()),
-        Box::new(
-            ToolError::classified(ErrorCode::WINDOW_NOT_FOUND, ErrorCategory::Focus, "")
-                .unwrap_err(),
-        ),
+        Box::new(Classified::new(ErrorCode::WINDOW_NOT_FOUND, ErrorCategory::Focus).unwrap_err()),
         Box::new(Envelope::<serde_json::Value>::from_json("{").unwrap_err()),
         Box::new(agent_tool_result::observation::ArtifactOutcome::failed("").unwrap_err()),
         Box::new(SessionArtifacts::new(&root, "../x", std::time::SystemTime::now()).unwrap_err()),

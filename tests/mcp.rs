@@ -5,7 +5,7 @@ use agent_tool_result::mcp::{
     CallToolResult, Content, JsonRpcCode, JsonRpcError, McpErrorKind, McpRevision,
 };
 use agent_tool_result::{
-    Envelope, ErrorCategory, ErrorCode, Observation, ToolError, Warning, WarningCode,
+    Classified, Envelope, ErrorCategory, Observation, ToolError, Warning, WarningCode, error_code,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -27,7 +27,7 @@ fn found() -> Found {
 
 fn failure() -> Envelope<Found> {
     Envelope::failure(ToolError::new(
-        ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+        Classified::selector_matched(3).expect("3 matches are ambiguous"),
         "Selector title='Save' matched 3 windows.",
     ))
     .with_session("s-4f2a")
@@ -190,7 +190,7 @@ fn a_fifty_megabyte_text_block_is_read_or_rejected_without_trouble() {
     );
 
     let detail = "d".repeat(50 << 20);
-    let big: Envelope = Envelope::failure(ToolError::new(ErrorCode::UNHANDLED, detail.clone()));
+    let big: Envelope = Envelope::failure(ToolError::new(Classified::UNHANDLED, detail.clone()));
     let result = CallToolResult::from_envelope(&big).unwrap();
     let back = Envelope::<Value>::from_call_tool_result(&result.to_json()).unwrap();
     assert_eq!(back.error().unwrap().detail().len(), detail.len());
@@ -210,8 +210,8 @@ fn the_output_schema_accepts_every_success_and_failure_of_the_tool() {
             .with_warning(Warning::new(WarningCode::MINIMIZED_WINDOW, "Restored.")),
     ];
     for category in ErrorCategory::ALL {
-        let error = ToolError::classified(ErrorCode::from_static("sample-code"), category, "x")
-            .unwrap()
+        let code = Classified::new(error_code!("sample-code"), category).unwrap();
+        let error = ToolError::new(code, "x")
             .with_last_observation(
                 Observation::try_from(json!({ "kind": "find", "matches": 0 })).unwrap(),
             )

@@ -2,7 +2,7 @@
 
 use agent_tool_result::observation::{ArtifactOutcome, BlankCheck, CaptureSummary, WindowInfo};
 use agent_tool_result::validate::Validator;
-use agent_tool_result::{Envelope, ErrorCode, Observation, Rule, ToolError};
+use agent_tool_result::{Classified, Envelope, Observation, Rule, ToolError};
 use serde_json::{Value, json};
 
 fn window() -> WindowInfo {
@@ -186,7 +186,7 @@ fn malformed_capture_summaries_are_rejected_with_their_rule() {
 #[test]
 fn a_failure_carries_a_typed_observation() {
     let envelope: Envelope = Envelope::failure(
-        ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "No 'OK' button.")
+        ToolError::new(Classified::ELEMENT_NOT_FOUND, "No 'OK' button.")
             .with_last_observation(summary()),
     );
     let text = envelope.to_json().unwrap();

@@ -295,14 +295,14 @@ fn regex_lite(pattern: &Value) -> impl Fn(&str) -> bool {
 #[test]
 fn the_facades_envelope_tool_keeps_the_document() {
     use agent_tool_result::http::envelope_response;
-    use agent_tool_result::{Envelope, ErrorCode, ToolError};
+    use agent_tool_result::{Classified, Envelope, ToolError};
 
     let document = OpenApi::new("facade", "1.0.0")
         .envelope_tool::<SmsArgs, MessageRef>("/tools/find", "find", "Finds a message.")
         .to_value();
     let found: Envelope<MessageRef> = Envelope::success(named("msg_9"));
     let missing: Envelope<MessageRef> =
-        Envelope::failure(ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "No message."));
+        Envelope::failure(ToolError::new(Classified::ELEMENT_NOT_FOUND, "No message."));
     for (name, response) in [
         ("found", envelope_response(&found).unwrap()),
         ("missing", envelope_response(&missing).unwrap()),

@@ -3,7 +3,8 @@
 
 use agent_tool_result::validate::Validator;
 use agent_tool_result::{
-    Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning, WarningCode,
+    Classified, Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning,
+    WarningCode,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -70,7 +71,7 @@ fn tool_error() -> impl Strategy<Value = ToolError> {
         prop::option::of(json_object()),
     )
         .prop_map(|((code, category), detail, last, partial)| {
-            let mut error = ToolError::classified(code, category, detail).unwrap();
+            let mut error = ToolError::new(Classified::new(code, category).unwrap(), detail);
             // Random objects rarely break the no-base64 rule; those that do are left out here
             // (the rule has its own tests).
             if let Some(last) = last.and_then(|o| Observation::try_from(o).ok()) {

@@ -3,7 +3,7 @@
 #![cfg(feature = "rmcp")]
 
 use agent_tool_result::mcp::{CallToolResult as AtrCallToolResult, Parameters};
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError};
+use agent_tool_result::{Classified, Envelope, ErrorCategory, ToolError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolRequestParams, ContentBlock, ErrorCode as RpcErrorCode, ServerCapabilities,
@@ -70,7 +70,7 @@ impl Tools {
     async fn find(&self, args: Parameters<FindArgs>) -> Envelope<Found> {
         args.run(|FindArgs { title }| {
             Envelope::failure(ToolError::new(
-                ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+                Classified::selector_matched(3).expect("3 matches are ambiguous"),
                 format!("Selector title='{title}' matched 3 windows; refine with processName."),
             ))
         })

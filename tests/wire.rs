@@ -1,7 +1,8 @@
 //! The wire format: snapshots of constructed envelopes, key order, compactness, no nulls.
 
 use agent_tool_result::{
-    Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning, WarningCode,
+    Classified, Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, ToolError, Warning,
+    WarningCode, classified,
 };
 use serde_json::{Value, json};
 
@@ -17,55 +18,51 @@ fn object(value: Value) -> JsonObject {
 fn failure_for(category: ErrorCategory) -> ToolError {
     match category {
         ErrorCategory::Timeout => ToolError::new(
-            ErrorCode::WAIT_CONDITION_TIMEOUT,
+            Classified::WAIT_CONDITION_TIMEOUT,
             "Condition 'element exists: name=Save' did not hold within 5000 ms.",
         ),
         ErrorCategory::AmbiguousSelector => ToolError::new(
-            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+            Classified::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector title='Save' matched 3 windows; refine with processName or className.",
         ),
         ErrorCategory::StaleElement => {
-            ToolError::new(ErrorCode::ELEMENT_STALE, "Element 42.1.7 left the tree.")
+            ToolError::new(Classified::ELEMENT_STALE, "Element 42.1.7 left the tree.")
         }
         ErrorCategory::NoTarget => ToolError::new(
-            ErrorCode::WINDOW_NOT_FOUND,
+            Classified::WINDOW_NOT_FOUND,
             "No window matched title='Calculator'.",
         ),
         ErrorCategory::InvalidArgument => ToolError::new(
-            ErrorCode::REGION_TOO_LARGE,
+            Classified::REGION_TOO_LARGE,
             "Region 8000x6000 exceeds the virtual screen.",
         ),
-        ErrorCategory::CaptureBlank => ToolError::classified(
-            ErrorCode::FRAME_ALL_BLACK,
-            category,
+        ErrorCategory::CaptureBlank => ToolError::new(
+            classified!(ErrorCode::FRAME_ALL_BLACK, CaptureBlank),
             "Capture is 100% black; the window may be occluded.",
         )
-        .unwrap()
         .with_partial_result(object(
             json!({ "width": 1, "height": 1, "encoding": "png" }),
         )),
-        ErrorCategory::OcrBlank => ToolError::classified(
-            ErrorCode::FRAME_UNIFORM,
-            category,
+        ErrorCategory::OcrBlank => ToolError::new(
+            classified!("frame-uniform", OcrBlank),
             "The region handed to OCR was uniformly white.",
-        )
-        .unwrap(),
+        ),
         ErrorCategory::OcrNoText => {
-            ToolError::new(ErrorCode::OCR_NO_TEXT, "OCR found no words in the region.")
+            ToolError::new(Classified::OCR_NO_TEXT, "OCR found no words in the region.")
         }
         ErrorCategory::Focus => ToolError::new(
-            ErrorCode::FOCUS_NOT_CONFIRMED,
+            Classified::FOCUS_NOT_CONFIRMED,
             "The window is foreground but no control took focus.",
         ),
         ErrorCategory::Elevation => {
-            ToolError::new(ErrorCode::TARGET_ELEVATED, "The target runs elevated.")
+            ToolError::new(Classified::TARGET_ELEVATED, "The target runs elevated.")
         }
         ErrorCategory::Foreground => ToolError::new(
-            ErrorCode::FOREGROUND_NOT_SET,
+            Classified::FOREGROUND_NOT_SET,
             "Another window holds the foreground lock.",
         ),
         ErrorCategory::Internal => ToolError::new(
-            ErrorCode::UNHANDLED_EXCEPTION,
+            Classified::UNHANDLED_EXCEPTION,
             "NullReferenceException in TreeWalker.Next.",
         )
         .with_last_observation(
@@ -109,7 +106,7 @@ fn success_snapshots() {
 #[test]
 fn keys_come_in_contract_order_and_compact() {
     let envelope: Envelope = Envelope::failure(
-        ToolError::new(ErrorCode::ELEMENT_NOT_FOUND, "Nothing matched.")
+        ToolError::new(Classified::ELEMENT_NOT_FOUND, "Nothing matched.")
             .with_partial_result(object(json!({ "b": 1 })))
             .with_last_observation(Observation::try_from(json!({ "a": 1 })).unwrap()),
     )
@@ -247,7 +244,7 @@ fn serialized_output_holds_no_null_at_contract_level() {
 
 #[test]
 fn accessors_expose_what_was_built() {
-    let envelope: Envelope = Envelope::failure(ToolError::new(ErrorCode::FOCUS_NOT_SET, "x"))
+    let envelope: Envelope = Envelope::failure(ToolError::new(Classified::FOCUS_NOT_SET, "x"))
         .with_session("s-9")
         .with_warnings([Warning::new(WarningCode::CAPTURE_FALLBACK, "y")]);
     assert!(!envelope.is_ok());
@@ -266,7 +263,7 @@ fn accessors_expose_what_was_built() {
     let mapped = Envelope::success(2).map(|n| json!({ "n": n }));
     assert_eq!(mapped.to_json().unwrap(), r#"{"ok":true,"result":{"n":2}}"#);
     let from_result: Envelope<Value> = Err(ToolError::new(
-        ErrorCode::NO_RECORDING,
+        Classified::NO_RECORDING,
         "Nothing is recording.",
     ))
     .into();

@@ -14,7 +14,8 @@ pub(super) trait WellKnown {
 
 /// Whether `s` is a non-empty kebab-case code: `^[a-z0-9]+(-[a-z0-9]+)*$`.
 ///
-/// A `const fn`, so [`ErrorCode::from_static`] can reject a bad constant at compile time.
+/// A `const fn`, so [`error_code!`](crate::error_code) can reject a bad literal when it
+/// compiles.
 #[must_use]
 pub const fn is_kebab_case(s: &str) -> bool {
     let bytes = s.as_bytes();
@@ -32,12 +33,6 @@ pub const fn is_kebab_case(s: &str) -> bool {
         i += 1;
     }
     !previous_was_hyphen
-}
-
-/// The check behind every `from_static`: in a `const`, a bad code is a compile error.
-const fn checked_static(code: &'static str) -> &'static str {
-    assert!(is_kebab_case(code), "codes are non-empty kebab-case");
-    code
 }
 
 /// The error returned when a string is not a valid code.
@@ -105,26 +100,24 @@ macro_rules! code_type {
         pub struct $name(Cow<'static, str>);
 
         impl $name {
-            #[doc = concat!("Makes ", $what, " from a string literal, checked at compile time in a `const`.")]
-            ///
-            /// # Panics
-            ///
-            /// Panics if `code` is not kebab-case. In a `const` item that panic is a compile
-            /// error, which is the point: a misspelt constant never ships.
-            ///
-            #[doc = concat!("```\nuse agent_tool_result::", stringify!($name), ";\n\nconst CACHE_COLD: ", stringify!($name), " = ", stringify!($name), "::from_static(\"cache-cold-150\");\nassert_eq!(CACHE_COLD.as_str(), \"cache-cold-150\");\n```")]
-            ///
-            /// Not kebab-case (upper case, underscores), empty, or with a doubled hyphen: each
-            /// fails to compile.
-            ///
-            #[doc = concat!("```compile_fail,E0080\nuse agent_tool_result::", stringify!($name), ";\n\nconst NOT_KEBAB: ", stringify!($name), " = ", stringify!($name), "::from_static(\"Element_Not_Found\");\nlet _ = NOT_KEBAB;\n```")]
-            ///
-            #[doc = concat!("```compile_fail,E0080\nuse agent_tool_result::", stringify!($name), ";\n\nconst EMPTY: ", stringify!($name), " = ", stringify!($name), "::from_static(\"\");\nlet _ = EMPTY;\n```")]
-            ///
-            #[doc = concat!("```compile_fail,E0080\nuse agent_tool_result::", stringify!($name), ";\n\nconst DOUBLED: ", stringify!($name), " = ", stringify!($name), "::from_static(\"window--closed\");\nlet _ = DOUBLED;\n```")]
+            /// Not public API: the code macros' constructor, for a literal they checked.
+            #[doc(hidden)]
             #[must_use]
-            pub const fn from_static(code: &'static str) -> Self {
-                $name(Cow::Borrowed(checked_static(code)))
+            pub const fn __from_checked(code: &'static str) -> Self {
+                $name(Cow::Borrowed(code))
+            }
+
+            /// Not public API: the spelling of a constant, for the code macros (which run in a
+            /// `const`, where a code may not be dropped).
+            #[doc(hidden)]
+            #[must_use]
+            pub const fn __spelling(self) -> &'static str {
+                let spelling = match &self.0 {
+                    Cow::Borrowed(spelling) => *spelling,
+                    Cow::Owned(_) => "",
+                };
+                std::mem::forget(self);
+                spelling
             }
 
             #[doc = concat!("Makes ", $what, " from any string, checking that it is kebab-case.")]
@@ -248,6 +241,82 @@ macro_rules! code_type {
     };
 }
 
+/// An [`ErrorCode`](crate::ErrorCode) from a string literal, checked when it compiles: the
+/// macro runs in a `const`, so a literal that is not kebab-case is a compile error that names
+/// it, wherever the macro is written, and nothing is checked at run time.
+///
+/// ```
+/// use agent_tool_result::{ErrorCode, error_code};
+///
+/// const CACHE_COLD: ErrorCode = error_code!("cache-cold");
+/// assert_eq!(CACHE_COLD.as_str(), "cache-cold");
+/// assert_eq!(error_code!("window-not-found"), ErrorCode::WINDOW_NOT_FOUND);
+/// ```
+///
+/// Not kebab-case (upper case, a space, an underscore), empty, or with a doubled hyphen: each
+/// fails to compile, in a `const` or not.
+///
+/// ```compile_fail,E0080
+/// let code = agent_tool_result::error_code!("Cache Cold");
+/// ```
+///
+/// ```compile_fail,E0080
+/// const EMPTY: agent_tool_result::ErrorCode = agent_tool_result::error_code!("");
+/// ```
+///
+/// ```compile_fail,E0080
+/// let code = agent_tool_result::error_code!("window--closed");
+/// ```
+///
+/// A string known only at run time goes through [`ErrorCode::new`](crate::ErrorCode::new),
+/// which returns an error instead.
+#[macro_export]
+macro_rules! error_code {
+    ($code:literal) => {
+        const {
+            if !$crate::code::is_kebab_case($code) {
+                ::core::panic!(::core::concat!(
+                    "error code \"",
+                    $code,
+                    "\" is not kebab-case: write lowercase letters and digits in words joined by \
+                     single hyphens, as in \"cache-cold\""
+                ));
+            }
+            $crate::ErrorCode::__from_checked($code)
+        }
+    };
+}
+
+/// A [`WarningCode`](crate::WarningCode) from a string literal, checked when it compiles, as
+/// [`error_code!`](crate::error_code) is.
+///
+/// ```
+/// use agent_tool_result::{WarningCode, warning_code};
+///
+/// const CACHE_WARM: WarningCode = warning_code!("cache-warming");
+/// assert_eq!(CACHE_WARM.as_str(), "cache-warming");
+/// ```
+///
+/// ```compile_fail,E0080
+/// let code = agent_tool_result::warning_code!("cache_warming");
+/// ```
+#[macro_export]
+macro_rules! warning_code {
+    ($code:literal) => {
+        const {
+            if !$crate::code::is_kebab_case($code) {
+                ::core::panic!(::core::concat!(
+                    "warning code \"",
+                    $code,
+                    "\" is not kebab-case: write lowercase letters and digits in words joined by \
+                     single hyphens, as in \"cache-cold\""
+                ));
+            }
+            $crate::WarningCode::__from_checked($code)
+        }
+    };
+}
+
 /// The code pattern as a JSON Schema `pattern`.
 #[cfg(feature = "schemars")]
 pub(crate) const CODE_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
@@ -262,7 +331,7 @@ code_type!(
     /// ```
     /// use agent_tool_result::{ErrorCategory, ErrorCode};
     ///
-    /// const MY_CODE: ErrorCode = ErrorCode::from_static("cache-cold");
+    /// const MY_CODE: ErrorCode = agent_tool_result::error_code!("cache-cold");
     /// assert_eq!(MY_CODE.category(), None);
     ///
     /// let code: ErrorCode = "window-not-found".parse()?;

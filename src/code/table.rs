@@ -3,7 +3,8 @@
 //! code's constant and wire name. These are the codes the contract's reference producer emits
 //! (and the contract document's own examples), with their categories as it writes them.
 
-use super::open::{ErrorCode, WarningCode, WellKnown};
+use super::classified::Classified;
+use super::open::{ErrorCode, WarningCode, WellKnown, is_kebab_case};
 use crate::ErrorCategory;
 
 /// Declares the well-known error codes: one row per code, with the categories it rides under
@@ -14,7 +15,10 @@ macro_rules! known_error_codes {
         impl ErrorCode {
             $(
                 $(#[$doc])*
-                pub const $name: ErrorCode = ErrorCode::from_static($wire);
+                pub const $name: ErrorCode = {
+                    assert!(is_kebab_case($wire));
+                    ErrorCode::__from_checked($wire)
+                };
             )+
 
             /// Every fixed well-known code, in the order of the table.
@@ -83,6 +87,71 @@ macro_rules! known_error_codes {
                     KnownErrorCode::SelectorMatched(_) => &[ErrorCategory::AmbiguousSelector],
                 }
             }
+
+            /// The code with the category it brings, when it brings one (see
+            /// [`KnownErrorCode::category`]); `None` for a code that rides under several,
+            /// which is given one with [`classified!`](crate::classified).
+            #[must_use]
+            pub fn classified(self) -> Option<Classified> {
+                match self {
+                    $( KnownErrorCode::$variant => known_error_codes!(@brought $name $categories), )+
+                    KnownErrorCode::SelectorMatched(count) => Classified::selector_matched(count),
+                }
+            }
+
+            /// Whether the code rides under `category`.
+            #[must_use]
+            pub const fn rides_under(self, category: ErrorCategory) -> bool {
+                let categories = self.categories();
+                let mut i = 0;
+                while i < categories.len() {
+                    if categories[i] as u8 == category as u8 {
+                        return true;
+                    }
+                    i += 1;
+                }
+                false
+            }
+
+            /// The well-known code spelt `code`, in a `const`: a fixed one, or a
+            /// `selector-matched-N` with `N` of 2 or more, written canonically.
+            const fn spelt(code: &str) -> Option<KnownErrorCode> {
+                $( if same(code, $wire) { return Some(KnownErrorCode::$variant); } )+
+                match selector_count(code) {
+                    Some(count) if count >= 2 => Some(KnownErrorCode::SelectorMatched(count)),
+                    _ => None,
+                }
+            }
+
+            /// What a compile error says of this code under a category it never rides
+            /// under: the categories it does, and what to write.
+            const fn mismatch(self) -> &'static str {
+                match self {
+                    $( KnownErrorCode::$variant => known_error_codes!(@mismatch $name $wire $categories), )+
+                    KnownErrorCode::SelectorMatched(_) => {
+                        "error code \"selector-matched-N\" rides under AmbiguousSelector only: \
+                         write Classified::selector_matched(n)"
+                    }
+                }
+            }
+        }
+
+        impl Classified {
+            $( known_error_codes!(@classified $(#[$doc])* $name $wire $categories); )+
+
+    /// Not public API: [`classified!`](crate::classified)'s check, in a `const`: why `code`
+            /// cannot ride under `category`, as a compile error's message; `None` when it can.
+            #[doc(hidden)]
+            #[must_use]
+            pub const fn __mismatch(code: &str, category: ErrorCategory) -> Option<&'static str> {
+                if !is_kebab_case(code) {
+                    return Some("an error code is non-empty kebab-case");
+                }
+                match KnownErrorCode::spelt(code) {
+                    Some(known) if !known.rides_under(category) => Some(known.mismatch()),
+                    _ => None,
+                }
+            }
         }
 
         /// The fixed well-known code spelt `code`, if any.
@@ -95,6 +164,95 @@ macro_rules! known_error_codes {
     };
     (@set any) => { &ANY_CATEGORY };
     (@set [$($category:ident),+]) => { &[$(ErrorCategory::$category),+] };
+    (@brought $name:ident [$first:ident $(, $rest:ident)+]) => { None };
+    (@brought $name:ident $categories:tt) => { Some(Classified::$name) };
+    (@mismatch $name:ident $wire:literal any) => { "" };
+    (@mismatch $name:ident $wire:literal [$only:ident]) => {
+        concat!(
+            "error code \"", $wire, "\" rides under ", stringify!($only),
+            " only: write Classified::", stringify!($name)
+        )
+    };
+    (@mismatch $name:ident $wire:literal [$first:ident $(, $rest:ident)+]) => {
+        concat!(
+            "error code \"", $wire, "\" rides under ", stringify!($first),
+            $(" or ", stringify!($rest),)+
+            " only: write classified!(\"", $wire, "\", ", stringify!($first),
+            "), or with another of those"
+        )
+    };
+    (@classified $(#[$doc:meta])* $name:ident $wire:literal [$only:ident]) => {
+        $(#[$doc])*
+        #[doc = concat!("\n\n`", $wire, "` under `", stringify!($only), "`, its one category.")]
+        pub const $name: Classified = Classified::checked($wire, ErrorCategory::$only);
+    };
+    (@classified $(#[$doc:meta])* $name:ident $wire:literal any) => {
+        $(#[$doc])*
+        #[doc = concat!(
+            "\n\n`", $wire, "` under `internal`, what a failure that names no category gets; ",
+            "`classified!(\"", $wire, "\", ..)` puts it under another."
+        )]
+        pub const $name: Classified = Classified::checked($wire, ErrorCategory::Internal);
+    };
+    // A code that rides under several categories brings none: its constant does not compile
+    // where it is used, and the error says how to give it one.
+    (@classified $(#[$doc:meta])* $name:ident $wire:literal [$first:ident $(, $rest:ident)+]) => {
+        #[doc(hidden)]
+        pub const $name: Classified =
+            panic!("{}", known_error_codes!(@mismatch $name $wire [$first $(, $rest)+]));
+    };
+}
+
+/// Whether two strings are the same, in a `const`.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The `N` of `selector-matched-N` written canonically (no sign, no leading zero, fits a
+/// `u32`), in a `const`.
+const fn selector_count(code: &str) -> Option<u32> {
+    const PREFIX: &[u8] = b"selector-matched-";
+    let bytes = code.as_bytes();
+    if bytes.len() <= PREFIX.len() {
+        return None;
+    }
+    let mut i = 0;
+    while i < PREFIX.len() {
+        if bytes[i] != PREFIX[i] {
+            return None;
+        }
+        i += 1;
+    }
+    if bytes[i] == b'0' && bytes.len() > i + 1 {
+        return None;
+    }
+    let mut count: u32 = 0;
+    while i < bytes.len() {
+        let digit = bytes[i];
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        count = match count.checked_mul(10) {
+            Some(tens) => match tens.checked_add((digit - b'0') as u32) {
+                Some(count) => count,
+                None => return None,
+            },
+            None => return None,
+        };
+        i += 1;
+    }
+    Some(count)
 }
 
 /// The categories of a code that rides under any: internal (what a failure that names none
@@ -239,7 +397,13 @@ known_error_codes! {
 macro_rules! known_warning_codes {
     ($( $(#[$doc:meta])* $name:ident = $wire:literal; )+) => {
         impl WarningCode {
-            $( $(#[$doc])* pub const $name: WarningCode = WarningCode::from_static($wire); )+
+            $(
+                $(#[$doc])*
+                pub const $name: WarningCode = {
+                    assert!(is_kebab_case($wire));
+                    WarningCode::__from_checked($wire)
+                };
+            )+
 
             /// Every well-known warning code.
             pub const WELL_KNOWN: &'static [WarningCode] = &[$(WarningCode::$name),+];
@@ -351,5 +515,35 @@ mod tests {
             assert!(!known.categories().is_empty());
         }
         assert_eq!(KnownErrorCode::ALL.len(), ErrorCode::WELL_KNOWN.len());
+    }
+
+    #[test]
+    fn the_runtime_check_and_the_const_one_agree() {
+        for known in KnownErrorCode::ALL {
+            for category in ErrorCategory::ALL {
+                let at_run_time = Classified::new(known.code(), category).is_ok();
+                let when_compiled =
+                    Classified::__mismatch(known.code().as_str(), category).is_none();
+                assert_eq!(at_run_time, when_compiled, "{known:?} under {category}");
+            }
+        }
+        assert_eq!(
+            Classified::__mismatch("cache-cold", ErrorCategory::Focus),
+            None
+        );
+        assert!(Classified::__mismatch("Cache", ErrorCategory::Focus).is_some());
+    }
+
+    #[test]
+    fn a_mismatch_names_the_code_its_categories_and_the_fix() {
+        let why = Classified::__mismatch("frame-all-black", ErrorCategory::Timeout).unwrap();
+        assert_eq!(
+            why,
+            "error code \"frame-all-black\" rides under CaptureBlank or OcrBlank only: write \
+             classified!(\"frame-all-black\", CaptureBlank), or with another of those"
+        );
+        let why = Classified::__mismatch("window-not-found", ErrorCategory::Timeout).unwrap();
+        assert!(why.contains("NoTarget only"), "{why}");
+        assert!(why.contains("Classified::WINDOW_NOT_FOUND"), "{why}");
     }
 }

@@ -33,39 +33,25 @@ pub const fn is_policy_code(s: &str) -> bool {
 
 impl PolicyCode {
     /// A contact has opted out of messages: a `send_sms` deny, before the provider.
-    pub const CONTACT_OPTED_OUT: PolicyCode = PolicyCode::from_static("contact_opted_out");
+    pub const CONTACT_OPTED_OUT: PolicyCode = PolicyCode::known("contact_opted_out");
     /// Contact policy (quiet hours, consent, frequency caps) refuses the message.
-    pub const CONTACT_POLICY: PolicyCode = PolicyCode::from_static("contact_policy");
+    pub const CONTACT_POLICY: PolicyCode = PolicyCode::known("contact_policy");
     /// A campaign's send window is full: the rest is held durably until it reopens.
-    pub const CAMPAIGN_SEND_WINDOW: PolicyCode = PolicyCode::from_static("campaign_send_window");
+    pub const CAMPAIGN_SEND_WINDOW: PolicyCode = PolicyCode::known("campaign_send_window");
     /// A campaign is held for review before any send.
-    pub const CAMPAIGN_HOLD: PolicyCode = PolicyCode::from_static("campaign_hold");
+    pub const CAMPAIGN_HOLD: PolicyCode = PolicyCode::known("campaign_hold");
 
-    /// A code from a string literal, checked at compile time in a `const`.
-    ///
-    /// # Panics
-    ///
-    /// If `code` is not a policy code; in a `const` that is a compile error.
-    ///
-    /// ```
-    /// use agent_tool_result::guarantee::PolicyCode;
-    ///
-    /// const QUIET_HOURS: PolicyCode = PolicyCode::from_static("quiet_hours");
-    /// assert_eq!(QUIET_HOURS.as_str(), "quiet_hours");
-    /// ```
-    ///
-    /// ```compile_fail,E0080
-    /// use agent_tool_result::guarantee::PolicyCode;
-    ///
-    /// const SHOUTED: PolicyCode = PolicyCode::from_static("Quiet Hours");
-    /// let _ = SHOUTED;
-    /// ```
+    /// A well-known code of the table above.
+    const fn known(code: &'static str) -> Self {
+        assert!(is_policy_code(code));
+        PolicyCode(std::borrow::Cow::Borrowed(code))
+    }
+
+    /// Not public API: [`policy_code!`](crate::policy_code)'s constructor, for a literal it
+    /// checked.
+    #[doc(hidden)]
     #[must_use]
-    pub const fn from_static(code: &'static str) -> Self {
-        assert!(
-            is_policy_code(code),
-            "policy codes are lowercase words joined by _ or -"
-        );
+    pub const fn __from_checked(code: &'static str) -> Self {
         PolicyCode(std::borrow::Cow::Borrowed(code))
     }
 
@@ -88,6 +74,38 @@ impl PolicyCode {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// A [`PolicyCode`] from a string literal, checked when it compiles: the macro runs in a
+/// `const`, so a literal that is not lowercase words joined by `_` or `-` is a compile error
+/// that names it, and nothing is checked at run time.
+///
+/// ```
+/// use agent_tool_result::guarantee::PolicyCode;
+/// use agent_tool_result::policy_code;
+///
+/// const QUIET_HOURS: PolicyCode = policy_code!("quiet_hours");
+/// assert_eq!(QUIET_HOURS.as_str(), "quiet_hours");
+/// ```
+///
+/// ```compile_fail,E0080
+/// let shouted = agent_tool_result::policy_code!("Quiet Hours");
+/// ```
+#[macro_export]
+macro_rules! policy_code {
+    ($code:literal) => {
+        const {
+            if !$crate::guarantee::is_policy_code($code) {
+                ::core::panic!(::core::concat!(
+                    "policy code \"",
+                    $code,
+                    "\" is not lowercase letters and digits in words joined by `_` or `-`, as \
+                     in \"quiet_hours\""
+                ));
+            }
+            $crate::guarantee::PolicyCode::__from_checked($code)
+        }
+    };
 }
 
 impl std::fmt::Display for PolicyCode {

@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 
 use super::{CallToolResult, McpError};
 use crate::guarantee::{Answer, Refusal};
-use crate::{Envelope, ErrorCode, JsonObject, ToolError};
+use crate::{Classified, Envelope, JsonObject, ToolError};
 
 /// A tool's arguments, for `rmcp` tools: a drop-in for rmcp's own `Parameters` (the `#[tool]`
 /// macro takes the input schema from it the same way) whose failure is a [`ToolError`], so
@@ -78,7 +78,7 @@ impl<T: DeserializeOwned> Parameters<T> {
                     err.inner()
                 )
             };
-            ToolError::new(ErrorCode::BAD_ARGUMENTS, detail)
+            ToolError::new(Classified::BAD_ARGUMENTS, detail)
         }))
     }
 }

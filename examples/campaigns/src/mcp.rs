@@ -10,7 +10,7 @@ use std::sync::Arc;
 use agent_tool_result::guarantee::GuaranteeResult;
 use agent_tool_result::mcp::KeyedParameters;
 use agent_tool_result::replay::Reply;
-use agent_tool_result::{Envelope, ErrorCode, ToolError};
+use agent_tool_result::{Classified, Envelope, ToolError};
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::{IntoCallToolResult, schema_for_type};
 use rmcp::model::{
@@ -75,7 +75,7 @@ fn tools() -> &'static [Tool] {
 
 fn bad_arguments(err: &impl std::fmt::Display) -> Envelope {
     Envelope::failure(ToolError::new(
-        ErrorCode::BAD_ARGUMENTS,
+        Classified::BAD_ARGUMENTS,
         format!("the arguments do not fit the tool's input schema: {err}"),
     ))
 }

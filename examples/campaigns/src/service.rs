@@ -13,7 +13,7 @@ use agent_tool_result::guarantee::{
 use agent_tool_result::replay::{
     Abandoned, Call, Done, EffectProbe, IdempotencyKey, Lease, Reply, Sequence, StoredAnswer,
 };
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, ToolError};
+use agent_tool_result::{Classified, Envelope, JsonObject, ToolError, classified};
 use serde_json::Value;
 
 use crate::db::{DbError, Target};
@@ -413,8 +413,8 @@ impl Service {
         principal: &str,
     ) -> Result<Envelope<CampaignStatus>, ServiceError> {
         let Some(row) = self.store.campaign(id, principal).await? else {
-            return Ok(Envelope::failure(not_found(
-                "campaign-not-found",
+            return Ok(Envelope::failure(ToolError::new(
+                CAMPAIGN_NOT_FOUND,
                 format!("No campaign {id}: nothing was recorded or sent under that id."),
             )));
         };
@@ -461,8 +461,8 @@ impl Service {
                 status,
                 updated_at: format_instant(instant(updated_ms)),
             }),
-            None => Envelope::failure(not_found(
-                "message-not-found",
+            None => Envelope::failure(ToolError::new(
+                MESSAGE_NOT_FOUND,
                 format!("No message {id}: nothing was recorded or sent under that id."),
             )),
         })
@@ -496,14 +496,10 @@ fn naming(field: &str, id: &str) -> JsonObject {
     fields
 }
 
-fn not_found(code: &'static str, detail: String) -> ToolError {
-    ToolError::classified(
-        ErrorCode::from_static(code),
-        ErrorCategory::NoTarget,
-        detail,
-    )
-    .expect("the service's own code rides under any category")
-}
+/// No campaign has the id a lookup named.
+const CAMPAIGN_NOT_FOUND: Classified = classified!("campaign-not-found", NoTarget);
+/// No message has the id a lookup named.
+const MESSAGE_NOT_FOUND: Classified = classified!("message-not-found", NoTarget);
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! Run with `cargo run --release -p quickstart`.
 
 use agent_tool_result::validate::Validator;
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, ToolError, Warning, WarningCode};
+use agent_tool_result::{Classified, Envelope, ErrorCategory, ToolError, Warning, WarningCode};
 use serde::{Deserialize, Serialize};
 
 /// A tool's own result type: any struct that serializes to a JSON object.
@@ -28,12 +28,12 @@ fn find_element(name: &str) -> Envelope<FoundElement> {
             "Target was minimized; restored before the search.",
         )),
         "Save" => Envelope::failure(ToolError::new(
-            ErrorCode::selector_matched(3).expect("3 matches are ambiguous"),
+            Classified::selector_matched(3).expect("3 matches are ambiguous"),
             "Selector name='Save' matched 3 elements; refine with automationId.",
         ))
         .with_session(session),
         other => Envelope::failure(ToolError::new(
-            ErrorCode::ELEMENT_NOT_FOUND,
+            Classified::ELEMENT_NOT_FOUND,
             format!("No element named '{other}'."),
         ))
         .with_session(session),

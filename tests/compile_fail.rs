@@ -1,0 +1,16 @@
+//! What a tool author gets wrong fails to compile, with a message that says what to write:
+//! a code without its category, a code of two categories without a choice, a category a
+//! well-known code never rides under, a code literal that is not kebab-case. Each case is a
+//! file in `tests/compile_fail/`, with the compiler's message beside it; what an author gets
+//! right (`tests/compiles/`) builds and runs.
+//!
+//! The pass case also makes the cases build rather than only check: a code macro used inside
+//! a function is evaluated when the crate is built (`cargo check` does not evaluate it; a
+//! `const` item it is checked by both).
+
+#[test]
+fn mistakes_fail_to_compile_and_name_the_fix() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("tests/compiles/*.rs");
+    cases.compile_fail("tests/compile_fail/*.rs");
+}
