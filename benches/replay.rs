@@ -43,7 +43,7 @@ fn print() -> Fingerprint {
 
 fn response() -> StoredAnswer {
     use agent_tool_result::guarantee::{Answer, GuaranteeResult, Impact, PolicyCode};
-    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+    let held: GuaranteeResult = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
         .with_impact(
             Impact::new()
                 .with_requested(2)

@@ -20,7 +20,7 @@
 //! use std::time::{Duration, UNIX_EPOCH};
 //!
 //! // send_sms to an opted-out contact: denied before the provider.
-//! let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+//! let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
 //! assert_eq!(
 //!     denied.to_json()?,
 //!     r#"{"schemaVersion":1,"settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"contact_opted_out"}}"#,
@@ -28,7 +28,7 @@
 //!
 //! // A batch: 40 sent now, 60 held durably until the window reopens.
 //! let retry_at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
-//! let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+//! let held: GuaranteeResult<serde_json::Value> = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
 //!     .with_impact(Impact::new().with_requested(100).with_committed(40).with_deferred(60))?
 //!     .with_retry_at(retry_at)?
 //!     .with_next_tool("lookup_marketing_campaigns")

@@ -177,12 +177,15 @@ fn every_reader_agrees_on_ten_thousand_mutations() {
 fn every_builder_that_could_break_an_invariant_checks_it() {
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_115_600);
     // retryAt rides on a deny or a defer, never on an allow.
-    for allow in [GuaranteeResult::committed(), GuaranteeResult::unknown()] {
+    for allow in [
+        GuaranteeResult::<JsonObject>::committed(),
+        GuaranteeResult::unknown(),
+    ] {
         let err = allow.with_retry_at(at).unwrap_err();
         assert_eq!(err.rule(), Rule::GuaranteeRetryAtOnDenyOrDefer);
     }
     for decided in [
-        GuaranteeResult::denied(PolicyCode::CONTACT_POLICY),
+        GuaranteeResult::<JsonObject>::denied(PolicyCode::CONTACT_POLICY),
         GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD),
     ] {
         assert_eq!(
@@ -191,16 +194,16 @@ fn every_builder_that_could_break_an_invariant_checks_it() {
         );
     }
     // A deny counts what it refused, never a send.
-    let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+    let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
         .with_impact(Impact::new().with_requested(1).with_denied(1))
         .unwrap();
     assert_eq!(denied.impact().and_then(Impact::denied), Some(1));
-    let err = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+    let err = GuaranteeResult::<JsonObject>::denied(PolicyCode::CONTACT_OPTED_OUT)
         .with_impact(Impact::new().with_committed(1))
         .unwrap_err();
     assert_eq!(err.rule(), Rule::GuaranteeDenyBeforeProvider);
     // An unknown keeps what was counted before contact was lost, and stays unknown.
-    let lost = GuaranteeResult::unknown()
+    let lost: GuaranteeResult = GuaranteeResult::unknown()
         .with_impact(Impact::new().with_requested(100).with_committed(40))
         .unwrap()
         .with_next_tool("lookup_marketing_campaigns");
@@ -214,7 +217,7 @@ fn every_builder_that_could_break_an_invariant_checks_it() {
     let read = GuaranteeResult::<serde_json::Value>::from_json(&wire).unwrap();
     assert_eq!(read.impact().and_then(Impact::requested), Some(100));
     // A defer's settlement follows its counts, set in any order with its retry time.
-    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+    let held: GuaranteeResult = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
         .with_retry_at(at)
         .unwrap()
         .with_impact(Impact::new().with_requested(2).with_deferred(2))
@@ -227,16 +230,16 @@ fn every_builder_that_could_break_an_invariant_checks_it() {
 
 #[test]
 fn constructors_cannot_build_a_broken_result() {
-    let deny = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+    let deny: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
     assert_eq!(deny.settlement(), SettlementState::NotStarted);
     assert!(deny.is_deny());
-    let over =
-        GuaranteeResult::committed().with_impact(Impact::new().with_requested(2).with_committed(3));
+    let over = GuaranteeResult::<JsonObject>::committed()
+        .with_impact(Impact::new().with_requested(2).with_committed(3));
     assert_eq!(
         over.unwrap_err().rule(),
         Rule::GuaranteeImpactWithinRequested
     );
-    let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+    let held: GuaranteeResult = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
         .with_impact(
             Impact::new()
                 .with_requested(10)
@@ -249,7 +252,7 @@ fn constructors_cannot_build_a_broken_result() {
         SettlementState::Committed,
         "a partial send with a hold"
     );
-    let waiting = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD)
+    let waiting: GuaranteeResult = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD)
         .with_impact(Impact::new())
         .unwrap();
     assert_eq!(waiting.settlement(), SettlementState::NotStarted);
@@ -277,13 +280,13 @@ fn wire_forms_of_each_outcome() {
     let outcomes: Vec<(&str, String)> = vec![
         (
             "deny",
-            GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+            GuaranteeResult::<JsonObject>::denied(PolicyCode::CONTACT_OPTED_OUT)
                 .to_json()
                 .unwrap(),
         ),
         (
             "deny-until",
-            GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+            GuaranteeResult::<JsonObject>::denied(PolicyCode::CONTACT_POLICY)
                 .with_retry_at(retry_at)
                 .expect("a deny takes a retry time")
                 .to_json()
@@ -318,7 +321,7 @@ fn wire_forms_of_each_outcome() {
         ),
         (
             "unknown",
-            GuaranteeResult::unknown()
+            GuaranteeResult::<JsonObject>::unknown()
                 .with_next_tool("lookup_marketing_campaigns")
                 .to_json()
                 .unwrap(),
@@ -387,7 +390,9 @@ fn the_tool_fields_are_written_in_place_as_flatten_writes_them() {
             map.end()
         }
     }
-    let base = || GuaranteeResult::committed();
+    fn base<T>() -> GuaranteeResult<T> {
+        GuaranteeResult::committed()
+    }
     // A struct's fields keep its order, after the contract's.
     let campaign = base()
         .with_fields(Campaign {

@@ -130,7 +130,7 @@ async fn command(ledger: &PostgresLedger, line: &str) -> String {
         }
         Begin::Replay(answer) => {
             let read = answer.answer().expect("an answer reads back");
-            let note = &read.result().expect("a result").fields()["note"];
+            let note = &read.result().expect("a result").field("note").unwrap();
             format!("{key} replay {}", note.as_str().unwrap_or_default())
         }
         Begin::InFlight { .. } => format!("{key} inflight"),

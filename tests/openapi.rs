@@ -145,7 +145,9 @@ fn every_response_the_profile_builds_keeps_the_document() {
 fn a_response_that_breaks_the_profile_breaks_the_document() {
     let document = document(ProblemTypes::default());
     let denied = RestProfile::default()
-        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .response(&GuaranteeResult::<serde_json::Value>::denied(
+            PolicyCode::CONTACT_OPTED_OUT,
+        ))
         .unwrap();
     // A deny answered 403, or as plain JSON, or a 422 with another producer's problem type.
     let mut forbidden = denied.clone();
@@ -156,13 +158,15 @@ fn a_response_that_breaks_the_profile_breaks_the_document() {
         .insert("content-type", "application/json".parse().unwrap());
     let theirs = RestProfile::default()
         .with_problem_type("https://api.example/problems/denied")
-        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .response(&GuaranteeResult::<serde_json::Value>::denied(
+            PolicyCode::CONTACT_OPTED_OUT,
+        ))
         .unwrap();
     // A 401 without its challenge; a 202 whose result is an allow.
     let mut unchallenged = Fault::unauthenticated("sms").into_http_response();
     unchallenged.headers_mut().remove("www-authenticate");
     let mut allowed_202 = RestProfile::default()
-        .response(&GuaranteeResult::committed())
+        .response(&GuaranteeResult::<serde_json::Value>::committed())
         .unwrap();
     *allowed_202.status_mut() = http::StatusCode::ACCEPTED;
     for (name, response) in [
@@ -196,7 +200,9 @@ fn an_agent_classifies_a_producer_from_its_published_types() {
     assert_eq!(read, theirs);
     let profile = RestProfile::default().with_problem_types(theirs);
     let deny = profile
-        .response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+        .response(&GuaranteeResult::<serde_json::Value>::denied(
+            PolicyCode::CONTACT_OPTED_OUT,
+        ))
         .unwrap();
     let outcome = |types: &ProblemTypes, response: &http::Response<Vec<u8>>| {
         agent_tool_result::http::classify::classify_with(
@@ -332,7 +338,7 @@ fn the_facades_envelope_tool_keeps_the_document() {
     }
     // A guarantee result is no envelope.
     let result = RestProfile::default()
-        .response(&GuaranteeResult::committed())
+        .response(&GuaranteeResult::<serde_json::Value>::committed())
         .unwrap();
     assert!(openapi::conforms(&document, "POST", "/tools/find", &result).is_err());
 }

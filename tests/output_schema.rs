@@ -306,7 +306,7 @@ fn every_answer_of_a_guarantee_tool_conforms_to_its_output_schema() {
     let at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
     let schema = compile(&GuaranteeResult::<MessageRef>::output_schema());
     let mut answers: Vec<Answer<Value>> = Vec::new();
-    let with = |result: GuaranteeResult| {
+    let with = |result: GuaranteeResult<Value>| {
         Answer::Result(
             result
                 .with_fields(serde_json::to_value(fields()).unwrap())
@@ -333,13 +333,8 @@ fn every_answer_of_a_guarantee_tool_conforms_to_its_output_schema() {
     answers.push(with(
         GuaranteeResult::unknown().with_next_tool("lookup_sms"),
     ));
-    let bare = |result: GuaranteeResult| {
-        Answer::Result(
-            result
-                .with_fields(Value::Object(serde_json::Map::new()))
-                .unwrap(),
-        )
-    };
+    // Without the tool's fields, as a deny is.
+    let bare = |result: GuaranteeResult<Value>| Answer::Result(result);
     answers.push(bare(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)));
     answers.push(bare(
         GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)

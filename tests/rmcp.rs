@@ -350,7 +350,7 @@ mod guarantee_tools {
             "{wire}"
         );
         let read = GuaranteeResult::<Campaign>::from_rmcp(&held).unwrap();
-        assert_eq!(read.fields().campaign_id, "cmp_7f3a");
+        assert_eq!(read.fields().unwrap().campaign_id, "cmp_7f3a");
         assert_eq!(read.impact().unwrap().deferred(), Some(60));
         let validator = jsonschema::draft202012::new(&schema_of("send_campaign_batch")).unwrap();
         assert!(validator.is_valid(&held.structured_content.clone().unwrap()));
@@ -478,7 +478,8 @@ mod keyed_tools {
         assert_eq!(sends.load(Ordering::SeqCst), 1);
         let read = GuaranteeResult::<Value>::from_rmcp(&first).unwrap();
         assert!(
-            read.fields()["messageId"]
+            read.field("messageId")
+                .unwrap()
                 .as_str()
                 .unwrap()
                 .starts_with("msg_")

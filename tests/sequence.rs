@@ -131,7 +131,10 @@ async fn a_key_runs_once_replays_after_and_refuses_a_mismatch() {
         (ReplyKind::Ran, ReplyKind::Replayed)
     );
     assert_eq!(again.stored(), first.stored());
-    assert_eq!(again.answer().result().unwrap().fields()["messageId"], "m1");
+    assert_eq!(
+        again.answer().result().unwrap().field("messageId").unwrap(),
+        "m1"
+    );
 
     let other = sequence
         .run(
@@ -178,7 +181,11 @@ async fn a_refusal_releases_the_key_and_a_deny_is_kept() {
         (ReplyKind::Ran, 1)
     );
 
-    let deny = |_| async { Answer::from(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)) };
+    let deny = |_| async {
+        Answer::from(GuaranteeResult::<JsonObject>::denied(
+            PolicyCode::CONTACT_OPTED_OUT,
+        ))
+    };
     let first = sequence.run(call("acct", "d", &args), deny).await;
     let again = sequence.run(call("acct", "d", &args), deny).await;
     assert_eq!(again.kind(), ReplyKind::Replayed);
@@ -246,7 +253,7 @@ async fn an_abandoned_key_is_answered_unknown_with_its_lookup_never_run() {
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let unknown = found.answer().result().unwrap();
     assert_eq!(unknown.suggested_next_tool(), Some("lookup_sms"));
-    assert_eq!(unknown.fields()["messageId"], id.as_str());
+    assert_eq!(unknown.field("messageId").unwrap(), id.as_str());
     let later = sequence
         .run(call("acct", "cut", &args), |_| async {
             committed(&runs, "again")
@@ -279,7 +286,12 @@ async fn an_abandoned_key_is_answered_unknown_with_its_lookup_never_run() {
         .await;
     assert_eq!(replay.kind(), ReplyKind::Replayed);
     assert_eq!(
-        replay.answer().result().unwrap().fields()["messageId"],
+        replay
+            .answer()
+            .result()
+            .unwrap()
+            .field("messageId")
+            .unwrap(),
         quiet.context()
     );
 }
@@ -419,7 +431,7 @@ async fn an_unreadable_stored_answer_replays_as_unknown() {
         let unknown = replay.answer().result().expect("a result, not a refusal");
         assert_eq!(unknown.suggested_next_tool(), Some("lookup_sms"));
         assert_eq!(
-            unknown.fields()["messageId"],
+            unknown.field("messageId").unwrap(),
             call("acct", "garbled", &args).context()
         );
     }

@@ -28,29 +28,56 @@ pub(crate) struct Recovery {
 ///
 /// `T` is the tool's own fields (a struct, or `JsonObject`), written at the top level beside
 /// the contract's; it must serialize to an object and name none of `schemaVersion`,
-/// `settlement`, `policy`, `impact` and `recovery`.
+/// `settlement`, `policy`, `impact` and `recovery`. A result of any decision has the type of
+/// the tool's fields, and holds them only where the decision has them: a deny happens before
+/// anything is created, so it has none, while a committed result names what it created. One
+/// tool function thus returns every decision as one type:
+///
+/// ```
+/// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
+/// use serde::Serialize;
+///
+/// #[derive(Serialize)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Sent {
+///     message_id: String,
+/// }
+///
+/// fn send_sms(opted_out: bool) -> GuaranteeResult<Sent> {
+///     if opted_out {
+///         return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+///     }
+///     GuaranteeResult::committed()
+///         .with_fields(Sent { message_id: "msg_1".into() })
+///         .expect("no contract field is named")
+/// }
+///
+/// assert!(send_sms(true).fields().is_none());
+/// assert_eq!(send_sms(false).fields().map(|sent| sent.message_id.as_str()), Some("msg_1"));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct GuaranteeResult<T = JsonObject> {
     pub(super) settlement: SettlementState,
     pub(super) policy: Policy,
     pub(super) impact: Impact,
     pub(super) recovery: Recovery,
-    pub(super) fields: T,
+    pub(super) fields: Option<T>,
 }
 
 /// The constructors name the decision and take only what it needs; what a result may carry
 /// besides is added with a `with_*` builder, and every builder that could break an invariant
-/// checks it.
-impl GuaranteeResult<JsonObject> {
-    /// Allowed and done: `committed`. Add the counts with [`with_impact`](Self::with_impact).
+/// checks it. A result starts without the tool's fields, of whatever type they have.
+impl<T> GuaranteeResult<T> {
+    /// Allowed and done: `committed`. Add the counts with [`with_impact`](Self::with_impact)
+    /// and what was created with [`with_fields`](Self::with_fields).
     #[must_use]
     pub fn committed() -> Self {
         GuaranteeResult::build(SettlementState::Committed, PolicyDecision::Allow, None)
     }
 
-    /// Denied by policy before the provider: `not_started`, nothing committed. Add when to
-    /// try again with [`with_retry_at`](Self::with_retry_at), and the counts (requested,
-    /// denied) with [`with_impact`](Self::with_impact).
+    /// Denied by policy before the provider: `not_started`, nothing committed, nothing
+    /// created. Add when to try again with [`with_retry_at`](Self::with_retry_at), and the
+    /// counts (requested, denied) with [`with_impact`](Self::with_impact).
     #[must_use]
     pub fn denied(code: PolicyCode) -> Self {
         GuaranteeResult::build(
@@ -94,8 +121,35 @@ impl GuaranteeResult<JsonObject> {
             },
             impact: Impact::new(),
             recovery: Recovery::default(),
-            fields: JsonObject::new(),
+            fields: None,
         }
+    }
+}
+
+impl GuaranteeResult<JsonObject> {
+    /// The tool's own field `name`, if the result has it.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::GuaranteeResult;
+    /// use serde_json::json;
+    ///
+    /// let sent: GuaranteeResult = GuaranteeResult::committed()
+    ///     .with_fields(json!({ "messageId": "msg_1" }).as_object().unwrap().clone())?;
+    /// assert_eq!(sent.field("messageId"), Some(&json!("msg_1")));
+    /// assert_eq!(sent.field("campaignId"), None);
+    /// # Ok::<(), agent_tool_result::guarantee::InvariantError>(())
+    /// ```
+    #[must_use]
+    pub fn field(&self, name: &str) -> Option<&serde_json::Value> {
+        self.fields.as_ref().and_then(|fields| fields.get(name))
+    }
+}
+
+impl GuaranteeResult<serde_json::Value> {
+    /// The tool's own field `name`, if the result has it.
+    #[must_use]
+    pub fn field(&self, name: &str) -> Option<&serde_json::Value> {
+        self.fields.as_ref().and_then(|fields| fields.get(name))
     }
 }
 
@@ -106,15 +160,15 @@ impl<T> GuaranteeResult<T> {
     /// ```
     /// use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode, SettlementState};
     ///
-    /// let held = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+    /// let held: GuaranteeResult = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
     ///     .with_impact(Impact::new().with_requested(100).with_committed(40).with_deferred(60))?;
     /// assert_eq!(held.settlement(), SettlementState::Committed);
     ///
     /// // Counted before contact was lost: 40 sent, the rest not known.
-    /// let lost = GuaranteeResult::unknown().with_impact(Impact::new().with_requested(100).with_committed(40))?;
+    /// let lost: GuaranteeResult = GuaranteeResult::unknown().with_impact(Impact::new().with_requested(100).with_committed(40))?;
     /// assert_eq!(lost.impact().and_then(|i| i.committed()), Some(40));
     ///
-    /// let err = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT)
+    /// let err = GuaranteeResult::<agent_tool_result::JsonObject>::denied(PolicyCode::CONTACT_OPTED_OUT)
     ///     .with_impact(Impact::new().with_committed(1))
     ///     .unwrap_err();
     /// assert_eq!(err.rule().as_str(), "guarantee-deny-before-provider");
@@ -165,23 +219,19 @@ impl<T> GuaranteeResult<T> {
     /// names none of the contract's fields (`schemaVersion`, `settlement`, `policy`, `impact`,
     /// `recovery`) and none of the members a policy deny's RFC 9457 problem takes for itself
     /// (`type`, `title`, `status`, `detail`, `instance`), so that every transport carries them
-    /// all.
+    /// all. Fields that write no member at all are no fields: the result reads back without
+    /// them.
     ///
     /// # Errors
     ///
     /// [`InvariantError`] when they do not.
-    pub fn with_fields<U: Serialize>(
-        self,
-        fields: U,
-    ) -> Result<GuaranteeResult<U>, InvariantError> {
-        check_fields(&fields, true)?;
-        Ok(GuaranteeResult {
-            settlement: self.settlement,
-            policy: self.policy,
-            impact: self.impact,
-            recovery: self.recovery,
-            fields,
-        })
+    pub fn with_fields(mut self, fields: T) -> Result<Self, InvariantError>
+    where
+        T: Serialize,
+    {
+        let written = check_fields(&fields, true)?;
+        self.fields = (!written.is_empty()).then_some(fields);
+        Ok(self)
     }
 
     /// The settlement: read it first.
@@ -209,15 +259,15 @@ impl<T> GuaranteeResult<T> {
         self.recovery.suggested_next_tool.as_deref()
     }
 
-    /// The tool's own fields.
+    /// The tool's own fields, where the result has them (never on a deny).
     #[must_use]
-    pub fn fields(&self) -> &T {
-        &self.fields
+    pub fn fields(&self) -> Option<&T> {
+        self.fields.as_ref()
     }
 
     /// The tool's own fields, taken out.
     #[must_use]
-    pub fn into_fields(self) -> T {
+    pub fn into_fields(self) -> Option<T> {
         self.fields
     }
 

@@ -70,7 +70,9 @@ impl<T: Serialize> Serialize for GuaranteeResult<T> {
             out.serialize_entry("recovery", &RecoveryWire(tool))?;
         }
         // Straight into this map, as `#[serde(flatten)]` writes, refusing a contract name.
-        self.fields.serialize(Flat { map: &mut out })?;
+        if let Some(fields) = &self.fields {
+            fields.serialize(Flat { map: &mut out })?;
+        }
         out.end()
     }
 }
@@ -454,13 +456,20 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for GuaranteeVisitor<T> {
             policy: required(policy, GUARANTEE, "policy")?,
             impact: impact.unwrap_or_default(),
             recovery: recovery.unwrap_or_default(),
-            fields: (),
+            fields: None::<()>,
         };
         if let Some(breach) = result.breach() {
             return Err(breach::raise(breach));
         }
-        let fields = T::deserialize(Value::Object(own))
-            .map_err(|err| breach::retag(Rule::ToolResultType, de::Error::custom(err)))?;
+        // No member of the tool's own: no fields (a deny's, say), whatever their type.
+        let fields = if own.is_empty() {
+            None
+        } else {
+            Some(
+                T::deserialize(Value::Object(own))
+                    .map_err(|err| breach::retag(Rule::ToolResultType, de::Error::custom(err)))?,
+            )
+        };
         Ok(GuaranteeResult {
             settlement: result.settlement,
             policy: result.policy,

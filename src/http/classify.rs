@@ -101,7 +101,7 @@ impl RestOutcome {
 /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
 /// use agent_tool_result::http::{RestOutcome, RestProfile, classify};
 ///
-/// let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+/// let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
 /// let response = RestProfile::default().response(&denied)?;
 /// assert!(matches!(classify(&response), RestOutcome::PolicyDenied { .. }));
 /// # Ok::<(), serde_json::Error>(())
@@ -133,7 +133,7 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
 ///
 /// let types = ProblemTypes::default().with_policy_deny("https://api.example/problems/denied");
 /// let profile = RestProfile::default().with_problem_types(types.clone());
-/// let denied = profile.response(&GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))?;
+/// let denied = profile.response(&GuaranteeResult::<agent_tool_result::JsonObject>::denied(PolicyCode::CONTACT_OPTED_OUT))?;
 /// let (parts, body) = denied.into_parts();
 /// assert!(matches!(
 ///     classify_with(&types, parts.status, &parts.headers, &body),

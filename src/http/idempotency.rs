@@ -67,7 +67,7 @@ impl super::RestProfile {
     /// # }
     /// let sequence = Sequence::new(MemoryLedger::new());
     /// let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k").unwrap(), &serde_json::json!({}));
-    /// let send = |_| async { Answer::from(GuaranteeResult::committed()) };
+    /// let send = |_| async { Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed()) };
     /// let profile = RestProfile::default();
     /// let first = profile.reply_response(&block_on(sequence.run(call(), send)));
     /// let again = profile.reply_response(&block_on(sequence.run(call(), send)));

@@ -128,7 +128,7 @@ pub enum RetryAfter {
 /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
 /// use agent_tool_result::http::RestProfile;
 ///
-/// let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+/// let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
 /// let response = RestProfile::default().response(&denied)?;
 /// assert_eq!(response.status(), 422);
 /// assert_eq!(response.headers()["content-type"], "application/problem+json");

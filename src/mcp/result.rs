@@ -68,7 +68,7 @@ impl CallToolResult {
     /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
     /// use agent_tool_result::mcp::CallToolResult;
     ///
-    /// let denied = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
+    /// let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT);
     /// let result = CallToolResult::from_guarantee(&denied)?;
     /// assert!(result.is_error());
     /// assert_eq!(result.structured_content(), Some(denied.to_json()?.as_str()));

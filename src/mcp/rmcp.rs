@@ -349,7 +349,7 @@ impl<T> KeyedParameters<T> {
     ///     sequence
     ///         .run(call.with_context(&id), |_| async move {
     ///             let _sent_to = args.to;
-    ///             Answer::from(GuaranteeResult::committed())
+    ///             Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed())
     ///         })
     ///         .await
     /// }

@@ -71,7 +71,7 @@ impl Scope {
 /// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
 /// use agent_tool_result::replay::StoredAnswer;
 ///
-/// let stored = StoredAnswer::of(&Answer::from(GuaranteeResult::committed()))?;
+/// let stored = StoredAnswer::of(&Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed()))?;
 /// assert!(!stored.is_refusal());
 /// assert_eq!(stored.answer()?.result().map(|r| r.is_deny()), Some(false));
 /// # Ok::<(), Box<dyn std::error::Error>>(())

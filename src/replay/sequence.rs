@@ -279,7 +279,7 @@ type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 /// let sequence = Sequence::new(MemoryLedger::new());
 /// let arguments = json!({ "to": "+15550100" });
 /// let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1").unwrap(), &arguments);
-/// let send = |_lease| async { Answer::from(GuaranteeResult::committed()) };
+/// let send = |_lease| async { Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed()) };
 ///
 /// let first = block_on(sequence.run(call(), send));
 /// let again = block_on(sequence.run(call(), send));
@@ -486,7 +486,11 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     /// The `unknown` answer of `context`, in its stored form.
     fn unknown(&self, kind: ReplyKind, context: &str) -> Reply {
         let (stored, answer) = round_trip(&Answer::Result((self.recover)(context)))
-            .or_else(|| round_trip(&Answer::Result(GuaranteeResult::unknown())))
+            .or_else(|| {
+                round_trip(&Answer::Result(
+                    GuaranteeResult::<crate::JsonObject>::unknown(),
+                ))
+            })
             .expect("a bare unknown result serializes and reads back");
         Reply::new(kind, stored, answer)
     }

@@ -518,10 +518,10 @@ mod tests {
                 agent_tool_result::guarantee::SettlementState::Unknown
             );
             assert_eq!(unknown.suggested_next_tool(), Some(lookup));
-            assert_eq!(unknown.fields()[field], id);
+            assert_eq!(unknown.fields().unwrap()[field], id);
         }
         let bare = recovery("");
         assert_eq!(bare.suggested_next_tool(), None);
-        assert!(bare.fields().is_empty());
+        assert!(bare.fields().is_none());
     }
 }

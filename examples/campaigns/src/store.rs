@@ -818,7 +818,10 @@ mod tests {
 
     fn answer() -> StoredAnswer {
         use agent_tool_result::guarantee::{Answer, GuaranteeResult};
-        StoredAnswer::of(&Answer::from(GuaranteeResult::committed())).unwrap()
+        StoredAnswer::of(&Answer::from(GuaranteeResult::<
+            agent_tool_result::JsonObject,
+        >::committed()))
+        .unwrap()
     }
 
     fn phones(n: usize) -> Vec<String> {

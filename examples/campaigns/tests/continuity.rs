@@ -96,7 +96,7 @@ async fn a_fresh_session_reads_the_counts_the_first_one_left() {
         result.suggested_next_tool(),
         Some("lookup_marketing_campaigns")
     );
-    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+    let campaign = support::named(&result, "campaignId");
     first.cancel().await.unwrap();
 
     // Session 2, fresh: the id alone is enough.

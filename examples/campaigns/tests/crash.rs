@@ -80,7 +80,7 @@ fn kill_mid_batch(after_sends: usize) {
         result.suggested_next_tool(),
         Some("lookup_marketing_campaigns")
     );
-    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+    let campaign = support::named(&result, "campaignId");
 
     // Replaying again changes nothing: the answer is frozen.
     let again = service.call("send_campaign_batch", "winter-1", &batch);

@@ -159,7 +159,7 @@ fn rounds_of(server: &Postgres, url: &str, tag: &str, outage: impl Fn(&Postgres)
             let RestOutcome::Settled(result) = classify(&again) else {
                 panic!("{key}: {again:?}")
             };
-            let message = result.fields()["messageId"].as_str().unwrap().to_owned();
+            let message = support::named(&result, "messageId");
             let sends = provider.sends();
             let of_message = sends.iter().filter(|(_, m, ..)| *m == message).count();
             match result.settlement() {

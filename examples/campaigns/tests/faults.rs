@@ -76,10 +76,7 @@ fn a_disk_that_fills_mid_batch_is_recovered_without_a_restart() {
         [SettlementState::Committed, SettlementState::Unknown].contains(&result.settlement()),
         "{result:?}"
     );
-    let campaign = result.fields()["campaignId"]
-        .as_str()
-        .expect("the answer names the campaign")
-        .to_owned();
+    let campaign = support::named(&result, "campaignId");
     let status = service.lookup_until(&campaign, |status| {
         status["counts"]["sent"] == 10 && status["counts"]["sending"] == 0
     });

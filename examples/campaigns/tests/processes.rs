@@ -326,7 +326,7 @@ fn mcp_sessions_on_two_processes_read_one_campaign() {
     // Session 1, on the first process.
     let held = runtime.block_on(call(&services[0], "send_campaign_batch", batch.clone()));
     let result = GuaranteeResult::<Value>::from_rmcp(&held).unwrap();
-    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+    let campaign = support::named(&result, "campaignId");
     assert_eq!(provider.sends().len(), 5);
 
     // Session 2, on the second: the same counts, and the same key replays.

@@ -41,7 +41,7 @@ fn sms_is_sent_once_and_an_opted_out_number_is_denied_before_the_provider() {
         panic!("{sent:?}")
     };
     assert_eq!(result.settlement(), SettlementState::Committed);
-    let message = result.fields()["messageId"].as_str().unwrap().to_owned();
+    let message = support::named(&result, "messageId");
 
     let replay = service.call("send_sms", "sms-1", &sms);
     assert_eq!(replay.headers()[IDEMPOTENT_REPLAYED], "true");
@@ -148,7 +148,7 @@ fn a_held_batch_answers_202_and_the_service_sends_the_rest_as_windows_open() {
         (impact.committed(), impact.deferred(), impact.denied()),
         (Some(2), Some(3), Some(1))
     );
-    let campaign = result.fields()["campaignId"].as_str().unwrap().to_owned();
+    let campaign = support::named(&result, "campaignId");
 
     // Replays while the service works through the hold: the first bytes, never a send.
     for _ in 0..3 {

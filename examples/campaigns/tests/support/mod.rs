@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use agent_tool_result::guarantee::SettlementState;
+use agent_tool_result::guarantee::{GuaranteeResult, SettlementState};
 use agent_tool_result::http::{RestOutcome, classify};
 use serde_json::Value;
 
@@ -435,6 +435,15 @@ pub fn campaign_id(response: &http::Response<Vec<u8>>) -> String {
     body["campaignId"]
         .as_str()
         .unwrap_or_else(|| panic!("no campaignId: {body}"))
+        .to_owned()
+}
+
+/// The id a result names in its own field `field` (`campaignId`, `messageId`).
+pub fn named<T: serde::Serialize>(result: &GuaranteeResult<T>, field: &str) -> String {
+    let fields = serde_json::to_value(result.fields()).unwrap();
+    fields[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("the result names no {field}: {fields}"))
         .to_owned()
 }
 
