@@ -1,9 +1,14 @@
 //! `IntoResponse` for envelopes, faults, problems and guarantee answers, and the two functions
 //! that make every error of an axum service an RFC 9457 problem (feature `axum`).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use axum_core::body::Body;
 use axum_core::response::{IntoResponse, Response};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http_body_util::BodyExt;
 use serde::Serialize;
 
 use super::facade::envelope_response;
@@ -20,12 +25,18 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 /// through.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
+/// The most bytes of an error response's own body [`problem_responses`] reads for the
+/// problem's `detail`; a longer body is not a detail, and the problem says only its status.
+const MAX_DETAIL_BYTES: usize = 1024;
+
 /// Makes every error response of a service an RFC 9457 problem: a response of status 400 or
 /// above that is not `application/problem+json` already (a router's 404 or 405, a body-limit
-/// 413, an extractor's plain-text 400 for a bad percent-escape, a handler's bare status) gets
-/// the problem of its status, and keeps its other headers (`Allow`, `WWW-Authenticate`,
-/// `Retry-After`). Success responses and problems pass as they are. Use it as the outermost
-/// layer, after every route and fallback:
+/// 413, an extractor's plain-text 400 or 415, a handler's bare status) gets the problem of its
+/// status, keeps its other headers (`Allow`, `WWW-Authenticate`, `Retry-After`), and keeps what
+/// it said: a short plain-text body (axum's "Failed to parse the request body as JSON: EOF
+/// while parsing ...") becomes the problem's `detail`. Success responses and problems pass as
+/// they are. Use it as the outermost layer, after every route and fallback; [`ProblemLayer`]
+/// does the same and also names the path of a 404 and the method of a 405.
 ///
 /// ```
 /// use agent_tool_result::http::layers::problem_responses;
@@ -33,15 +44,74 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// let app: axum::Router = axum::Router::new()
 ///     .layer(axum::middleware::map_response(problem_responses));
 /// ```
-///
-/// # Panics
-///
-/// Never: a problem always serializes.
-#[allow(
-    clippy::unused_async,
-    reason = "axum's map_response takes an async function"
-)]
 pub async fn problem_responses(response: Response) -> Response {
+    as_problem(response, None).await
+}
+
+/// Every non-2xx response of the service it wraps as an RFC 9457 problem that keeps what the
+/// response said, in one layer: what [`problem_responses`] does, and for a router's own 404
+/// and 405 (which say nothing) the path that nothing is served at and the method the route
+/// does not answer. Add it last, so it wraps every route and fallback:
+///
+/// ```
+/// use agent_tool_result::http::layers::ProblemLayer;
+///
+/// let app: axum::Router = axum::Router::new()
+///     .route("/tools/send_sms", axum::routing::post(|| async { "sent" }))
+///     .layer(ProblemLayer);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProblemLayer;
+
+impl<S> tower_layer::Layer<S> for ProblemLayer {
+    type Service = Problems<S>;
+
+    fn layer(&self, inner: S) -> Problems<S> {
+        Problems { inner }
+    }
+}
+
+/// The service [`ProblemLayer`] wraps around another.
+#[derive(Clone, Debug)]
+pub struct Problems<S> {
+    inner: S,
+}
+
+impl<S, B> tower_service::Service<http::Request<B>> for Problems<S>
+where
+    S: tower_service::Service<http::Request<B>, Response = Response>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let asked = Asked {
+            method: request.method().as_str().to_owned(),
+            path: request.uri().path().to_owned(),
+        };
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            Ok(as_problem(response, Some(asked)).await)
+        })
+    }
+}
+
+/// What the request asked, for the detail of a router's silent 404 and 405.
+struct Asked {
+    method: String,
+    path: String,
+}
+
+/// `response` as a problem, when it is an error response that is not one already.
+async fn as_problem(response: Response, asked: Option<Asked>) -> Response {
     let is_problem = response
         .headers()
         .get(CONTENT_TYPE)
@@ -54,11 +124,25 @@ pub async fn problem_responses(response: Response) -> Response {
     if response.status().as_u16() < 400 || is_problem {
         return response;
     }
-    let (mut parts, _) = response.into_parts();
-    let problem = Fault::Status {
-        status: parts.status,
-    }
-    .problem();
+    let (mut parts, body) = response.into_parts();
+    let said = said(parts.headers.get(CONTENT_TYPE), body).await;
+    let problem = match (said, asked) {
+        (Some(detail), _) => Fault::Status {
+            status: parts.status,
+        }
+        .problem()
+        .with_detail(detail),
+        (None, Some(asked)) if parts.status == http::StatusCode::NOT_FOUND => {
+            Fault::no_route(asked.path).problem()
+        }
+        (None, Some(asked)) if parts.status == http::StatusCode::METHOD_NOT_ALLOWED => {
+            Fault::method_not_allowed(asked.method).problem()
+        }
+        (None, _) => Fault::Status {
+            status: parts.status,
+        }
+        .problem(),
+    };
     let body = serde_json::to_vec(&problem).expect("a problem always serializes");
     parts.headers.remove(CONTENT_LENGTH);
     parts.headers.insert(
@@ -66,6 +150,29 @@ pub async fn problem_responses(response: Response) -> Response {
         http::HeaderValue::from_static(APPLICATION_PROBLEM_JSON),
     );
     Response::from_parts(parts, Body::from(body))
+}
+
+/// What an error response's own body said, when it is short plain text (or untyped) and not
+/// blank: the detail its producer wrote.
+async fn said(content_type: Option<&http::HeaderValue>, body: Body) -> Option<String> {
+    let textual = content_type.is_none_or(|value| {
+        value.to_str().is_ok_and(|value| {
+            value
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/plain")
+        })
+    });
+    if !textual {
+        return None;
+    }
+    let bytes = http_body_util::Limited::new(body, MAX_DETAIL_BYTES)
+        .collect()
+        .await
+        .ok()?
+        .to_bytes();
+    let text = std::str::from_utf8(&bytes).ok()?.trim();
+    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// Refuses a request whose target is over [`MAX_URI_BYTES`] (414) or whose header fields are

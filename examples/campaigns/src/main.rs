@@ -17,10 +17,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_tool_result::http::layers::{problem_responses, refuse_oversized_head};
-use agent_tool_result::http::{BearerGate, Fault};
+use agent_tool_result::http::BearerGate;
+use agent_tool_result::http::layers::{ProblemLayer, refuse_oversized_head};
 use axum::extract::DefaultBodyLimit;
-use axum::http::{Method, Uri};
 use clap::Parser;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -173,17 +172,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let app = rest::router(service)
         .nest_service("/mcp", mcp)
-        .fallback(|uri: Uri| async move { Fault::no_route(uri.path()) })
-        .method_not_allowed_fallback(|method: Method| async move {
-            Fault::method_not_allowed(method.as_str())
-        })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             access,
             rest::authorize,
         ))
         .layer(axum::middleware::map_request(refuse_oversized_head))
-        .layer(axum::middleware::map_response(problem_responses));
+        .layer(ProblemLayer);
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let mut stdout = std::io::stdout();

@@ -1,0 +1,148 @@
+//! The README's REST handler behind `ProblemLayer`, over HTTP on 127.0.0.1: every error the
+//! router or an extractor answers (bad JSON, no content type, an unknown route, a wrong
+//! method, a key missing) is an RFC 9457 problem with its status, and keeps what the original
+//! response said (axum's "EOF while parsing ...", the path, the method), never a bare status.
+#![cfg(all(feature = "axum", feature = "replay"))]
+
+#[path = "support/server.rs"]
+mod server;
+
+use std::sync::Arc;
+
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, PolicyCode};
+use agent_tool_result::http::layers::ProblemLayer;
+use agent_tool_result::http::problem::Problem;
+use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, Reply, Sequence};
+use axum::{Json, extract::State};
+use serde_json::Value;
+use server::Server;
+
+/// The README's handler, as it is written there.
+async fn send_sms(
+    State(sequence): State<Arc<Sequence<MemoryLedger>>>,
+    key: IdempotencyKey,
+    Json(args): Json<Value>,
+) -> Reply {
+    let call = Call::of("send_sms", "acct_1", key, &args);
+    let id = call.operation_id("msg");
+    sequence
+        .run(call.with_context(&id), |_| async {
+            if args["to"] == "+15550100" {
+                return Answer::from(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT));
+            }
+            Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed())
+        })
+        .await
+}
+
+fn app() -> axum::Router {
+    let sequence = Arc::new(Sequence::new(MemoryLedger::new()));
+    axum::Router::new()
+        .route("/tools/send_sms", axum::routing::post(send_sms))
+        .with_state(sequence)
+        .layer(ProblemLayer)
+}
+
+/// A request to the server: method, path, headers, body; the response's status, headers and
+/// its problem (or `None` when the body is not one).
+fn send(
+    server: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, http::HeaderMap, Option<Problem>) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut request = http::Request::builder()
+        .method(method)
+        .uri(format!("{}{path}", server.base));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = agent
+        .run(request.body(body.as_bytes().to_vec()).unwrap())
+        .unwrap();
+    let (parts, mut body) = response.into_parts();
+    let bytes = body.read_to_vec().unwrap();
+    let problem = (parts
+        .headers
+        .get("content-type")
+        .map(|v| v.to_str().unwrap())
+        == Some("application/problem+json"))
+    .then(|| Problem::from_body(parts.status, &bytes).unwrap());
+    (parts.status.as_u16(), parts.headers, problem)
+}
+
+/// A request (method, path, headers, body) and what its answer is: the status, and words its
+/// problem's detail says.
+type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, &'a str, u16, &'a str);
+
+#[test]
+fn every_error_is_a_problem_that_keeps_the_original_detail() {
+    let server = Server::start(app());
+    let json = ("content-type", "application/json");
+    let keyed = ("idempotency-key", "\"sms-1\"");
+    let cases: [Case; 5] = [
+        // Bad JSON: axum's own words, line and column included.
+        (
+            "POST",
+            "/tools/send_sms",
+            vec![json, keyed],
+            "{\"to\":",
+            400,
+            "EOF while parsing",
+        ),
+        // No content type: axum's 415, with what it expected.
+        (
+            "POST",
+            "/tools/send_sms",
+            vec![keyed],
+            "{}",
+            415,
+            "Content-Type: application/json",
+        ),
+        // No route: the path nothing is served at.
+        (
+            "POST",
+            "/tools/send_mms",
+            vec![json, keyed],
+            "{}",
+            404,
+            "/tools/send_mms",
+        ),
+        // A wrong method: the method the route does not answer.
+        ("GET", "/tools/send_sms", vec![], "", 405, "GET"),
+        // The key's own refusal passes as it is.
+        (
+            "POST",
+            "/tools/send_sms",
+            vec![json],
+            "{}",
+            400,
+            "idempotency key",
+        ),
+    ];
+    for (method, path, headers, body, status, said) in cases {
+        let (got, response_headers, problem) = send(&server, method, path, &headers, body);
+        assert_eq!(got, status, "{method} {path}");
+        let problem = problem.unwrap_or_else(|| panic!("{method} {path}: not a problem"));
+        assert_eq!(problem.status().as_u16(), status);
+        let detail = problem.detail().unwrap_or_default();
+        assert!(detail.contains(said), "{method} {path}: {detail:?}");
+        if status == 405 {
+            assert!(response_headers.contains_key("allow"), "405 keeps Allow");
+        }
+    }
+    // A call that fits answers as the profile says.
+    let (status, _, problem) = send(
+        &server,
+        "POST",
+        "/tools/send_sms",
+        &[json, keyed],
+        r#"{"to":"+15550199"}"#,
+    );
+    assert_eq!((status, problem.is_none()), (200, true));
+}
