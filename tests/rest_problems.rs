@@ -78,7 +78,14 @@ fn send(
 
 /// A request (method, path, headers, body) and what its answer is: the status, and words its
 /// problem's detail says.
-type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, &'a str, u16, &'a str);
+type Case<'a> = (
+    &'a str,
+    &'a str,
+    Vec<(&'a str, &'a str)>,
+    &'a str,
+    u16,
+    &'a str,
+);
 
 #[test]
 fn every_error_is_a_problem_that_keeps_the_original_detail() {
