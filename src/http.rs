@@ -69,6 +69,8 @@ pub use auth::{BearerGate, credentials};
 pub use classify::{RestOutcome, classify};
 pub use facade::envelope_response;
 pub use fault::Fault;
+#[cfg(all(feature = "axum", feature = "replay"))]
+pub use idempotency::KeyedJson;
 pub use media::{APPLICATION_JSON, APPLICATION_PROBLEM_JSON};
 pub use problem::Problem;
 pub use rest::RestProfile;

@@ -44,9 +44,9 @@ pub use jsonrpc::{JsonRpcCode, JsonRpcError};
 pub use read::{McpError, McpErrorKind};
 pub use result::CallToolResult;
 pub use revision::{McpRevision, ParseRevisionError};
-#[cfg(all(feature = "rmcp", feature = "replay"))]
-#[cfg_attr(docsrs, doc(cfg(all(feature = "rmcp", feature = "replay"))))]
-pub use rmcp::KeyedParameters;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub use rmcp::Parameters;
+#[cfg(all(feature = "rmcp", feature = "replay"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "rmcp", feature = "replay"))))]
+pub use rmcp::{KeyedParameters, guarantee_tool};

@@ -104,6 +104,7 @@ mod probe;
 mod sequence;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod tool;
 #[cfg(feature = "sqlite")]
 mod worker;
 
@@ -126,3 +127,6 @@ pub use sequence::{Call, Reply, ReplyKind, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};
+#[cfg(feature = "rmcp")]
+pub(crate) use tool::read_arguments;
+pub use tool::{GuaranteeTool, Operation};

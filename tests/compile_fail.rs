@@ -1,6 +1,7 @@
 //! What a tool author gets wrong fails to compile, with a message that says what to write:
 //! a code without its category, a code of two categories without a choice, a category a
-//! well-known code never rides under, a code literal that is not kebab-case. Each case is a
+//! well-known code never rides under, a code literal that is not kebab-case, a guarantee tool
+//! that answers another type than the fields it advertises. Each case is a
 //! file in `tests/compile_fail/`, with the compiler's message beside it; what an author gets
 //! right (`tests/compiles/`) builds and runs.
 //!
@@ -13,4 +14,6 @@ fn mistakes_fail_to_compile_and_name_the_fix() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/compiles/*.rs");
     cases.compile_fail("tests/compile_fail/*.rs");
+    #[cfg(feature = "replay")]
+    cases.compile_fail("tests/compile_fail_replay/*.rs");
 }

@@ -1,7 +1,9 @@
-//! The README's REST handler behind `ProblemLayer`, over HTTP on 127.0.0.1: every error the
-//! router or an extractor answers (bad JSON, no content type, an unknown route, a wrong
-//! method, a key missing) is an RFC 9457 problem with its status, and keeps what the original
-//! response said (axum's "EOF while parsing ...", the path, the method), never a bare status.
+//! REST handlers behind `ProblemLayer`, over HTTP on 127.0.0.1: every error the router or an
+//! extractor answers (bad JSON, no content type, an unknown route, a wrong method, a key
+//! missing) is an RFC 9457 problem with its status, and keeps what the original response said
+//! (axum's "EOF while parsing ...", the path, the method), never a bare status; and a
+//! `GuaranteeTool` served through `KeyedJson` refuses with the profile's own problems, naming
+//! the argument that does not fit.
 #![cfg(all(feature = "axum", feature = "replay"))]
 
 #[path = "support/server.rs"]
@@ -12,7 +14,9 @@ use std::sync::Arc;
 use agent_tool_result::guarantee::{Answer, GuaranteeResult, PolicyCode};
 use agent_tool_result::http::layers::ProblemLayer;
 use agent_tool_result::http::problem::Problem;
+use agent_tool_result::http::{KeyedJson, RestOutcome, classify};
 use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, Reply, Sequence};
+use agent_tool_result::replay::{Done, GuaranteeTool, Operation};
 use axum::{Json, extract::State};
 use serde_json::Value;
 use server::Server;
@@ -35,10 +39,58 @@ async fn send_sms(
         .await
 }
 
+/// A guarantee tool written once.
+struct SendNote;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoteArgs {
+    to: String,
+    #[allow(dead_code, reason = "read to be checked")]
+    body: String,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Noted {
+    note_id: String,
+}
+
+impl GuaranteeTool for SendNote {
+    const NAME: &'static str = "send_note";
+    const DESCRIPTION: &'static str = "Sends a note.";
+    const OPERATION: &'static str = "note";
+    type Arguments = NoteArgs;
+    type Fields = Noted;
+
+    async fn run(&self, args: NoteArgs, operation: Operation) -> Done<Noted> {
+        if args.to == "+15550100" {
+            return Done::Answer(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into());
+        }
+        let noted = Noted {
+            note_id: operation.id().to_owned(),
+        };
+        Done::Answer(
+            GuaranteeResult::committed()
+                .with_fields(noted)
+                .expect("no contract field")
+                .into(),
+        )
+    }
+}
+
 fn app() -> axum::Router {
     let sequence = Arc::new(Sequence::new(MemoryLedger::new()));
     axum::Router::new()
         .route("/tools/send_sms", axum::routing::post(send_sms))
+        .route(
+            &format!("/tools/{}", SendNote::NAME),
+            axum::routing::post(
+                |State(sequence): State<Arc<Sequence<MemoryLedger>>>, call: KeyedJson| async move {
+                    call.serve(&sequence, &SendNote, "acct_1").await
+                },
+            ),
+        )
         .with_state(sequence)
         .layer(ProblemLayer)
 }
@@ -152,4 +204,86 @@ fn every_error_is_a_problem_that_keeps_the_original_detail() {
         r#"{"to":"+15550199"}"#,
     );
     assert_eq!((status, problem.is_none()), (200, true));
+}
+
+#[test]
+fn a_tool_served_through_keyed_json_refuses_with_the_profile() {
+    let server = Server::start(app());
+    let json = ("content-type", "application/json");
+    let keyed = ("idempotency-key", "\"note-1\"");
+    let path = "/tools/send_note";
+    let body = r#"{"to":"+1","body":"hi"}"#;
+    let cases: [Case; 5] = [
+        ("POST", path, vec![json], body, 400, "carries none"),
+        ("POST", path, vec![keyed], body, 415, "application/json"),
+        (
+            "POST",
+            path,
+            vec![json, keyed],
+            r#"{"to":"+1","#,
+            400,
+            "not JSON",
+        ),
+        (
+            "POST",
+            path,
+            vec![json, keyed],
+            r#"{"to":5,"body":"hi"}"#,
+            400,
+            "`to`: invalid",
+        ),
+        (
+            "POST",
+            path,
+            vec![json, keyed],
+            r#"{"to":"+1"}"#,
+            400,
+            "missing field `body`",
+        ),
+    ];
+    for (method, path, headers, body, status, said) in cases {
+        let (got, _, problem) = send(&server, method, path, &headers, body);
+        assert_eq!(got, status, "{body}");
+        let detail = problem
+            .expect("a problem")
+            .detail()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(detail.contains(said), "{body}: {detail}");
+    }
+    // A refused call begun nothing: the same key then runs, and replays the first answer.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let call = || {
+        let request = http::Request::post(format!("{}{path}", server.base))
+            .header(json.0, json.1)
+            .header(keyed.0, keyed.1)
+            .body(br#"{"to":"+15550199","body":"hi"}"#.to_vec())
+            .unwrap();
+        let response = agent.run(request).unwrap();
+        let (parts, mut body) = response.into_parts();
+        http::Response::from_parts(parts, body.read_to_vec().unwrap())
+    };
+    let (first, again) = (call(), call());
+    assert_eq!(first.body(), again.body());
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    match classify(&first) {
+        RestOutcome::Settled(result) => {
+            let id = result.field("noteId").and_then(serde_json::Value::as_str);
+            assert!(id.is_some_and(|id| id.starts_with("note_")), "{result:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A deny is the profile's 422, with no fields.
+    let (status, _, problem) = send(
+        &server,
+        "POST",
+        path,
+        &[json, ("idempotency-key", "\"note-2\"")],
+        r#"{"to":"+15550100","body":"hi"}"#,
+    );
+    assert_eq!(status, 422);
+    assert!(problem.is_some());
 }

@@ -135,3 +135,96 @@ impl<S: Sync> axum_core::extract::FromRequestParts<S> for IdempotencyKey {
         IdempotencyKey::from_headers(&parts.headers).map_err(|err| err.refusal())
     }
 }
+
+/// With `axum`, a guarantee call as REST carries it: the key from its `Idempotency-Key`
+/// header and the arguments from a JSON body, each refused with the profile's problem before
+/// the handler runs: the key's 400 (`KeyMissing`, `KeyInvalid`), 415 for a body that is not
+/// `application/json`, and `invalid-arguments` (400) for a body that is not JSON, with the
+/// parser's line and column. [`KeyedJson::serve`] runs the call under the replay sequence,
+/// which reads the arguments as the tool's (naming an argument that does not fit).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_tool_result::http::KeyedJson;
+/// use agent_tool_result::replay::{GuaranteeTool, MemoryLedger, Reply, Sequence};
+/// # use agent_tool_result::guarantee::GuaranteeResult;
+/// # use agent_tool_result::replay::{Done, Operation};
+/// # struct SendSms;
+/// # impl GuaranteeTool for SendSms {
+/// #     const NAME: &'static str = "send_sms";
+/// #     const DESCRIPTION: &'static str = "Sends one SMS.";
+/// #     const OPERATION: &'static str = "msg";
+/// #     type Arguments = serde_json::Value;
+/// #     type Fields = agent_tool_result::JsonObject;
+/// #     async fn run(&self, _: serde_json::Value, _: Operation) -> Done {
+/// #         Done::Answer(GuaranteeResult::committed().into())
+/// #     }
+/// # }
+///
+/// async fn send_sms(sequence: axum::extract::State<Arc<Sequence<MemoryLedger>>>, call: KeyedJson) -> Reply {
+///     call.serve(&sequence, &SendSms, "acct_1").await
+/// }
+///
+/// let app: axum::Router = axum::Router::new()
+///     .route(&format!("/tools/{}", SendSms::NAME), axum::routing::post(send_sms))
+///     .with_state(Arc::new(Sequence::new(MemoryLedger::new())));
+/// ```
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "axum", feature = "replay"))))]
+#[derive(Debug)]
+pub struct KeyedJson {
+    key: IdempotencyKey,
+    arguments: serde_json::Value,
+}
+
+#[cfg(feature = "axum")]
+impl KeyedJson {
+    /// The key and the arguments as they came.
+    #[must_use]
+    pub fn into_parts(self) -> (IdempotencyKey, serde_json::Value) {
+        (self.key, self.arguments)
+    }
+
+    /// Serves the call of `tool` by `principal` under `sequence`: see
+    /// [`Sequence::serve`](crate::replay::Sequence::serve).
+    pub async fn serve<T, L, P>(
+        self,
+        sequence: &crate::replay::Sequence<L, P>,
+        tool: &T,
+        principal: &str,
+    ) -> Reply
+    where
+        T: crate::replay::GuaranteeTool,
+        L: crate::replay::Ledger,
+        P: crate::replay::EffectProbe,
+    {
+        sequence
+            .serve(tool, principal, self.key, self.arguments)
+            .await
+    }
+}
+
+#[cfg(feature = "axum")]
+impl<S: Send + Sync> axum_core::extract::FromRequest<S> for KeyedJson {
+    type Rejection = axum_core::response::Response;
+
+    async fn from_request(
+        request: ::http::Request<axum_core::body::Body>,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        use axum_core::response::IntoResponse;
+
+        let key = IdempotencyKey::from_headers(request.headers())
+            .map_err(|err| err.refusal().into_response())?;
+        super::auth::require_json(request.headers()).map_err(IntoResponse::into_response)?;
+        let body = bytes::Bytes::from_request(request, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let arguments = serde_json::from_slice(&body).map_err(|err| {
+            crate::guarantee::Refusal::invalid_arguments(format!("the body is not JSON: {err}"))
+                .into_response()
+        })?;
+        Ok(KeyedJson { key, arguments })
+    }
+}

@@ -300,11 +300,7 @@ impl<T: DeserializeOwned> KeyedParameters<T> {
             Err(err) => return KeyedParameters(Err(err.refusal())),
         };
         let raw = serde_json::Value::Object(arguments);
-        let parsed = T::deserialize(&raw).map_err(|err| {
-            Refusal::invalid_arguments(format!(
-                "the arguments do not fit the tool's input schema: {err}"
-            ))
-        });
+        let parsed = crate::replay::read_arguments::<T>(&raw);
         KeyedParameters(parsed.map(|arguments| Keyed {
             key,
             arguments,
@@ -451,6 +447,65 @@ impl<T: schemars::JsonSchema> crate::guarantee::GuaranteeResult<T> {
     pub fn rmcp_output_schema() -> Arc<JsonObject> {
         Arc::new(Self::output_schema())
     }
+}
+
+/// The MCP tool a [`GuaranteeTool`](crate::replay::GuaranteeTool) is, as `rmcp` lists it:
+/// its name and description, the input schema of its arguments with the `idempotencyKey`
+/// required, and the output schema of the result it answers
+/// ([`GuaranteeResult<T::Fields>`](crate::guarantee::GuaranteeResult)), both from the tool's
+/// own types. Its calls are [`Sequence::serve_keyed`](crate::replay::Sequence::serve_keyed).
+///
+/// ```
+/// use agent_tool_result::guarantee::GuaranteeResult;
+/// use agent_tool_result::mcp::guarantee_tool;
+/// use agent_tool_result::replay::{Done, GuaranteeTool, Operation};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct SmsArgs {
+///     to: String,
+/// }
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Sent {
+///     message_id: String,
+/// }
+///
+/// struct SendSms;
+///
+/// impl GuaranteeTool for SendSms {
+///     const NAME: &'static str = "send_sms";
+///     const DESCRIPTION: &'static str = "Sends one SMS.";
+///     const OPERATION: &'static str = "msg";
+///     type Arguments = SmsArgs;
+///     type Fields = Sent;
+///
+///     async fn run(&self, _: SmsArgs, operation: Operation) -> Done<Sent> {
+///         let sent = Sent { message_id: operation.id().to_owned() };
+///         Done::Answer(GuaranteeResult::committed().with_fields(sent).expect("no contract name").into())
+///     }
+/// }
+///
+/// let tool = guarantee_tool::<SendSms>();
+/// assert_eq!(tool.name, "send_sms");
+/// assert!(tool.input_schema["required"].as_array().unwrap().contains(&"idempotencyKey".into()));
+/// assert!(tool.output_schema.is_some());
+/// ```
+#[cfg(feature = "replay")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
+#[must_use]
+pub fn guarantee_tool<T>() -> rmcp::model::Tool
+where
+    T: crate::replay::GuaranteeTool,
+    T::Arguments: schemars::JsonSchema,
+    T::Fields: schemars::JsonSchema,
+{
+    rmcp::model::Tool::new(
+        T::NAME,
+        T::DESCRIPTION,
+        KeyedParameters::<T::Arguments>::rmcp_input_schema(),
+    )
+    .with_raw_output_schema(crate::guarantee::GuaranteeResult::<T::Fields>::rmcp_output_schema())
 }
 
 impl<T: DeserializeOwned> crate::guarantee::GuaranteeResult<T> {
