@@ -27,17 +27,16 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::Refusal;
-use agent_tool_result::http::RestProfile;
-use agent_tool_result::replay::{Call, Done, IdempotencyKey};
-use axum::body::Bytes;
+use agent_tool_result::http::{KeyedJson, RestProfile};
+use agent_tool_result::replay::{Call, Done, GuaranteeTool};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use serde::Deserialize;
 
 use crate::db::Target;
 use crate::service::{Config, Service};
 use crate::store::SendWindow;
-use crate::tools::Command;
+use crate::tools::{SendSms, SmsArgs};
 
 /// Concurrent clients.
 const CLIENTS: usize = 32;
@@ -47,47 +46,31 @@ const PER_CLIENT: usize = 60;
 const ROUNDS: u32 = 8;
 const PRINCIPAL: &str = "acct_bench";
 
-fn command(body: &Bytes) -> Result<(Value, Command), Refusal> {
-    let arguments: Value =
-        serde_json::from_slice(body).map_err(|err| Refusal::invalid_arguments(err.to_string()))?;
-    match Command::parse("send_sms", &arguments) {
-        Some(Ok(command)) => Ok((arguments, command)),
-        Some(Err(refusal)) => Err(refusal),
-        None => unreachable!("send_sms is a guarantee tool"),
-    }
-}
-
 /// The service's handler: under the replay sequence.
-async fn sequenced(
-    State(service): State<Arc<Service>>,
-    key: IdempotencyKey,
-    body: Bytes,
-) -> Response {
-    match command(&body) {
-        Ok((arguments, command)) => service
-            .call(&command, &arguments, PRINCIPAL, key)
-            .await
-            .into_response(),
-        Err(refused) => refused.into_response(),
-    }
+async fn sequenced(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
+    let (key, arguments) = call.into_parts();
+    service
+        .call(SendSms::NAME, PRINCIPAL, key, arguments)
+        .await
+        .expect("send_sms is a guarantee tool")
+        .into_response()
 }
 
 /// The same handler without the sequence: the tool, answered through the profile.
-async fn bare(State(service): State<Arc<Service>>, key: IdempotencyKey, body: Bytes) -> Response {
-    match command(&body) {
-        Ok((arguments, command)) => {
-            let id = Call::of(command.tool(), PRINCIPAL, key, &arguments)
-                .operation_id(Service::prefix(&command));
-            let Done::Answer(answer) = service.tool(&command, PRINCIPAL, &id, None).await else {
-                unreachable!("without a lease the tool records nothing itself")
-            };
-            RestProfile::default()
-                .answer_response(&answer)
-                .expect("an answer's fields are an object")
-                .map(axum::body::Body::from)
-        }
-        Err(refused) => refused.into_response(),
-    }
+async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
+    let (key, arguments) = call.into_parts();
+    let args = match SmsArgs::deserialize(&arguments) {
+        Ok(args) => args,
+        Err(err) => return Refusal::invalid_arguments(err.to_string()).into_response(),
+    };
+    let id = Call::of(SendSms::NAME, PRINCIPAL, key, &arguments).operation_id(SendSms::OPERATION);
+    let Done::Answer(answer) = service.sms(&args, PRINCIPAL, &id, None).await else {
+        unreachable!("without a lease the tool records nothing itself")
+    };
+    RestProfile::default()
+        .answer_response(&answer)
+        .expect("an answer's fields are an object")
+        .map(axum::body::Body::from)
 }
 
 /// One round of one arm: throughput (requests a second) and every latency.

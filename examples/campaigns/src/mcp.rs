@@ -1,15 +1,13 @@
 //! The MCP side, served over Streamable HTTP at `/mcp`: the same tools on the same service,
-//! behind the same bearer gate. A guarantee tool takes its key as the `idempotencyKey`
-//! argument (required by its input schema, which the crate's `KeyedParameters` builds); its
+//! behind the same bearer gate. A guarantee tool is listed from its `GuaranteeTool` (the
+//! crate's `guarantee_tool`: its input schema requires the `idempotencyKey` argument); its
 //! answer is the replay sequence's reply, from the transport-neutral answer the ledger keeps,
 //! so a replay over MCP is the first result too (whichever transport or process ran it), and a
 //! refusal is the problem the tool's `outputSchema` admits. Lookups answer the tool's envelope.
 
 use std::sync::Arc;
 
-use agent_tool_result::guarantee::GuaranteeResult;
-use agent_tool_result::mcp::KeyedParameters;
-use agent_tool_result::replay::Reply;
+use agent_tool_result::mcp::guarantee_tool;
 use agent_tool_result::{Classified, Envelope, ToolError};
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::{IntoCallToolResult, schema_for_type};
@@ -24,8 +22,8 @@ use serde_json::Value;
 use crate::rest::Principal;
 use crate::service::Service;
 use crate::tools::{
-    BatchArgs, CampaignArgs, CampaignRef, CampaignStatus, Command, LOOKUP_CAMPAIGNS, LOOKUP_SMS,
-    MessageArgs, MessageRef, MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, SmsArgs,
+    CampaignArgs, CampaignStatus, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageArgs, MessageStatus,
+    SendBatch, SendSms,
 };
 
 /// The handler every request shares: the server is stateless (no session is kept between
@@ -41,21 +39,8 @@ fn tools() -> &'static [Tool] {
     static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
     TOOLS.get_or_init(|| {
         vec![
-            Tool::new(
-                SEND_SMS,
-                "Sends one SMS. An opted-out number is denied by contact policy before the \
-             provider (isError, policy.decision deny).",
-                KeyedParameters::<SmsArgs>::rmcp_input_schema(),
-            )
-            .with_raw_output_schema(GuaranteeResult::<MessageRef>::rmcp_output_schema()),
-            Tool::new(
-                SEND_CAMPAIGN_BATCH,
-                "Sends a campaign: up to the window's cap now, the rest held durably for later \
-             windows (committed + defer). Read campaignId and look it up with \
-             lookup_marketing_campaigns; never send the batch again to resume it.",
-                KeyedParameters::<BatchArgs>::rmcp_input_schema(),
-            )
-            .with_raw_output_schema(GuaranteeResult::<CampaignRef>::rmcp_output_schema()),
+            guarantee_tool::<SendSms<'static>>(),
+            guarantee_tool::<SendBatch<'static>>(),
             Tool::new(
                 LOOKUP_CAMPAIGNS,
                 "Where a campaign stands, by campaignId: status, counts, updatedAt, next attempt. \
@@ -82,28 +67,6 @@ fn bad_arguments(err: &impl std::fmt::Display) -> Envelope {
 
 fn internal(err: &impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(err.to_string(), None)
-}
-
-impl Mcp {
-    /// A guarantee tool call: the key taken out, the arguments checked, and the call run
-    /// (or replayed, or refused) by the service under the replay sequence, whose reply is
-    /// projected for MCP from the same stored answer REST projects.
-    async fn guarantee(&self, tool: &str, principal: &str, arguments: Value) -> Reply {
-        let (key, arguments) =
-            match KeyedParameters::<Value>::from_arguments(arguments).into_result() {
-                Ok(keyed) => keyed,
-                Err(refusal) => return refusal.into(),
-            };
-        match Command::parse(tool, &arguments) {
-            Some(Ok(command)) => {
-                self.service
-                    .call(&command, &arguments, principal, key)
-                    .await
-            }
-            Some(Err(refusal)) => refusal.into(),
-            None => unreachable!("only guarantee tools come here"),
-        }
-    }
 }
 
 impl rmcp::ServerHandler for Mcp {
@@ -136,12 +99,16 @@ impl rmcp::ServerHandler for Mcp {
             .and_then(|parts| parts.extensions.get::<Principal>())
             .map(|Principal(principal)| principal.clone())
             .ok_or_else(|| internal(&"the request reached no bearer gate"))?;
+        let name = &*request.name;
+        if let Some(reply) = self
+            .service
+            .call_keyed(name, &principal, request.arguments.clone())
+            .await
+        {
+            return reply.into_call_tool_result();
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        match &*request.name {
-            SEND_SMS | SEND_CAMPAIGN_BATCH => self
-                .guarantee(&request.name, &principal, arguments)
-                .await
-                .into_call_tool_result(),
+        match name {
             LOOKUP_CAMPAIGNS => match CampaignArgs::deserialize(&arguments) {
                 Ok(args) => self
                     .service

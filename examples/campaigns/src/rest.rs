@@ -8,24 +8,20 @@ use std::sync::Arc;
 
 use agent_tool_result::Envelope;
 use agent_tool_result::guarantee::Refusal;
-use agent_tool_result::http::auth::require_json;
 use agent_tool_result::http::openapi::OpenApi;
-use agent_tool_result::http::{BearerGate, Fault};
-use agent_tool_result::replay::IdempotencyKey;
+use agent_tool_result::http::{BearerGate, Fault, KeyedJson};
+use agent_tool_result::replay::GuaranteeTool;
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::HeaderMap;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::service::{Service, ServiceError};
 use crate::tools::{
-    BatchArgs, CampaignRef, CampaignStatus, Command, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
-    MessageStatus, SEND_CAMPAIGN_BATCH, SEND_SMS, SmsArgs,
+    CampaignStatus, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus, SendBatch, SendSms,
 };
 
 /// The principal a request runs as, once its token is checked: in the request's extensions.
@@ -98,16 +94,8 @@ pub fn openapi() -> Value {
              200, a hold 202 with Retry-After (never Location), a policy deny a 422 problem; \
              every guarantee call takes an Idempotency-Key.",
         )
-        .guarantee_tool::<SmsArgs, MessageRef>(
-            "/v1/tools/send_sms",
-            SEND_SMS,
-            "Sends one SMS; an opted-out number is denied by contact policy before the provider.",
-        )
-        .guarantee_tool::<BatchArgs, CampaignRef>(
-            "/v1/tools/send_campaign_batch",
-            SEND_CAMPAIGN_BATCH,
-            "Sends a campaign: up to the window's cap now, the rest held for later windows.",
-        )
+        .tool::<SendSms>(&format!("/v1/tools/{}", SendSms::NAME))
+        .tool::<SendBatch>(&format!("/v1/tools/{}", SendBatch::NAME))
         .envelope_lookup::<CampaignStatus>(
             "/v1/campaigns/{campaignId}",
             LOOKUP_CAMPAIGNS,
@@ -146,33 +134,13 @@ async fn call(
     State(service): State<Arc<Service>>,
     Path(tool): Path<String>,
     axum::Extension(Principal(principal)): axum::Extension<Principal>,
-    headers: HeaderMap,
-    key: Result<IdempotencyKey, Refusal>,
-    body: Bytes,
+    call: KeyedJson,
 ) -> Response {
-    if let Err(unsupported) = require_json(&headers) {
-        return unsupported.into_response();
+    let (key, arguments) = call.into_parts();
+    match service.call(&tool, &principal, key, arguments).await {
+        Some(reply) => reply.into_response(),
+        None => Fault::unknown_tool(tool).into_response(),
     }
-    let arguments: Value = match serde_json::from_slice(&body) {
-        Ok(arguments) => arguments,
-        Err(err) => {
-            return Fault::malformed(format!("the body is not JSON: {err}")).into_response();
-        }
-    };
-    // The key first, then the arguments: the same order as over MCP.
-    let key = match key {
-        Ok(key) => key,
-        Err(refusal) => return refusal.into_response(),
-    };
-    let command = match Command::parse(&tool, &arguments) {
-        None => return Fault::unknown_tool(tool).into_response(),
-        Some(Err(refusal)) => return refusal.into_response(),
-        Some(Ok(command)) => command,
-    };
-    service
-        .call(&command, &arguments, &principal, key)
-        .await
-        .into_response()
 }
 
 /// A lookup: the tool's envelope, 200 whatever `ok`.

@@ -11,7 +11,8 @@ use agent_tool_result::guarantee::{
     Answer, GuaranteeResult, Impact, PolicyCode, Refusal, format_instant,
 };
 use agent_tool_result::replay::{
-    Abandoned, Call, Done, EffectProbe, IdempotencyKey, Lease, Reply, Sequence, StoredAnswer,
+    Abandoned, Done, EffectProbe, GuaranteeTool, IdempotencyKey, Lease, Operation, Reply, Sequence,
+    StoredAnswer,
 };
 use agent_tool_result::{Classified, Envelope, JsonObject, ToolError, classified};
 use serde_json::Value;
@@ -20,8 +21,8 @@ use crate::db::{DbError, Target};
 use crate::ledger::{LedgerError, ServiceLedger};
 use crate::store::{CampaignRow, Claim, FullDisk, Made, Message, SendWindow, Store};
 use crate::tools::{
-    BatchArgs, CampaignStatus, Command, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus,
-    SmsArgs,
+    BatchArgs, CampaignRef, CampaignStatus, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
+    MessageStatus, SendBatch, SendSms, SmsArgs,
 };
 
 /// The service's settings.
@@ -78,7 +79,7 @@ impl EffectProbe for Store {
 
 /// The refusal of a call whose store failed: nothing more was done by it, and the same
 /// request with the same key answers what it did (a campaign it created is found by its id).
-fn unavailable(why: &dyn std::fmt::Display) -> Answer {
+fn unavailable<T>(why: &dyn std::fmt::Display) -> Answer<T> {
     Refusal::unavailable(format!(
         "the campaign store failed ({why}); send the same request with the same key again"
     ))
@@ -156,67 +157,82 @@ impl Service {
         Ok(self.store.opt_out(phone).await?)
     }
 
-    /// Runs guarantee `command` for `principal` under `key`, through the replay sequence:
-    /// the first time it runs and its answer is recorded; with the same key and arguments it
-    /// is replayed and nothing is sent again; a key reused or in flight is refused; a store
-    /// that fails answers 503 ("the same request with the same key, later"), and the key is
-    /// not burned; an answer names the operation's id.
+    /// Runs guarantee tool `tool` for `principal` under `key`, with `arguments` as a REST
+    /// body carries them, through the replay sequence: the first time it runs and its answer
+    /// is recorded; with the same key and arguments it is replayed and nothing is sent again;
+    /// a key reused or in flight is refused; a store that fails answers 503 ("the same request
+    /// with the same key, later"), and the key is not burned; an answer names the operation's
+    /// id. `None` when `tool` is no guarantee tool.
     pub async fn call(
         &self,
-        command: &Command,
-        arguments: &Value,
+        tool: &str,
         principal: &str,
         key: IdempotencyKey,
-    ) -> Reply {
-        let call = Call::of(command.tool(), principal, key, arguments);
-        let id = call.operation_id(Service::prefix(command));
-        self.sequence
-            .run_recording(call.with_context(&id), |lease| {
-                self.tool(command, principal, &id, Some(lease))
-            })
-            .await
+        arguments: Value,
+    ) -> Option<Reply> {
+        let sequence = &self.sequence;
+        Some(match tool {
+            SendSms::NAME => {
+                sequence
+                    .serve(&SendSms(self), principal, key, arguments)
+                    .await
+            }
+            SendBatch::NAME => {
+                sequence
+                    .serve(&SendBatch(self), principal, key, arguments)
+                    .await
+            }
+            _ => return None,
+        })
     }
 
-    /// The prefix of the id of the operation `command` creates.
-    pub fn prefix(command: &Command) -> &'static str {
-        match command {
-            Command::Sms(_) => MESSAGE,
-            Command::Batch(_) => CAMPAIGN,
-        }
-    }
-
-    /// The tool itself, which the sequence runs: operation `id` of `command` for `principal`,
-    /// under `lease` on its key, whose fence every write that creates the operation checks.
-    /// Without a lease (outside the replay sequence: the benchmark's baseline) nothing is
-    /// fenced.
-    pub async fn tool(
+    /// [`Service::call`] for a call whose key rides in its arguments, as MCP carries it.
+    pub async fn call_keyed(
         &self,
-        command: &Command,
+        tool: &str,
         principal: &str,
-        id: &str,
-        lease: Option<Lease>,
-    ) -> Done {
-        let lease = lease.as_ref();
-        match command {
-            Command::Sms(args) => self.send_sms(args, principal, id, lease).await,
-            Command::Batch(args) => Done::Answer(self.send_batch(args, principal, id, lease).await),
-        }
+        arguments: Option<JsonObject>,
+    ) -> Option<Reply> {
+        let sequence = &self.sequence;
+        Some(match tool {
+            SendSms::NAME => {
+                sequence
+                    .serve_keyed(&SendSms(self), principal, arguments)
+                    .await
+            }
+            SendBatch::NAME => {
+                sequence
+                    .serve_keyed(&SendBatch(self), principal, arguments)
+                    .await
+            }
+            _ => return None,
+        })
+    }
+
+    /// `send_sms` under the replay sequence: see [`Service::sms`].
+    pub async fn send_sms(&self, args: &SmsArgs, operation: &Operation) -> Done<MessageRef> {
+        let (principal, id) = (operation.principal(), operation.id());
+        self.sms(args, principal, id, Some(operation.lease())).await
     }
 
     /// `send_sms`: an opted-out number is denied before the provider; any other is sent,
     /// under the key's fence, and its answer recorded with the key in the same transaction.
-    async fn send_sms(
+    /// Without a lease (outside the replay sequence: the benchmark's baseline) nothing is
+    /// fenced or recorded.
+    pub async fn sms(
         &self,
         args: &SmsArgs,
         principal: &str,
         id: &str,
         lease: Option<&Lease>,
-    ) -> Done {
-        let committed: Answer = GuaranteeResult::committed()
+    ) -> Done<MessageRef> {
+        let sent = MessageRef {
+            message_id: id.to_owned(),
+        };
+        let committed: Answer<MessageRef> = GuaranteeResult::committed()
             .with_impact(Impact::new().with_requested(1).with_committed(1))
-            .expect("one of one")
-            .with_fields(naming(MESSAGE_ID, id))
-            .expect("an id is no contract field")
+            .and_then(|result| result.with_fields(sent))
+            .expect("one of one, and an id is no contract field")
             .into();
         let stored = StoredAnswer::of(&committed).expect("a result's fields are an object");
         let sent = async {
@@ -246,13 +262,12 @@ impl Service {
 
     /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window
     /// has room for are sent now, and the rest are held durably for the next window.
-    async fn send_batch(
-        &self,
-        args: &BatchArgs,
-        principal: &str,
-        id: &str,
-        lease: Option<&Lease>,
-    ) -> Answer {
+    pub async fn send_batch(&self, args: &BatchArgs, operation: &Operation) -> Answer<CampaignRef> {
+        let (principal, id) = (operation.principal(), operation.id());
+        let lease = Some(operation.lease());
+        let named = || CampaignRef {
+            campaign_id: id.to_owned(),
+        };
         let mut recipients = args.recipients.clone();
         recipients.sort();
         recipients.dedup();
@@ -262,14 +277,14 @@ impl Service {
         {
             Ok(Made::Now(Some(result))) => result
                 .with_next_tool(LOOKUP_CAMPAIGNS)
-                .with_fields(naming(CAMPAIGN_ID, id))
+                .with_fields(named())
                 .expect("an id is no contract field")
                 .into(),
             Ok(Made::Now(None)) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
             Ok(Made::Before) => match self.store.campaign(id, principal).await {
                 Ok(Some(row)) => as_found(&row)
                     .with_next_tool(LOOKUP_CAMPAIGNS)
-                    .with_fields(naming(CAMPAIGN_ID, id))
+                    .with_fields(named())
                     .expect("an id is no contract field")
                     .into(),
                 Ok(None) => unavailable(&"the campaign is not found"),
@@ -289,7 +304,7 @@ impl Service {
         recipients: &[String],
         id: &str,
         lease: Option<&Lease>,
-    ) -> Result<Made<Option<GuaranteeResult>>, DbError> {
+    ) -> Result<Made<Option<GuaranteeResult<CampaignRef>>>, DbError> {
         let mut opted_out = 0;
         for phone in recipients {
             opted_out += usize::from(self.store.is_opted_out(phone).await?);
@@ -471,7 +486,7 @@ impl Service {
 
 /// A batch's answer from its campaign as found (an earlier call under the same key created
 /// it, and its answer was lost): sent and claimed are committed, held deferred.
-fn as_found(row: &CampaignRow) -> GuaranteeResult {
+fn as_found<T>(row: &CampaignRow) -> GuaranteeResult<T> {
     let impact = Impact::new()
         .with_requested(row.requested)
         .with_committed(row.sent + row.sending)

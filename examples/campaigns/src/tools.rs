@@ -1,15 +1,47 @@
-//! The tools' names, arguments and results, and the checks of a guarantee call's arguments
-//! that come before any policy decision.
+//! The tools: the two guarantee tools, each written once (its name, arguments, fields and
+//! what it does), the lookups' names, and the checks of a guarantee call's arguments, made as
+//! they are read, before the key is begun or any policy decides.
 
-use agent_tool_result::guarantee::Refusal;
+use agent_tool_result::replay::{Done, GuaranteeTool, Operation};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// Sends one SMS.
-pub const SEND_SMS: &str = "send_sms";
-/// Sends a campaign to a batch of recipients.
-pub const SEND_CAMPAIGN_BATCH: &str = "send_campaign_batch";
+use crate::service::Service;
+
+/// `send_sms`: one SMS, sent under the key's fence and recorded with its answer.
+pub struct SendSms<'a>(pub &'a Service);
+
+impl GuaranteeTool for SendSms<'_> {
+    const NAME: &'static str = "send_sms";
+    const DESCRIPTION: &'static str = "Sends one SMS. An opted-out number is denied by contact \
+        policy before the provider (isError, policy.decision deny).";
+    const OPERATION: &'static str = "msg";
+    type Arguments = SmsArgs;
+    type Fields = MessageRef;
+
+    async fn run(&self, args: SmsArgs, operation: Operation) -> Done<MessageRef> {
+        self.0.send_sms(&args, &operation).await
+    }
+}
+
+/// `send_campaign_batch`: a campaign, sent up to the window's cap now and held for later
+/// windows past it.
+pub struct SendBatch<'a>(pub &'a Service);
+
+impl GuaranteeTool for SendBatch<'_> {
+    const NAME: &'static str = "send_campaign_batch";
+    const DESCRIPTION: &'static str = "Sends a campaign: up to the window's cap now, the rest \
+        held durably for later windows (committed + defer). Read campaignId and look it up \
+        with lookup_marketing_campaigns; never send the batch again to resume it.";
+    const OPERATION: &'static str = "cmp";
+    type Arguments = BatchArgs;
+    type Fields = CampaignRef;
+
+    async fn run(&self, args: BatchArgs, operation: Operation) -> Done<CampaignRef> {
+        Done::Answer(self.0.send_batch(&args, &operation).await)
+    }
+}
+
 /// Looks a campaign up by id.
 pub const LOOKUP_CAMPAIGNS: &str = "lookup_marketing_campaigns";
 /// Looks a single message up by id.
@@ -21,9 +53,11 @@ pub const LOOKUP_SMS: &str = "lookup_sms";
 pub struct SmsArgs {
     /// The recipient's number (E.164).
     #[schemars(regex(pattern = E164))]
+    #[serde(deserialize_with = "phone")]
     pub to: String,
     /// The text.
     #[schemars(length(min = 1, max = MAX_TEXT), regex(pattern = r"\S"))]
+    #[serde(deserialize_with = "text")]
     pub body: String,
 }
 
@@ -37,9 +71,11 @@ const E164: &str = r"^\+[1-9][0-9]{1,14}$";
 pub struct BatchArgs {
     /// The recipients' numbers (E.164); a number listed twice is sent once.
     #[schemars(length(min = 1, max = MAX_RECIPIENTS), inner(regex(pattern = E164)))]
+    #[serde(deserialize_with = "recipients")]
     pub recipients: Vec<String>,
     /// The text every recipient gets.
     #[schemars(length(min = 1, max = MAX_TEXT), regex(pattern = r"\S"))]
+    #[serde(deserialize_with = "text")]
     pub message: String,
 }
 
@@ -119,14 +155,6 @@ pub struct MessageStatus {
     pub updated_at: String,
 }
 
-/// A guarantee command, its arguments read.
-pub enum Command {
-    /// `send_sms`.
-    Sms(SmsArgs),
-    /// `send_campaign_batch`.
-    Batch(BatchArgs),
-}
-
 /// The most recipients one batch takes.
 pub const MAX_RECIPIENTS: usize = 10_000;
 
@@ -142,81 +170,56 @@ fn is_e164(phone: &str) -> bool {
     })
 }
 
-/// Why a text cannot be sent, if it cannot.
-fn text_problem(name: &str, text: &str) -> Option<String> {
-    if text.trim().is_empty() {
-        Some(format!(
-            "argument `{name}` is empty: there is nothing to send"
-        ))
-    } else if text.chars().count() > MAX_TEXT {
-        Some(format!(
-            "argument `{name}` is longer than {MAX_TEXT} characters"
-        ))
-    } else {
-        None
-    }
-}
-
-fn number_problem(at: &str, phone: &str) -> Option<String> {
+/// Why `phone` is no number to send to, if it is not.
+fn number_problem(phone: &str) -> Option<String> {
     (!is_e164(phone)).then(|| {
         let shown: String = phone.chars().take(32).collect();
-        format!("{at} `{shown}` is not an E.164 number (+ and 2 to 15 digits, as +15550100)")
+        format!("`{shown}` is not an E.164 number (+ and 2 to 15 digits, as +15550100)")
     })
 }
 
-impl Command {
-    /// Reads and checks the arguments of guarantee tool `tool`, before any policy decision:
-    /// `None` when `tool` is not one, the `invalid-arguments` refusal when they do not fit.
-    pub fn parse(tool: &str, arguments: &Value) -> Option<Result<Command, Refusal>> {
-        let shape = |err: serde_json::Error| {
-            Refusal::invalid_arguments(format!("the arguments do not fit {tool}: {err}"))
-        };
-        let parsed = match tool {
-            SEND_SMS => SmsArgs::deserialize(arguments)
-                .map_err(shape)
-                .and_then(|args| {
-                    let problem = number_problem("argument `to`", &args.to)
-                        .or_else(|| text_problem("body", &args.body));
-                    match problem {
-                        Some(problem) => Err(Refusal::invalid_arguments(problem)),
-                        None => Ok(Command::Sms(args)),
-                    }
-                }),
-            SEND_CAMPAIGN_BATCH => BatchArgs::deserialize(arguments).map_err(shape).and_then(
-                |args| {
-                    let count = args.recipients.len();
-                    let problem = if count == 0 {
-                        Some("argument `recipients` is empty: a batch names at least one".into())
-                    } else if count > MAX_RECIPIENTS {
-                        Some(format!(
-                            "argument `recipients` names {count} numbers; a batch takes at most \
-                             {MAX_RECIPIENTS}"
-                        ))
-                    } else {
-                        args.recipients
-                            .iter()
-                            .enumerate()
-                            .find_map(|(i, phone)| {
-                                number_problem(&format!("recipients[{i}]"), phone)
-                            })
-                            .or_else(|| text_problem("message", &args.message))
-                    };
-                    match problem {
-                        Some(problem) => Err(Refusal::invalid_arguments(problem)),
-                        None => Ok(Command::Batch(args)),
-                    }
-                },
-            ),
-            _ => return None,
-        };
-        Some(parsed)
+/// A recipient's number, checked as it is read.
+fn phone<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let phone = String::deserialize(deserializer)?;
+    match number_problem(&phone) {
+        Some(problem) => Err(serde::de::Error::custom(problem)),
+        None => Ok(phone),
     }
+}
 
-    /// The tool's name.
-    pub fn tool(&self) -> &'static str {
-        match self {
-            Command::Sms(_) => SEND_SMS,
-            Command::Batch(_) => SEND_CAMPAIGN_BATCH,
-        }
+/// A text to send, checked as it is read: not blank, at most [`MAX_TEXT`] characters.
+fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    if text.trim().is_empty() {
+        Err(serde::de::Error::custom("empty: there is nothing to send"))
+    } else if text.chars().count() > MAX_TEXT {
+        Err(serde::de::Error::custom(format!(
+            "longer than {MAX_TEXT} characters"
+        )))
+    } else {
+        Ok(text)
+    }
+}
+
+/// A batch's recipients, checked as they are read: 1 to [`MAX_RECIPIENTS`] numbers, each
+/// E.164 (the first that is not is named by its place).
+fn recipients<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    let recipients = Vec::<String>::deserialize(deserializer)?;
+    let count = recipients.len();
+    let problem = if count == 0 {
+        Some("empty: a batch names at least one number".to_owned())
+    } else if count > MAX_RECIPIENTS {
+        Some(format!(
+            "{count} numbers; a batch takes at most {MAX_RECIPIENTS}"
+        ))
+    } else {
+        recipients
+            .iter()
+            .enumerate()
+            .find_map(|(i, phone)| number_problem(phone).map(|problem| format!("[{i}]: {problem}")))
+    };
+    match problem {
+        Some(problem) => Err(serde::de::Error::custom(problem)),
+        None => Ok(recipients),
     }
 }

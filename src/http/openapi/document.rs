@@ -53,6 +53,18 @@ impl OpenApi {
         self
     }
 
+    /// Adds [`GuaranteeTool`](crate::replay::GuaranteeTool) `T` at `POST path`, by its name and
+    /// description, with its arguments and fields: see [`OpenApi::guarantee_tool`].
+    #[must_use]
+    pub fn tool<T>(self, path: &str) -> Self
+    where
+        T: crate::replay::GuaranteeTool,
+        T::Arguments: schemars::JsonSchema,
+        T::Fields: schemars::JsonSchema,
+    {
+        self.guarantee_tool::<T::Arguments, T::Fields>(path, T::NAME, T::DESCRIPTION)
+    }
+
     /// Adds guarantee tool `name` at `POST path`: its body is `A`, its own result fields `F`,
     /// its key the required `Idempotency-Key` header, and its responses every one the profile
     /// defines (200, 202, 400, 401, 403, 409, 413, 414, 415, 422, 431, 503).
