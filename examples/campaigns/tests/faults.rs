@@ -101,40 +101,66 @@ fn arguments_that_cannot_be_sent_are_refused_before_any_policy_decision() {
     let scratch = Scratch::new("bad-arguments");
     let service = Service::start(scratch.db(), &["--opt-out", "+15550100000"]);
     let long = format!("+{}", "1".repeat(1_000));
-    for (tool, arguments) in [
+    // Each with the words its refusal names the argument by.
+    for (tool, arguments, named) in [
         (
             "send_campaign_batch",
             json!({ "recipients": [], "message": "Sale" }),
+            "`recipients`: empty",
         ),
         (
             "send_campaign_batch",
             json!({ "recipients": ["+15550100001", "abc"], "message": "Sale" }),
+            "`recipients`: [1]: `abc`",
         ),
         (
             "send_campaign_batch",
             json!({ "recipients": ["+15550100001"], "message": " " }),
+            "`message`: empty",
         ),
         (
             "send_campaign_batch",
             json!({ "recipients": numbers(10_001), "message": "Sale" }),
+            "`recipients`: 10001 numbers",
         ),
-        ("send_sms", json!({ "to": "", "body": "hi" })),
-        ("send_sms", json!({ "to": "abc", "body": "hi" })),
-        ("send_sms", json!({ "to": long, "body": "hi" })),
-        ("send_sms", json!({ "to": "+05550100001", "body": "hi" })),
-        ("send_sms", json!({ "to": "+15550100001", "body": "" })),
+        ("send_sms", json!({ "to": "", "body": "hi" }), "`to`: ``"),
+        (
+            "send_sms",
+            json!({ "to": "abc", "body": "hi" }),
+            "`to`: `abc`",
+        ),
+        (
+            "send_sms",
+            json!({ "to": long, "body": "hi" }),
+            "`to`: `+1111",
+        ),
+        (
+            "send_sms",
+            json!({ "to": "+05550100001", "body": "hi" }),
+            "`to`: `+0555",
+        ),
+        (
+            "send_sms",
+            json!({ "to": "+15550100001", "body": "" }),
+            "`body`: empty",
+        ),
         (
             "send_sms",
             json!({ "to": "+15550100001", "body": "x".repeat(1_601) }),
+            "`body`: longer than 1600",
         ),
-        ("send_sms", json!({ "to": "+15550100001" })),
+        (
+            "send_sms",
+            json!({ "to": "+15550100001" }),
+            "missing field `body`",
+        ),
     ] {
         let response = service.call(tool, "bad", &arguments);
         assert_eq!(response.status(), 400, "{arguments}");
         match classify(&response) {
             RestOutcome::Refused { refusal, .. } => {
                 assert_eq!(refusal.kind(), RefusalKind::InvalidArguments, "{arguments}");
-                assert!(!refusal.detail().is_empty());
+                assert!(refusal.detail().contains(named), "{}", refusal.detail());
             }
             other => panic!("{arguments}: {other:?}"),
         }
