@@ -406,14 +406,20 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for KeyedPa
 impl<T: schemars::JsonSchema + 'static> KeyedParameters<T> {
     /// The tool's input schema, in the form `rmcp` takes for a tool's `input_schema`: `T`'s,
     /// with `idempotencyKey` added and required. `rmcp`'s `#[tool]` reads an input schema by
-    /// itself only from a parameter type named `Parameters`, so a keyed tool names this one:
+    /// itself only from a parameter type named `Parameters`, so a keyed `#[tool]` names this
+    /// one (`#[tool(input_schema = KeyedParameters::<SmsArgs>::rmcp_input_schema())]`);
+    /// [`guarantee_tool`] does it for a [`GuaranteeTool`](crate::replay::GuaranteeTool).
     ///
-    /// ```ignore
-    /// #[tool(
-    ///     input_schema = KeyedParameters::<SmsArgs>::rmcp_input_schema(),
-    ///     output_schema = GuaranteeResult::<Sent>::rmcp_output_schema(),
-    /// )]
-    /// async fn send_sms(&self, args: KeyedParameters<SmsArgs>) -> Reply { .. }
+    /// ```
+    /// use agent_tool_result::mcp::KeyedParameters;
+    ///
+    /// #[derive(schemars::JsonSchema)]
+    /// struct SmsArgs {
+    ///     to: String,
+    /// }
+    ///
+    /// let schema = KeyedParameters::<SmsArgs>::rmcp_input_schema();
+    /// assert_eq!(schema["required"], serde_json::json!(["to", "idempotencyKey"]));
     /// ```
     #[must_use]
     pub fn rmcp_input_schema() -> Arc<JsonObject> {
