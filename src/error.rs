@@ -17,7 +17,7 @@ use crate::{ErrorCategory, ErrorCode, JsonObject, Observation};
 /// On the wire: `{ code, category, detail, lastObservation?, partialResult? }`, in that order,
 /// with absent fields omitted and no other field allowed.
 ///
-/// Build one with [`ToolError::new`] from a [`Classified`]: the code and the category the
+/// Build one with [`ToolError::new`] from a [`Classified`](crate::Classified): the code and the category the
 /// failure is under, paired when the tool compiles, so building one never fails:
 ///
 /// ```
@@ -56,7 +56,7 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    /// A failure under `code` (a [`Classified`]: its code and category) with `detail`, what
+    /// A failure under `code` (a [`Classified`](crate::Classified): its code and category) with `detail`, what
     /// failed and, where possible, how to recover. It cannot fail: the pair was checked when
     /// it was made.
     ///
