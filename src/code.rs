@@ -28,6 +28,7 @@
 //! ```
 
 mod classified;
+mod literal;
 mod open;
 mod table;
 

@@ -137,6 +137,26 @@ fn the_check_sees_a_cycle_through_a_re_export_and_a_super_path() {
 }
 
 #[test]
+fn an_exported_macro_is_the_file_that_defines_it() {
+    let files = [
+        ("lib.rs", "mod a; mod b; pub use a::Thing;"),
+        (
+            "a.rs",
+            "pub struct Thing; macro_rules! helper { () => {} } \
+             macro_rules! outer { () => { $crate::helper!() } }",
+        ),
+        ("b.rs", "fn f() { crate::helper!() }"),
+    ];
+    let crate_ = Crate::from_texts(&files);
+    assert!(
+        crate_.edges["a.rs"].is_empty(),
+        "{:?}",
+        crate_.edges["a.rs"]
+    );
+    assert_eq!(crate_.edges["b.rs"].keys().collect::<Vec<_>>(), ["a.rs"]);
+}
+
+#[test]
 fn the_check_reads_use_trees_strings_and_child_modules() {
     let files = [
         (
@@ -314,7 +334,11 @@ impl Crate {
             let mut deps: BTreeMap<String, Vec<String>> = BTreeMap::new();
             for (module, path) in crate_.paths_in(name) {
                 if let Some(absolute) = crate_.absolute(&module, &path) {
-                    let target = crate_.resolve(&absolute, 0);
+                    // An exported macro lives at the root but is the file's that defines it.
+                    let target = match crate_.macro_file(&path) {
+                        Some(file) => file,
+                        None => crate_.resolve(&absolute, 0),
+                    };
                     if &target != name {
                         deps.entry(target).or_default().push(path.join("::"));
                     }
@@ -350,6 +374,22 @@ impl Crate {
                 .collect();
             self.edges.insert(name, deps);
         }
+    }
+
+    /// The file that defines the macro `path` names (`crate::name`, as `$crate::name!` is
+    /// written), when a file of the crate defines one by that name with `macro_rules!`: a
+    /// `#[macro_export]` macro is named from the root, but it is the defining file's.
+    fn macro_file(&self, path: &[String]) -> Option<String> {
+        let [first, name] = path else { return None };
+        if first != "crate" {
+            return None;
+        }
+        self.tokens.iter().find_map(|(file, tokens)| {
+            tokens
+                .windows(3)
+                .any(|w| w[0] == "macro_rules" && w[1] == "!" && w[2] == *name)
+                .then(|| file.clone())
+        })
     }
 
     /// Every path a file writes, with the module it is written in (the file's, or an inline
