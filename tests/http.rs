@@ -396,6 +396,37 @@ fn a_problem_reads_back_as_rfc_9457_reads_one() {
         assert!(serde_json::from_slice::<Problem>(alone).is_err());
     }
     assert!(Problem::from_body(StatusCode::OK, br#"{"title":"x"}"#).is_err());
+
+    // An error status is 400 to 599 (RFC 9110), wherever it comes from: a `status` member
+    // outside it is not taken (the response's status stands), a response status outside it
+    // makes no problem, and none can be built with one.
+    let six_hundred = StatusCode::from_u16(600).unwrap();
+    let nines = StatusCode::from_u16(999).unwrap();
+    for member in [0, 99, 200, 399, 600, 999, 1_000, 65_536] {
+        let body = format!(r#"{{"title":"x","status":{member}}}"#);
+        let read = Problem::from_body(StatusCode::BAD_GATEWAY, body.as_bytes()).unwrap();
+        assert_eq!(
+            read.status(),
+            StatusCode::BAD_GATEWAY,
+            "status member {member}"
+        );
+        assert!(
+            serde_json::from_str::<Problem>(&body).is_err(),
+            "{member} alone"
+        );
+        assert!(Problem::from_body(six_hundred, body.as_bytes()).is_err());
+    }
+    for status in [six_hundred, nines] {
+        assert!(
+            Problem::from_body(status, br#"{"title":"x"}"#).is_err(),
+            "{status}"
+        );
+        assert!(Problem::new(status).is_err(), "{status}");
+    }
+    for edge in [400, 499, 500, 599] {
+        let status = StatusCode::from_u16(edge).unwrap();
+        assert_eq!(Problem::new(status).unwrap().status(), status);
+    }
 }
 
 #[test]

@@ -122,6 +122,62 @@ fn retry_after_as_seconds_and_another_problem_type() {
     );
 }
 
+/// `Retry-After` says a whole second, never one before the retry time: both of its forms,
+/// for a deny's retry time and a refusal's, are rounded up, so an agent that waits as the
+/// header says (which a reader takes over the body's `retryAt`) never calls early.
+#[test]
+fn retry_after_is_rounded_up_never_down() {
+    use agent_tool_result::guarantee::Refusal;
+    use agent_tool_result::http::{RestOutcome, classify};
+
+    let whole = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
+    let cases = [
+        (whole, "Tue, 01 Dec 2026 09:00:00 GMT"),
+        (
+            whole + Duration::from_millis(1),
+            "Tue, 01 Dec 2026 09:00:01 GMT",
+        ),
+        (
+            whole + Duration::from_millis(999),
+            "Tue, 01 Dec 2026 09:00:01 GMT",
+        ),
+        (
+            whole - Duration::from_nanos(1),
+            "Tue, 01 Dec 2026 09:00:00 GMT",
+        ),
+    ];
+    let profile = RestProfile::default();
+    for (at, date) in cases {
+        let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+            .with_retry_at(at)
+            .unwrap();
+        let refused = Refusal::unavailable("down").with_retry_at(at);
+        for response in [
+            profile.response(&denied).unwrap(),
+            profile.refusal_response(&refused),
+        ] {
+            assert_eq!(response.headers()["retry-after"], date, "{at:?}");
+            let read = match classify(&response) {
+                RestOutcome::PolicyDenied { retry_at, .. } => retry_at,
+                RestOutcome::Refused { refusal, .. } => refusal.retry_at(),
+                other => panic!("{other:?}"),
+            };
+            assert!(
+                read.is_some_and(|read| read >= at),
+                "{read:?} before {at:?}"
+            );
+        }
+    }
+    // As a delay: 10.5 seconds from now is 11, not 10.
+    let seconds = RestProfile::default().with_retry_after(RetryAfter::DelaySeconds);
+    let soon = Refusal::unavailable("down")
+        .with_retry_at(SystemTime::now() + Duration::from_millis(10_500));
+    assert_eq!(
+        seconds.refusal_response(&soon).headers()["retry-after"],
+        "11"
+    );
+}
+
 /// Every row of the document's REST table, its pre-GA shapes and its traps, classified.
 #[test]
 #[allow(clippy::too_many_lines)] // one table of cases

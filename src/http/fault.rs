@@ -89,7 +89,7 @@ pub enum Fault {
     /// Any other error status a layer below the service answered (a router's own rejection,
     /// say), made a problem with no more meaning than its status.
     Status {
-        /// The status, 400 or above.
+        /// The status, 400 to 599 (any other is answered as 500).
         status: StatusCode,
     },
 }
@@ -202,7 +202,7 @@ impl Fault {
             Fault::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Fault::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Fault::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            Fault::Status { status } if status.as_u16() >= 400 => *status,
+            Fault::Status { status } if (400..=599).contains(&status.as_u16()) => *status,
             Fault::Status { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -29,8 +29,8 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// problem's `detail`; a longer body is not a detail, and the problem says only its status.
 const MAX_DETAIL_BYTES: usize = 1024;
 
-/// Makes every error response of a service an RFC 9457 problem: a response of status 400 or
-/// above that is not `application/problem+json` already (a router's 404 or 405, a body-limit
+/// Makes every error response of a service an RFC 9457 problem: a response of an error status
+/// (400 to 599) that is not `application/problem+json` already (a router's 404 or 405, a body-limit
 /// 413, an extractor's plain-text 400 or 415, a handler's bare status) gets the problem of its
 /// status, keeps its other headers (`Allow`, `WWW-Authenticate`, `Retry-After`), and keeps what
 /// it said: a short plain-text body (axum's "Failed to parse the request body as JSON: EOF
@@ -121,7 +121,7 @@ async fn as_problem(response: Response, asked: Option<Asked>) -> Response {
                 .next()
                 .is_some_and(|t| t.trim().eq_ignore_ascii_case(APPLICATION_PROBLEM_JSON))
         });
-    if response.status().as_u16() < 400 || is_problem {
+    if !(400..=599).contains(&response.status().as_u16()) || is_problem {
         return response;
     }
     let (mut parts, body) = response.into_parts();

@@ -21,10 +21,16 @@ impl ReservedMember {
     }
 }
 
-/// The error for a problem built with a status that is not an error (below 400).
+/// The error for a problem built with a status that is not an error: RFC 9110 defines the
+/// client errors (4xx) and server errors (5xx), 400 to 599, and no status above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("a problem describes an error, and {0} is not an error status")]
+#[error("a problem describes an error, and {0} is not an error status (400 to 599)")]
 pub struct NotAnErrorStatus(StatusCode);
+
+/// Whether `status` is an error status as RFC 9110 defines them: 4xx or 5xx.
+fn is_error_status(status: StatusCode) -> bool {
+    (400..=599).contains(&status.as_u16())
+}
 
 /// A problem details object (RFC 9457): `{ type, title, status, detail?, instance?, ... }`.
 ///
@@ -57,9 +63,10 @@ impl Problem {
     ///
     /// # Errors
     ///
-    /// [`NotAnErrorStatus`] for a status below 400: a problem describes an error.
+    /// [`NotAnErrorStatus`] for a status that is not 400 to 599: a problem describes an
+    /// error.
     pub fn new(status: StatusCode) -> Result<Self, NotAnErrorStatus> {
-        if status.as_u16() < 400 {
+        if !is_error_status(status) {
             return Err(NotAnErrorStatus(status));
         }
         Ok(Problem::of_error(status))
@@ -67,7 +74,7 @@ impl Problem {
 
     /// [`Problem::new`] for a status known to be an error.
     pub(crate) fn of_error(status: StatusCode) -> Self {
-        debug_assert!(status.as_u16() >= 400);
+        debug_assert!(is_error_status(status));
         Problem {
             type_uri: "about:blank".to_owned(),
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
@@ -207,7 +214,8 @@ impl Problem {
     ///
     /// # Errors
     ///
-    /// When the body is not a JSON object, or `status` is below 400.
+    /// When the body is not a JSON object, or neither its `status` member nor `status` is an
+    /// error status (400 to 599; a member outside it is not taken).
     pub fn from_body(status: StatusCode, body: &[u8]) -> Result<Self, serde_json::Error> {
         let members: JsonObject = serde_json::from_slice(body)?;
         Problem::from_members(members, Some(status)).map_err(serde::de::Error::custom)
@@ -225,12 +233,12 @@ impl Problem {
             .and_then(|v| v.as_u64())
             .and_then(|n| u16::try_from(n).ok())
             .and_then(|n| StatusCode::from_u16(n).ok())
-            .filter(|s| s.as_u16() >= 400);
+            .filter(|s| is_error_status(*s));
         let status = member.or(status).ok_or_else(|| {
             "a problem needs an error status: a status member of 400 to 599, or the response's"
                 .to_owned()
         })?;
-        if status.as_u16() < 400 {
+        if !is_error_status(status) {
             return Err(NotAnErrorStatus(status).to_string());
         }
         let problem = Problem::of_error(status);

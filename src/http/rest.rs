@@ -267,15 +267,20 @@ impl RestProfile {
     }
 
     /// Sets `Retry-After` in this profile's form when `retry_at` is known.
+    /// Sets `Retry-After` for `retry_at`, rounded up to the whole second the header can say,
+    /// never down: an agent that waits as it says never calls before `retry_at`.
     fn retry_after(&self, response: &mut Response<Vec<u8>>, retry_at: Option<SystemTime>) {
         if let Some(retry_at) = retry_at {
             let value = match self.retry_after {
-                RetryAfter::HttpDate => crate::guarantee::instant::imf_fixdate(retry_at),
-                RetryAfter::DelaySeconds => retry_at
-                    .duration_since(SystemTime::now())
-                    .unwrap_or_default()
-                    .as_secs()
-                    .to_string(),
+                RetryAfter::HttpDate => {
+                    crate::guarantee::instant::imf_fixdate(whole_second_after(retry_at))
+                }
+                RetryAfter::DelaySeconds => {
+                    let wait = retry_at
+                        .duration_since(SystemTime::now())
+                        .unwrap_or_default();
+                    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).to_string()
+                }
             };
             let value = HeaderValue::from_str(&value).expect("a date or a number is a header");
             response.headers_mut().insert(RETRY_AFTER, value);
@@ -312,5 +317,17 @@ impl RestProfile {
             }
         }
         Ok(problem)
+    }
+}
+
+/// `at`, or the first whole second after it when it falls within one.
+fn whole_second_after(at: SystemTime) -> SystemTime {
+    let fraction = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.subsec_nanos());
+    if fraction == 0 {
+        at
+    } else {
+        at + std::time::Duration::from_nanos(u64::from(1_000_000_000 - fraction))
     }
 }
