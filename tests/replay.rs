@@ -85,6 +85,56 @@ async fn sixteen_tasks_and_fifty_keys_execute_each_key_once() {
     assert_eq!(executed.load(Ordering::SeqCst), 50);
 }
 
+/// One reading of the key, whichever entry point: around the quoted string only spaces and
+/// tabs are stripped (RFC 9651, RFC 9110), every other white space character (every `char`
+/// Unicode calls white space, NBSP, VT, FF and EM SPACE among them) is refused, by
+/// `from_header` and by `from_headers` alike wherever a header can carry it; and parameters
+/// are refused, naming them.
+#[cfg(feature = "http")]
+#[test]
+fn both_entry_points_read_a_key_one_way() {
+    let from_headers = |value: &[u8]| {
+        let value = http::HeaderValue::from_bytes(value).ok()?;
+        let mut headers = http::HeaderMap::new();
+        headers.insert("idempotency-key", value);
+        Some(IdempotencyKey::from_headers(&headers))
+    };
+    let spaces: Vec<char> = (0..=0x10_FFFF_u32)
+        .filter_map(char::from_u32)
+        .filter(|c| c.is_whitespace())
+        .collect();
+    assert!(spaces.len() >= 25, "{}", spaces.len());
+    for space in spaces {
+        for value in [
+            format!("{space}\"a\""),
+            format!("\"a\"{space}"),
+            format!("{space}{space}\"a\"{space}"),
+        ] {
+            let read = IdempotencyKey::from_header(&value);
+            assert_eq!(read.is_ok(), space == ' ' || space == '\t', "{value:?}");
+            if let Some(through_headers) = from_headers(value.as_bytes()) {
+                assert_eq!(
+                    through_headers.map_err(|e| e.kind()),
+                    read.clone().map_err(|e| e.kind()),
+                    "{value:?}"
+                );
+            }
+        }
+    }
+    for with_parameters in [r#""a";p=1"#, r#""a";p"#, r#""a"; p="x""#] {
+        let err = IdempotencyKey::from_header(with_parameters).unwrap_err();
+        assert_eq!(err.kind(), InvalidKeyKind::Malformed);
+        assert!(err.to_string().contains("takes no parameters"), "{err}");
+        let through = from_headers(with_parameters.as_bytes())
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(through.to_string(), err.to_string());
+    }
+    for trailing in [r#""a" x"#, r#""a","b""#, r#""a"#] {
+        assert!(IdempotencyKey::from_header(trailing).is_err(), "{trailing}");
+    }
+}
+
 #[test]
 fn keys_are_sf_strings_of_printable_ascii() {
     let key = IdempotencyKey::from_header(r#""a \"quoted\" \\ key""#).unwrap();

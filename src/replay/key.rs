@@ -30,7 +30,7 @@ pub struct IdempotencyKey(String);
 #[error("invalid idempotency key: {why}")]
 pub struct InvalidKey {
     kind: InvalidKeyKind,
-    why: &'static str,
+    why: std::borrow::Cow<'static, str>,
 }
 
 /// Whether a call carried no key, or one that is not valid.
@@ -48,15 +48,15 @@ impl InvalidKey {
     pub(crate) fn missing() -> Self {
         InvalidKey {
             kind: InvalidKeyKind::Missing,
-            why: "the call carries none",
+            why: "the call carries none".into(),
         }
     }
 
     /// A key that is malformed, and why.
-    pub(crate) fn malformed(why: &'static str) -> Self {
+    pub(crate) fn malformed(why: impl Into<std::borrow::Cow<'static, str>>) -> Self {
         InvalidKey {
             kind: InvalidKeyKind::Malformed,
-            why,
+            why: why.into(),
         }
     }
 
@@ -105,41 +105,61 @@ impl IdempotencyKey {
         Err(InvalidKey::malformed(why))
     }
 
-    /// A key from an `Idempotency-Key` header: a structured-field string, in double quotes,
-    /// with `\"` and `\\` escapes.
+    /// A key from an `Idempotency-Key` header: a structured-field string (RFC 9651), in
+    /// double quotes, with `\"` and `\\` escapes. Only what RFC 9651 and RFC 9110 strip around
+    /// a field value is stripped, spaces and tabs; any other character outside the quotes
+    /// (Unicode white space included) is refused. The key takes no parameters: a value with
+    /// some (`"a";p=1`) is refused, naming them, rather than keyed on a part of what was sent.
+    ///
+    /// ```
+    /// use agent_tool_result::replay::IdempotencyKey;
+    ///
+    /// assert_eq!(IdempotencyKey::from_header(" \t\"a\\\"b\" ")?.as_str(), "a\"b");
+    /// let err = IdempotencyKey::from_header(r#""a";p=1"#).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid idempotency key: the key takes no parameters (`;p=1`)");
+    /// assert!(IdempotencyKey::from_header("\u{a0}\"a\"").is_err(), "no-break space is not stripped");
+    /// # Ok::<(), agent_tool_result::replay::InvalidKey>(())
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`InvalidKey`] when the value is not a quoted string or its key is not valid.
+    /// [`InvalidKey`] when the value is not one quoted string or its key is not valid.
     pub fn from_header(value: &str) -> Result<Self, InvalidKey> {
-        let inner = value
-            .trim()
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .ok_or(InvalidKey::malformed(
+        let value = value.trim_matches([' ', '\t']);
+        let Some(rest) = value.strip_prefix('"') else {
+            return Err(InvalidKey::malformed(
                 "the header is not a quoted string (an sf-string)",
-            ))?;
-        let mut key = String::with_capacity(inner.len());
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some(escaped @ ('"' | '\\')) => key.push(escaped),
+            ));
+        };
+        let mut key = String::with_capacity(rest.len());
+        let mut chars = rest.char_indices();
+        let end = loop {
+            match chars.next() {
+                None => return Err(InvalidKey::malformed("the quoted string is not closed")),
+                Some((at, '"')) => break at,
+                Some((_, '\\')) => match chars.next() {
+                    Some((_, escaped @ ('"' | '\\'))) => key.push(escaped),
                     _ => {
                         return Err(InvalidKey::malformed(
                             "a backslash escapes only a quote or a backslash",
                         ));
                     }
                 },
-                '"' => {
-                    return Err(InvalidKey::malformed(
-                        "an unescaped quote inside the string",
-                    ));
-                }
-                c => key.push(c),
+                Some((_, c)) => key.push(c),
             }
+        };
+        match &rest[end + 1..] {
+            "" => IdempotencyKey::new(key),
+            after if after.starts_with(';') => {
+                let shown: String = after.chars().take(64).collect();
+                Err(InvalidKey::malformed(format!(
+                    "the key takes no parameters (`{shown}`)"
+                )))
+            }
+            _ => Err(InvalidKey::malformed(
+                "something follows the quoted string: the header is one sf-string",
+            )),
         }
-        IdempotencyKey::new(key)
     }
 
     /// The key of an MCP call, from its [`MCP_ARGUMENT`] argument.
