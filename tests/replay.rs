@@ -135,6 +135,36 @@ fn both_entry_points_read_a_key_one_way() {
     }
 }
 
+/// Integers beyond 2^53 are the doubles they round to (RFC 8785): every integer of the
+/// 64-bit range that rounds to the same double as another has its fingerprint, at the edges
+/// of each power of two above 2^53; below 2^53 every integer is its own; as strings, every
+/// one is its own.
+#[test]
+fn integers_beyond_2_to_the_53_fingerprint_as_their_double() {
+    use agent_tool_result::replay::Fingerprint;
+    let print = |id: serde_json::Value| Fingerprint::of("refund", "acct_1", &json!({ "id": id }));
+    for exponent in 53..64 {
+        let base = 1_u64 << exponent;
+        // Above 2^53 the doubles are 2^(e-52) apart: base + 1 rounds to base.
+        assert_eq!(
+            print(json!(base + 1)),
+            print(json!(base)),
+            "2^{exponent} + 1"
+        );
+        assert_ne!(
+            print(json!((base + 1).to_string())),
+            print(json!(base.to_string())),
+            "as strings"
+        );
+    }
+    let below = (1_u64 << 53) - 1;
+    assert_ne!(print(json!(below)), print(json!(below - 1)));
+    assert_ne!(
+        print(json!(-(1_i64 << 52))),
+        print(json!(-(1_i64 << 52) + 1))
+    );
+}
+
 #[test]
 fn keys_are_sf_strings_of_printable_ascii() {
     let key = IdempotencyKey::from_header(r#""a \"quoted\" \\ key""#).unwrap();

@@ -9,8 +9,23 @@ use sha2::{Digest, Sha256};
 /// sorted by their UTF-16 code units, no insignificant whitespace, strings escaped one way and
 /// numbers written as ECMAScript writes a double. Key order, spacing and how a client's JSON
 /// library prints numbers (`1`, `1.0`, `1e0`; `0.0`, `-0.0`) do not matter: a client that
-/// re-encodes its arguments still replays. Integers beyond 2^53 compare as the doubles they
-/// round to, as RFC 8785 (and I-JSON) have it.
+/// re-encodes its arguments still replays.
+///
+/// Integers beyond 2^53 compare as the doubles they round to, as RFC 8785 (and I-JSON, RFC
+/// 7493) have it: two calls that differ only in such a number, a 64-bit id say, have one
+/// fingerprint, so the second replays the first instead of being refused as a mismatch. A tool
+/// whose arguments carry ids that large takes them as strings, as JSON APIs do:
+///
+/// ```
+/// use agent_tool_result::replay::Fingerprint;
+/// use serde_json::json;
+///
+/// let print = |id| Fingerprint::of("refund", "acct_1", &json!({ "orderId": id }));
+/// // 2^53 + 1 rounds to 2^53: one fingerprint, one call.
+/// assert_eq!(print(json!(9_007_199_254_740_993_u64)), print(json!(9_007_199_254_740_992_u64)));
+/// // As strings, they are two calls.
+/// assert_ne!(print(json!("9007199254740993")), print(json!("9007199254740992")));
+/// ```
 ///
 /// ```
 /// use agent_tool_result::replay::Fingerprint;
