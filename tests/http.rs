@@ -32,18 +32,7 @@ fn post(server: &Server, tool: &str, token: Option<&str>, body: &[u8]) -> Reply 
 
 /// Sends any request and reads the reply, whatever its status.
 fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut request = http::Request::builder()
-        .method(method)
-        .uri(format!("{}{path}", server.base));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(body.to_vec()).unwrap();
-    let mut response = agent.run(request).unwrap();
+    let response = server.request(method, path, headers, body);
     let header = |name: &str| {
         response
             .headers()
@@ -54,7 +43,7 @@ fn send(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], bod
     let www_authenticate = header("www-authenticate");
     let allow = header("allow");
     let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string().unwrap();
+    let text = String::from_utf8(response.body().clone()).unwrap();
     Reply {
         status,
         content_type,

@@ -104,21 +104,8 @@ fn send(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, http::HeaderMap, Option<Problem>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut request = http::Request::builder()
-        .method(method)
-        .uri(format!("{}{path}", server.base));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = agent
-        .run(request.body(body.as_bytes().to_vec()).unwrap())
-        .unwrap();
-    let (parts, mut body) = response.into_parts();
-    let bytes = body.read_to_vec().unwrap();
+    let response = server.request(method, path, headers, body.as_bytes());
+    let (parts, bytes) = response.into_parts();
     let problem = (parts
         .headers
         .get("content-type")
@@ -252,19 +239,9 @@ fn a_tool_served_through_keyed_json_refuses_with_the_profile() {
         assert!(detail.contains(said), "{body}: {detail}");
     }
     // A refused call begun nothing: the same key then runs, and replays the first answer.
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
     let call = || {
-        let request = http::Request::post(format!("{}{path}", server.base))
-            .header(json.0, json.1)
-            .header(keyed.0, keyed.1)
-            .body(br#"{"to":"+15550199","body":"hi"}"#.to_vec())
-            .unwrap();
-        let response = agent.run(request).unwrap();
-        let (parts, mut body) = response.into_parts();
-        http::Response::from_parts(parts, body.read_to_vec().unwrap())
+        let body = br#"{"to":"+15550199","body":"hi"}"#;
+        server.request("POST", path, &[json, keyed], body)
     };
     let (first, again) = (call(), call());
     assert_eq!(first.body(), again.body());

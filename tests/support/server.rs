@@ -41,6 +41,32 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Sends `method path` with `headers` and `body` to the server and reads the whole
+    /// response, whatever its status.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> http::Response<Vec<u8>> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let mut request = http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = agent.run(request.body(body.to_vec()).unwrap()).unwrap();
+        let (parts, mut body) = response.into_parts();
+        http::Response::from_parts(parts, body.read_to_vec().unwrap())
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
