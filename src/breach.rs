@@ -103,6 +103,8 @@ pub(crate) enum Breach<'a> {
     ImpactOverRequested,
     /// A tool's own field with a contract field's name, or fields that are not an object.
     ToolFields { problem: &'a str },
+    /// A tool's own field with the name of a problem member.
+    ProblemMemberField { key: &'a str },
 }
 
 impl Breach<'_> {
@@ -130,6 +132,7 @@ impl Breach<'_> {
             Breach::NotStartedCommitted => Rule::GuaranteeNotStartedCommitsNothing,
             Breach::ImpactOverRequested => Rule::GuaranteeImpactWithinRequested,
             Breach::ToolFields { .. } => Rule::ToolResultType,
+            Breach::ProblemMemberField { .. } => Rule::GuaranteeFieldsNotProblemMembers,
         }
     }
 
@@ -140,7 +143,9 @@ impl Breach<'_> {
         match self {
             Breach::SuccessWithError => at.push_str("/error"),
             Breach::FailureWithResult => at.push_str("/result"),
-            Breach::DuplicateKey { key } => push_token(&mut at, key),
+            Breach::DuplicateKey { key } | Breach::ProblemMemberField { key } => {
+                push_token(&mut at, key);
+            }
             _ => {}
         }
         at
@@ -208,6 +213,11 @@ impl fmt::Display for Breach<'_> {
                  requested",
             ),
             Breach::ToolFields { problem } => write!(f, "the tool's own fields {problem}"),
+            Breach::ProblemMemberField { key } => write!(
+                f,
+                "the tool's own field `{key}` takes the name of a problem member (RFC 9457), \
+                 which a deny's 422 problem keeps for itself: the field could not ride in it"
+            ),
             Breach::ByteOrderMark => f.write_str(
                 "the document starts with a byte order mark (U+FEFF), which JSON text must not \
                  (RFC 8259 section 8.1): save it as UTF-8 without a BOM",

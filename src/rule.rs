@@ -169,6 +169,10 @@ rules! {
     /// The counts add up to more than `requested`.
     GuaranteeImpactWithinRequested = "guarantee-impact-within-requested", Error,
         "committed, deferred, denied and failed add up to no more than requested";
+    /// A tool's own field takes the name of an RFC 9457 problem member, which a deny's 422
+    /// problem takes for itself.
+    GuaranteeFieldsNotProblemMembers = "guarantee-fields-not-problem-members", Error,
+        "the tool's own fields are not named type, title, status, detail or instance (a deny rides in a problem)";
     /// A guarantee tool's refusal is not a problem that names a refusal kind.
     RefusalShape = "refusal-shape", Error,
         "a guarantee tool's refusal is an RFC 9457 problem whose type and status name a refusal";

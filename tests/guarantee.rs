@@ -451,3 +451,62 @@ fn the_tool_fields_are_written_in_place_as_flatten_writes_them() {
     let err = shifty.to_json().unwrap_err().to_string();
     assert!(err.contains("contract's field name `policy`"), "{err}");
 }
+
+/// The tool's own fields take no problem member's name, since a deny rides in an RFC 9457
+/// problem over REST: the builder, the typed reader, the validator and the schema refuse each
+/// of the five names on every decision, at the field; a near name passes all of them.
+#[test]
+fn no_reader_or_builder_takes_a_problem_members_name_as_a_tool_field() {
+    let bases: [GuaranteeResult<JsonObject>; 3] = [
+        GuaranteeResult::committed(),
+        GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT),
+        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_HOLD),
+    ];
+    let validator = Validator::shared_guarantee();
+    let rule = Rule::GuaranteeFieldsNotProblemMembers;
+    for base in &bases {
+        let wire: Value = serde_json::from_str(&base.to_json().unwrap()).unwrap();
+        for name in ["type", "title", "status", "detail", "instance"] {
+            let mut document = wire.clone();
+            document[name] = json!("x");
+            let text = document.to_string();
+            assert_eq!(disagreement(&text), None, "{text}");
+            let err = GuaranteeResult::<JsonObject>::from_json(&text).unwrap_err();
+            assert_eq!(
+                (err.rule(), err.pointer()),
+                (rule, format!("/{name}").as_str())
+            );
+            let report = validator.validate_text(&text);
+            assert!(
+                report
+                    .violations()
+                    .iter()
+                    .any(|f| f.rule() == rule && f.pointer() == format!("/{name}")),
+                "{report:?}"
+            );
+            let fields = json!({ "campaignId": "c", name: 1 });
+            let built = base
+                .clone()
+                .with_fields(fields.as_object().unwrap().clone());
+            assert_eq!(built.unwrap_err().rule(), rule, "{name}");
+        }
+        for near in [
+            "Detail",
+            "details",
+            "statusCode",
+            "problemType",
+            "instances",
+        ] {
+            let mut document = wire.clone();
+            document[near] = json!("x");
+            let text = document.to_string();
+            assert_eq!(disagreement(&text), None, "{text}");
+            assert!(
+                GuaranteeResult::<JsonObject>::from_json(&text).is_ok(),
+                "{text}"
+            );
+            let fields = json!({ near: 1 }).as_object().unwrap().clone();
+            assert!(base.clone().with_fields(fields).is_ok(), "{near}");
+        }
+    }
+}

@@ -22,12 +22,14 @@ pub(crate) const CONTRACT_FIELDS: &[&str] = &[
 /// a tool's own field of one of these names could not ride in it, so none may be built.
 pub(crate) const PROBLEM_MEMBERS: &[&str] = &["type", "title", "status", "detail", "instance"];
 
-/// Checks that `fields` serialize to an object naming none of the contract's fields and, when
-/// `for_every_transport`, none of a problem's members either.
-pub(crate) fn check_fields<U: Serialize>(
-    fields: &U,
-    for_every_transport: bool,
-) -> Result<JsonObject, InvariantError> {
+/// Whether `key` is a problem member's name, which no tool field may take.
+pub(crate) fn is_problem_member(key: &str) -> bool {
+    PROBLEM_MEMBERS.contains(&key)
+}
+
+/// Checks that `fields` serialize to an object naming none of the contract's fields and none
+/// of a problem's members.
+pub(crate) fn check_fields<U: Serialize>(fields: &U) -> Result<JsonObject, InvariantError> {
     let problem = |problem: &str| InvariantError::of(Breach::ToolFields { problem });
     match serde_json::to_value(fields) {
         Ok(Value::Object(object)) => {
@@ -37,13 +39,8 @@ pub(crate) fn check_fields<U: Serialize>(
             {
                 return Err(problem(&format!("use the contract's field name `{key}`")));
             }
-            match object
-                .keys()
-                .find(|k| for_every_transport && PROBLEM_MEMBERS.contains(&k.as_str()))
-            {
-                Some(key) => Err(problem(&format!(
-                    "use the name `{key}`, which a policy deny's problem (RFC 9457) takes for                      itself: the field would be lost from the 422"
-                ))),
+            match object.keys().find(|k| is_problem_member(k)) {
+                Some(key) => Err(InvariantError::of(Breach::ProblemMemberField { key })),
                 None => Ok(object),
             }
         }

@@ -1,12 +1,13 @@
 //! Writing the tool's own fields at the top level of a guarantee result, straight into the
 //! result's map (as `#[serde(flatten)]` does, with no intermediate value), refusing a field
-//! that takes one of the contract's names.
+//! that takes one of the contract's names or a problem member's.
 
 use std::marker::PhantomData;
 
 use serde::ser::{self, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
 
-use super::fields::CONTRACT_FIELDS;
+use super::fields::{CONTRACT_FIELDS, is_problem_member};
+use crate::breach::Breach;
 
 /// The error for fields that are not an object, or a field with a contract name.
 fn refuse<E: ser::Error>(problem: impl std::fmt::Display) -> E {
@@ -18,6 +19,8 @@ fn checked<E: ser::Error>(key: &str) -> Result<&str, E> {
         Err(refuse(format_args!(
             "use the contract's field name `{key}`"
         )))
+    } else if is_problem_member(key) {
+        Err(E::custom(Breach::ProblemMemberField { key }))
     } else {
         Ok(key)
     }

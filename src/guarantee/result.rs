@@ -229,7 +229,7 @@ impl<T> GuaranteeResult<T> {
     where
         T: Serialize,
     {
-        let written = check_fields(&fields, true)?;
+        let written = check_fields(&fields)?;
         self.fields = (!written.is_empty()).then_some(fields);
         Ok(self)
     }

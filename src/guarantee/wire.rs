@@ -8,7 +8,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::fields::CONTRACT_FIELDS;
+use super::fields::{CONTRACT_FIELDS, is_problem_member};
 use super::flat::Flat;
 use super::impact::Impact;
 use super::instant::{self, Rfc3339};
@@ -442,6 +442,9 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for GuaranteeVisitor<T> {
                 TopKey::Own(key) => {
                     if own.contains_key(&key) {
                         return Err(breach::raise(Breach::DuplicateKey { key: &key }));
+                    }
+                    if is_problem_member(&key) {
+                        return Err(breach::raise(Breach::ProblemMemberField { key: &key }));
                     }
                     let value: Value = map
                         .next_value()

@@ -18,6 +18,16 @@ pub(super) fn annotated_finding(
     out: &mut Vec<Finding>,
 ) -> bool {
     let pointer = error.instance_path().as_str();
+    if rule == Rule::GuaranteeFieldsNotProblemMembers
+        && let ValidationErrorKind::PropertyNames { error: name } = error.kind()
+        && let Some(key) = name.instance().as_str()
+    {
+        let mut at = pointer.to_owned();
+        push_token(&mut at, key);
+        let breach = Breach::ProblemMemberField { key };
+        out.push(Finding::new(breach.rule(), at, breach.to_string()));
+        return true;
+    }
     let breach = match rule {
         Rule::FailureRequiresError => Some(Breach::FailureWithoutError),
         Rule::SuccessForbidsError => Some(Breach::SuccessWithError),
