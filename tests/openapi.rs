@@ -122,10 +122,12 @@ fn every_response_the_profile_builds_keeps_the_document() {
         RestProfile::default().with_problem_types(
             ProblemTypes::default()
                 .with_policy_deny("https://api.example/problems/denied")
+                .unwrap()
                 .with_refusal(
                     RefusalKind::KeyMismatch,
                     "https://api.example/problems/reused",
-                ),
+                )
+                .unwrap(),
         ),
     ] {
         let document = document(profile.problem_types().clone());
@@ -157,7 +159,11 @@ fn a_response_that_breaks_the_profile_breaks_the_document() {
         .headers_mut()
         .insert("content-type", "application/json".parse().unwrap());
     let theirs = RestProfile::default()
-        .with_problem_type("https://api.example/problems/denied")
+        .with_problem_types(
+            ProblemTypes::default()
+                .with_policy_deny("https://api.example/problems/denied")
+                .unwrap(),
+        )
         .response(&GuaranteeResult::<serde_json::Value>::denied(
             PolicyCode::CONTACT_OPTED_OUT,
         ))
@@ -187,14 +193,17 @@ fn a_response_that_breaks_the_profile_breaks_the_document() {
 fn an_agent_classifies_a_producer_from_its_published_types() {
     let theirs = ProblemTypes::default()
         .with_policy_deny("https://api.example/problems/denied")
+        .unwrap()
         .with_refusal(
             RefusalKind::KeyMismatch,
             "https://api.example/problems/reused",
         )
+        .unwrap()
         .with_refusal(
             RefusalKind::KeyInFlight,
             "https://api.example/problems/busy",
-        );
+        )
+        .unwrap();
     let published = document(theirs.clone());
     let read = ProblemTypes::from_openapi(&published).unwrap();
     assert_eq!(read, theirs);
@@ -341,4 +350,118 @@ fn the_facades_envelope_tool_keeps_the_document() {
         .response(&GuaranteeResult::<serde_json::Value>::committed())
         .unwrap();
     assert!(openapi::conforms(&document, "POST", "/tools/find", &result).is_err());
+}
+
+/// Every answer a problem type can name: the policy deny and each kind of refusal.
+fn answers() -> Vec<Option<RefusalKind>> {
+    std::iter::once(None)
+        .chain(RefusalKind::ALL.into_iter().map(Some))
+        .collect()
+}
+
+fn with_type(
+    types: ProblemTypes,
+    answer: Option<RefusalKind>,
+    uri: &str,
+) -> Result<ProblemTypes, String> {
+    match answer {
+        None => types.with_policy_deny(uri),
+        Some(kind) => types.with_refusal(kind, uri),
+    }
+    .map_err(|err| err.to_string())
+}
+
+/// The schema of the published document that declares `answer`'s problem type, given `uri`.
+fn retype(document: &mut Value, answer: Option<RefusalKind>, uri: &str) {
+    let schemas = document["components"]["schemas"].as_object_mut().unwrap();
+    let schema = schemas
+        .values_mut()
+        .find(|schema| match answer {
+            None => schema.get("x-policy-deny") == Some(&json!(true)),
+            Some(kind) => schema.get("x-refusal-kind") == Some(&json!(kind.as_str())),
+        })
+        .expect("the document declares every answer");
+    assert!(set_type(schema, uri), "{schema}");
+}
+
+/// Sets a problem schema's `type` const, wherever the schema puts it.
+fn set_type(schema: &mut Value, uri: &str) -> bool {
+    if let Some(constant) = schema.pointer_mut("/properties/type/const") {
+        *constant = json!(uri);
+        return true;
+    }
+    schema
+        .get_mut("allOf")
+        .and_then(Value::as_array_mut)
+        .is_some_and(|all| all.iter_mut().any(|each| set_type(each, uri)))
+}
+
+/// No set of problem types, built or read from a document, lets one type name two answers,
+/// nor `about:blank` name an answer its status does not tell: every pair of the seven answers
+/// sharing a type, and `about:blank` on each, is refused by the builder and by
+/// `from_openapi` alike, with the reason; a document declaring an answer twice is refused too.
+#[test]
+fn no_problem_type_names_two_answers() {
+    let shared = "https://api.example/problems/shared";
+    let answers = answers();
+    for (i, first) in answers.iter().enumerate() {
+        for second in &answers[i + 1..] {
+            let once = with_type(ProblemTypes::default(), *first, shared).unwrap();
+            let err = with_type(once, *second, shared).unwrap_err();
+            assert!(err.contains("could not tell"), "{err}");
+            let mut published = document(ProblemTypes::default());
+            retype(&mut published, *first, shared);
+            retype(&mut published, *second, shared);
+            let err = ProblemTypes::from_openapi(&published)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(shared) && err.contains("could not tell"),
+                "{err}"
+            );
+        }
+        // A type another answer has by default is taken as well.
+        for other in &answers {
+            let taken = match other {
+                None => agent_tool_result::guarantee::POLICY_DENY_TYPE,
+                Some(kind) => kind.problem_type(),
+            };
+            if other == first || taken == "about:blank" {
+                continue;
+            }
+            assert!(with_type(ProblemTypes::default(), *first, taken).is_err());
+        }
+        // about:blank is the status alone: only 400 and 5xx refusals may have it.
+        let by_status = matches!(
+            first,
+            Some(RefusalKind::InvalidArguments | RefusalKind::Unavailable)
+        );
+        assert_eq!(
+            with_type(ProblemTypes::default(), *first, "about:blank").is_ok(),
+            by_status,
+            "{first:?}"
+        );
+        let mut published = document(ProblemTypes::default());
+        retype(&mut published, *first, "about:blank");
+        assert_eq!(
+            ProblemTypes::from_openapi(&published).is_ok(),
+            by_status,
+            "{first:?}"
+        );
+        assert!(with_type(ProblemTypes::default(), *first, "").is_err());
+    }
+    // One answer declared by two schemas.
+    let mut published = document(ProblemTypes::default());
+    let schemas = published["components"]["schemas"].as_object_mut().unwrap();
+    let (_, mismatch) = schemas
+        .iter()
+        .find(|(_, s)| s.get("x-refusal-kind") == Some(&json!("key-mismatch")))
+        .unwrap();
+    let mut twin = mismatch.clone();
+    assert!(set_type(&mut twin, "https://api.example/problems/reused"));
+    schemas.insert("zz_twin".to_owned(), twin);
+    let err = ProblemTypes::from_openapi(&published)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("second schema declares key-mismatch"), "{err}");
 }

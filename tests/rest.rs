@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
 use agent_tool_result::http::RestProfile;
-use agent_tool_result::http::rest::RetryAfter;
+use agent_tool_result::http::rest::{ProblemTypes, RetryAfter};
 use serde_json::{Value, json};
 
 fn retry_at() -> SystemTime {
@@ -105,7 +105,11 @@ fn retry_after_as_seconds_and_another_problem_type() {
         .expect("a deny takes a retry time");
     let profile = RestProfile::default()
         .with_retry_after(RetryAfter::DelaySeconds)
-        .with_problem_type("https://example.com/problems/deny");
+        .with_problem_types(
+            ProblemTypes::default()
+                .with_policy_deny("https://example.com/problems/deny")
+                .unwrap(),
+        );
     let response = profile.response(&denied).unwrap();
     let seconds: u64 = response.headers()["retry-after"]
         .to_str()
@@ -528,14 +532,15 @@ fn a_producers_own_problem_types_classify() {
     use agent_tool_result::guarantee::{Refusal, RefusalKind};
     use agent_tool_result::http::RestOutcome;
     use agent_tool_result::http::classify::classify_with;
-    use agent_tool_result::http::rest::ProblemTypes;
 
     let types = ProblemTypes::default()
         .with_policy_deny("https://api.example/problems/denied")
+        .unwrap()
         .with_refusal(
             RefusalKind::KeyInFlight,
             "https://api.example/problems/busy",
-        );
+        )
+        .unwrap();
     let profile = RestProfile::default().with_problem_types(types.clone());
     let busy = profile.refusal_response(&Refusal::new(RefusalKind::KeyInFlight, "wait"));
     let body: Value = serde_json::from_slice(busy.body()).unwrap();

@@ -867,10 +867,12 @@ fn classify_reads_a_producers_problem_types_from_its_openapi_document() {
     let dir = scratch("openapi");
     let types = ProblemTypes::default()
         .with_policy_deny("https://api.example/problems/denied")
+        .unwrap()
         .with_refusal(
             RefusalKind::KeyMismatch,
             "https://api.example/problems/reused",
-        );
+        )
+        .unwrap();
     let document = OpenApi::new("theirs", "1")
         .with_problem_types(types)
         .to_json();

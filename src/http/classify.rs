@@ -131,7 +131,7 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
 /// use agent_tool_result::http::classify::classify_with;
 /// use agent_tool_result::http::rest::ProblemTypes;
 ///
-/// let types = ProblemTypes::default().with_policy_deny("https://api.example/problems/denied");
+/// let types = ProblemTypes::default().with_policy_deny("https://api.example/problems/denied")?;
 /// let profile = RestProfile::default().with_problem_types(types.clone());
 /// let denied = profile.response(&GuaranteeResult::<agent_tool_result::JsonObject>::denied(PolicyCode::CONTACT_OPTED_OUT))?;
 /// let (parts, body) = denied.into_parts();
@@ -139,7 +139,7 @@ pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> R
 ///     classify_with(&types, parts.status, &parts.headers, &body),
 ///     RestOutcome::PolicyDenied { .. }
 /// ));
-/// # Ok::<(), serde_json::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use]
 pub fn classify_with(

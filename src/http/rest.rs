@@ -33,10 +33,14 @@ use crate::guarantee::{
 /// use agent_tool_result::http::rest::ProblemTypes;
 ///
 /// let types = ProblemTypes::default()
-///     .with_policy_deny("https://api.example/problems/contact-policy")
-///     .with_refusal(RefusalKind::KeyMismatch, "https://api.example/problems/key-reused");
+///     .with_policy_deny("https://api.example/problems/contact-policy")?
+///     .with_refusal(RefusalKind::KeyMismatch, "https://api.example/problems/key-reused")?;
 /// assert_eq!(types.refusal_kind("https://api.example/problems/key-reused", 422), Some(RefusalKind::KeyMismatch));
 /// assert_eq!(types.refusal_kind(RefusalKind::KeyMismatch.problem_type(), 422), None);
+/// // One type for two answers would leave a reader guessing: refused.
+/// assert!(types.clone().with_refusal(RefusalKind::KeyInFlight, "https://api.example/problems/key-reused").is_err());
+/// assert!(types.with_policy_deny("about:blank").is_err());
+/// # Ok::<(), agent_tool_result::http::rest::AmbiguousProblemType>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProblemTypes {
@@ -56,24 +60,116 @@ impl Default for ProblemTypes {
     }
 }
 
+/// Why a problem type cannot join a [`ProblemTypes`]: a reader could not tell from it which
+/// answer it names.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("problem type `{uri}` cannot name {named}: {why}")]
+pub struct AmbiguousProblemType {
+    uri: String,
+    named: String,
+    why: String,
+}
+
+impl AmbiguousProblemType {
+    /// The problem type refused.
+    #[must_use]
+    pub fn problem_type(&self) -> &str {
+        &self.uri
+    }
+}
+
+/// What a problem type in a set names: the policy deny or one kind of refusal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    PolicyDeny,
+    Refusal(RefusalKind),
+}
+
+impl std::fmt::Display for Named {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Named::PolicyDeny => f.write_str("the policy deny"),
+            Named::Refusal(kind) => write!(f, "{} refusals", kind.as_str()),
+        }
+    }
+}
+
 impl ProblemTypes {
     /// The set with another policy-deny problem type.
-    #[must_use]
-    pub fn with_policy_deny(mut self, problem_type: impl Into<String>) -> Self {
-        self.policy_deny = problem_type.into();
-        self
+    ///
+    /// # Errors
+    ///
+    /// [`AmbiguousProblemType`] when the type is empty, `about:blank`, or already names a
+    /// refusal in this set.
+    pub fn with_policy_deny(
+        mut self,
+        problem_type: impl Into<String>,
+    ) -> Result<Self, AmbiguousProblemType> {
+        let problem_type = problem_type.into();
+        self.check(Named::PolicyDeny, &problem_type)?;
+        self.policy_deny = problem_type;
+        Ok(self)
     }
 
     /// The set with another problem type for refusals of `kind`.
-    #[must_use]
-    pub fn with_refusal(mut self, kind: RefusalKind, problem_type: impl Into<String>) -> Self {
+    ///
+    /// # Errors
+    ///
+    /// [`AmbiguousProblemType`] when the type is empty, already names the policy deny or
+    /// another kind of refusal in this set, or is `about:blank` for a kind its status alone
+    /// does not tell (only invalid arguments, 400, and unavailable, 5xx, may be `about:blank`).
+    pub fn with_refusal(
+        mut self,
+        kind: RefusalKind,
+        problem_type: impl Into<String>,
+    ) -> Result<Self, AmbiguousProblemType> {
         let problem_type = problem_type.into();
+        self.check(Named::Refusal(kind), &problem_type)?;
         for (each, uri) in &mut self.refusals {
             if *each == kind {
                 uri.clone_from(&problem_type);
             }
         }
-        self
+        Ok(self)
+    }
+
+    /// Whether `uri` may name `named` in this set, each answer telling itself apart.
+    fn check(&self, named: Named, uri: &str) -> Result<(), AmbiguousProblemType> {
+        let refuse = |why: String| AmbiguousProblemType {
+            uri: uri.chars().take(256).collect(),
+            named: named.to_string(),
+            why,
+        };
+        if uri.trim().is_empty() {
+            return Err(refuse("a problem type is a non-empty URI".to_owned()));
+        }
+        if uri == crate::guarantee::ABOUT_BLANK {
+            let by_status = matches!(
+                named,
+                Named::Refusal(RefusalKind::InvalidArguments | RefusalKind::Unavailable)
+            );
+            if by_status {
+                return Ok(());
+            }
+            return Err(refuse(
+                "about:blank means the status alone (RFC 9457), which tells only invalid \
+                 arguments (400) and unavailable (5xx) apart"
+                    .to_owned(),
+            ));
+        }
+        let others = std::iter::once((Named::PolicyDeny, self.policy_deny.as_str())).chain(
+            self.refusals
+                .iter()
+                .map(|(kind, each)| (Named::Refusal(*kind), each.as_str())),
+        );
+        for (other, each) in others {
+            if other != named && each == uri {
+                return Err(refuse(format!(
+                    "it names {other} already, and a reader could not tell the two apart"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The policy deny's problem type.
@@ -144,13 +240,6 @@ pub struct RestProfile {
 }
 
 impl RestProfile {
-    /// The profile with another producer's policy-deny problem type.
-    #[must_use]
-    pub fn with_problem_type(mut self, problem_type: impl Into<String>) -> Self {
-        self.types = self.types.with_policy_deny(problem_type);
-        self
-    }
-
     /// The profile with another producer's problem types.
     #[must_use]
     pub fn with_problem_types(mut self, types: ProblemTypes) -> Self {
