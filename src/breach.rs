@@ -95,6 +95,8 @@ pub(crate) enum Breach<'a> {
     DecisionWithoutCode,
     /// `retryAt` on an allow.
     RetryAtOnAllow,
+    /// `retryAt` outside the years RFC 3339 writes.
+    RetryAtOutOfRange,
     /// A partial send with a hold that is not committed.
     HoldNotCommitted,
     /// `not_started` with committed sends.
@@ -128,6 +130,7 @@ impl Breach<'_> {
             Breach::DenyAfterProvider => Rule::GuaranteeDenyBeforeProvider,
             Breach::DecisionWithoutCode => Rule::GuaranteeDecisionNeedsCode,
             Breach::RetryAtOnAllow => Rule::GuaranteeRetryAtOnDenyOrDefer,
+            Breach::RetryAtOutOfRange => Rule::GuaranteeRetryAtForm,
             Breach::HoldNotCommitted => Rule::GuaranteeHoldIsCommitted,
             Breach::NotStartedCommitted => Rule::GuaranteeNotStartedCommitsNothing,
             Breach::ImpactOverRequested => Rule::GuaranteeImpactWithinRequested,
@@ -201,6 +204,10 @@ impl fmt::Display for Breach<'_> {
             Breach::RetryAtOnAllow => {
                 f.write_str("policy.retryAt rides only on a deny or a defer, not on an allow")
             }
+            Breach::RetryAtOutOfRange => f.write_str(
+                "retryAt falls outside the years 0000 to 9999, which RFC 3339 writes and every \
+                 reader reads back",
+            ),
             Breach::HoldNotCommitted => f.write_str(
                 "a defer that committed sends (a partial send with a durable hold) has a \
                  committed settlement",

@@ -510,3 +510,73 @@ fn no_reader_or_builder_takes_a_problem_members_name_as_a_tool_field() {
         }
     }
 }
+
+/// Retry instants are checked where they are built: every builder of a `retryAt` (a deny's, a
+/// defer's, a refusal's) takes exactly the instants of the years 0000 to 9999 that RFC 3339
+/// writes, and what it takes is written in a form every reader reads back to the same instant;
+/// the crate's own derived times (a delay from now, a far `Retry-After`) stay in range.
+#[test]
+fn every_retry_at_built_is_one_every_reader_reads_back() {
+    use agent_tool_result::guarantee::Refusal;
+    const FIRST: u64 = 62_167_219_200; // seconds from 0000-01-01 to 1970-01-01
+    const PAST_LAST: u64 = 253_402_300_800; // seconds from 1970-01-01 to 10000-01-01
+    let nano = Duration::from_nanos(1);
+    let first = UNIX_EPOCH - Duration::from_secs(FIRST);
+    let past_last = UNIX_EPOCH + Duration::from_secs(PAST_LAST);
+    let cases = [
+        (first, true),
+        (first + nano, true),
+        (first - nano, false),
+        (first - Duration::from_secs(86_400 * 366 * 5_000), false),
+        (UNIX_EPOCH, true),
+        (UNIX_EPOCH - nano, true),
+        (past_last - nano, true),
+        (past_last - Duration::from_secs(1), true),
+        (past_last, false),
+        (
+            past_last + Duration::from_secs(86_400 * 366 * 90_000),
+            false,
+        ),
+    ];
+    let validator = Validator::shared_guarantee();
+    for (at, in_range) in cases {
+        let refusal = Refusal::unavailable("down").with_retry_at(at);
+        let deferred =
+            GuaranteeResult::<JsonObject>::deferred(PolicyCode::CAMPAIGN_HOLD).with_retry_at(at);
+        let denied =
+            GuaranteeResult::<JsonObject>::denied(PolicyCode::CONTACT_POLICY).with_retry_at(at);
+        assert_eq!(refusal.is_ok(), in_range, "{at:?}");
+        assert_eq!(deferred.is_ok(), in_range, "{at:?}");
+        assert_eq!(denied.is_ok(), in_range, "{at:?}");
+        match (refusal, deferred, denied) {
+            (Ok(refusal), Ok(deferred), Ok(denied)) => {
+                let read = Refusal::from_json(&refusal.to_json()).unwrap();
+                assert_eq!(read.retry_at(), Some(at));
+                for result in [deferred, denied] {
+                    let text = result.to_json().unwrap();
+                    assert!(validator.is_valid_text(&text), "{text}");
+                    let read = GuaranteeResult::<JsonObject>::from_json(&text).unwrap();
+                    assert_eq!(read.policy().retry_at(), Some(at), "{text}");
+                }
+            }
+            (Err(refusal), Err(deferred), Err(denied)) => {
+                for err in [refusal, deferred, denied] {
+                    assert_eq!(err.rule(), Rule::GuaranteeRetryAtForm, "{err}");
+                    assert!(err.to_string().contains("0000 to 9999"), "{err}");
+                }
+            }
+            other => panic!("the builders disagree on {at:?}: {other:?}"),
+        }
+    }
+    // A delay from now is always in range, however long.
+    for delay in [
+        Duration::ZERO,
+        Duration::from_secs(1),
+        Duration::from_secs(u64::MAX),
+        Duration::MAX,
+    ] {
+        let refusal = Refusal::unavailable("down").with_retry_after(delay);
+        let read = Refusal::from_json(&refusal.to_json()).unwrap();
+        assert_eq!(read.retry_at(), refusal.retry_at(), "{delay:?}");
+    }
+}

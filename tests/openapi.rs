@@ -93,7 +93,7 @@ fn every_response(profile: &RestProfile) -> Vec<(&'static str, http::Response<Ve
     for kind in RefusalKind::ALL {
         let mut refusal = Refusal::new(kind, "why");
         if matches!(kind, RefusalKind::KeyInFlight | RefusalKind::Unavailable) {
-            refusal = refusal.with_retry_at(at);
+            refusal = refusal.with_retry_at(at).unwrap();
         }
         responses.push((kind.as_str(), profile.refusal_response(&refusal)));
     }

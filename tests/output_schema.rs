@@ -344,7 +344,9 @@ fn every_answer_of_a_guarantee_tool_conforms_to_its_output_schema() {
     answers.push(bare(GuaranteeResult::unknown()));
     for kind in RefusalKind::ALL {
         answers.push(Answer::Refused(Refusal::new(kind, "why")));
-        answers.push(Answer::Refused(Refusal::new(kind, "why").with_retry_at(at)));
+        answers.push(Answer::Refused(
+            Refusal::new(kind, "why").with_retry_at(at).unwrap(),
+        ));
     }
     for answer in &answers {
         let result = CallToolResult::from_answer(answer).unwrap();

@@ -155,7 +155,7 @@ fn retry_after_is_rounded_up_never_down() {
         let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
             .with_retry_at(at)
             .unwrap();
-        let refused = Refusal::unavailable("down").with_retry_at(at);
+        let refused = Refusal::unavailable("down").with_retry_at(at).unwrap();
         for response in [
             profile.response(&denied).unwrap(),
             profile.refusal_response(&refused),
@@ -175,7 +175,8 @@ fn retry_after_is_rounded_up_never_down() {
     // As a delay: 10.5 seconds from now is 11, not 10.
     let seconds = RestProfile::default().with_retry_after(RetryAfter::DelaySeconds);
     let soon = Refusal::unavailable("down")
-        .with_retry_at(SystemTime::now() + Duration::from_millis(10_500));
+        .with_retry_at(SystemTime::now() + Duration::from_millis(10_500))
+        .unwrap();
     assert_eq!(
         seconds.refusal_response(&soon).headers()["retry-after"],
         "11"
@@ -352,7 +353,9 @@ async fn a_stored_answer_replays_as_it_was_and_refusals_are_key_problems() {
     );
     // Every refusal reads back whole: kind, detail and retry time (409 Retry-After included).
     for kind in RefusalKind::ALL {
-        let refusal = Refusal::new(kind, "detail").with_retry_at(retry_at());
+        let refusal = Refusal::new(kind, "detail")
+            .with_retry_at(retry_at())
+            .unwrap();
         let response = RestProfile::default().refusal_response(&refusal);
         assert_eq!(response.status(), kind.status());
         assert_eq!(
@@ -565,4 +568,36 @@ fn a_producers_own_problem_types_classify() {
         classify_with(&types, parts.status, &parts.headers, &bytes),
         RestOutcome::PolicyDenied { .. }
     ));
+}
+
+/// A `Retry-After` too far for RFC 3339 is read as the last instant it writes, so the
+/// refusal an agent holds is one every reader takes back.
+#[test]
+fn a_far_retry_after_is_read_in_range() {
+    use agent_tool_result::guarantee::Refusal;
+    use agent_tool_result::http::RestOutcome;
+    use agent_tool_result::http::classify::classify_parts;
+    use http::{HeaderMap, StatusCode};
+
+    let body = Refusal::unavailable("down").to_json();
+    for far in [
+        "99999999999999",
+        "18446744073709551615",
+        "1000000000000000000000000",
+    ] {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", "application/problem+json".parse().unwrap());
+        headers.insert("retry-after", far.parse().unwrap());
+        let RestOutcome::Refused { refusal, .. } =
+            classify_parts(StatusCode::SERVICE_UNAVAILABLE, &headers, body.as_bytes())
+        else {
+            panic!("a refusal")
+        };
+        let wire = refusal.to_json();
+        assert!(
+            wire.contains("\"retryAt\":\"9999-12-31T23:59:59Z\""),
+            "{wire}"
+        );
+        assert_eq!(Refusal::from_json(&wire).unwrap(), refusal);
+    }
 }

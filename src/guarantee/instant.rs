@@ -70,6 +70,41 @@ pub(crate) fn parse(text: &str) -> Option<SystemTime> {
     whole?.checked_add(Duration::from_nanos(u64::from(nanos)))
 }
 
+/// `0000-01-01T00:00:00Z`, the first instant RFC 3339 writes, in seconds since 1970.
+const FIRST: i64 = -62_167_219_200;
+
+/// `10000-01-01T00:00:00Z`, the first instant past those RFC 3339 writes.
+const PAST_LAST: i64 = 253_402_300_800;
+
+/// Whether `time` falls in the years 0000 to 9999, which RFC 3339 writes and every reader of
+/// the contract reads back.
+pub(crate) fn in_range(time: SystemTime) -> bool {
+    let (seconds, _) = since_epoch(time);
+    (FIRST..PAST_LAST).contains(&seconds)
+}
+
+/// `time`, or the nearest instant of the years 0000 to 9999 when it falls outside them: for
+/// times the crate reads or derives itself (a far `Retry-After`, now plus a delay).
+pub(crate) fn clamped(time: SystemTime) -> SystemTime {
+    let (seconds, _) = since_epoch(time);
+    let at = |seconds: i64| match u64::try_from(seconds) {
+        Ok(after) => UNIX_EPOCH + Duration::from_secs(after),
+        Err(_) => UNIX_EPOCH - Duration::from_secs(seconds.unsigned_abs()),
+    };
+    if seconds < FIRST {
+        at(FIRST)
+    } else if seconds >= PAST_LAST {
+        last()
+    } else {
+        time
+    }
+}
+
+/// `9999-12-31T23:59:59Z`, the last whole second RFC 3339 writes.
+pub(crate) fn last() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(PAST_LAST.unsigned_abs() - 1)
+}
+
 /// Whole seconds since 1970 (negative before) and the nanoseconds past them.
 fn since_epoch(time: SystemTime) -> (i64, u32) {
     match time.duration_since(UNIX_EPOCH) {

@@ -24,13 +24,15 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::instant::{self, Rfc3339};
+use super::invariant::InvariantError;
 use super::result::GuaranteeResult;
+use crate::breach::Breach;
 use crate::category::RetryClass;
 
 /// The problem type of a policy deny, by default (REST answers it as a 422 problem).
@@ -210,9 +212,44 @@ impl Refusal {
     }
 
     /// Sets when to call again (`retryAt`, and `Retry-After` over REST).
-    #[must_use]
-    pub fn with_retry_at(mut self, retry_at: SystemTime) -> Self {
+    ///
+    /// # Errors
+    ///
+    /// [`InvariantError`] (rule `guarantee-retry-at-form`) when `retry_at` falls outside the
+    /// years 0000 to 9999, which RFC 3339 writes and every reader reads back.
+    pub fn with_retry_at(mut self, retry_at: SystemTime) -> Result<Self, InvariantError> {
+        if !instant::in_range(retry_at) {
+            return Err(InvariantError::of(Breach::RetryAtOutOfRange));
+        }
         self.retry_at = Some(retry_at);
+        Ok(self)
+    }
+
+    /// Sets when to call again to `delay` from now: what a busy or failing tool says most
+    /// often, and never out of range (a delay past the year 9999 waits until its end).
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::Refusal;
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// let refused = Refusal::unavailable("the store is down").with_retry_after(Duration::from_secs(2));
+    /// assert!(refused.retry_at().unwrap() > SystemTime::now());
+    /// let patient = Refusal::unavailable("down for good").with_retry_after(Duration::MAX);
+    /// assert!(Refusal::from_json(&patient.to_json()).is_ok());
+    /// ```
+    #[must_use]
+    pub fn with_retry_after(self, delay: Duration) -> Self {
+        let at = SystemTime::now()
+            .checked_add(delay)
+            .unwrap_or_else(instant::last);
+        self.with_retry_near(at)
+    }
+
+    /// Sets when to call again, moved into the years 0000 to 9999 when it falls outside them:
+    /// for the times the crate reads or derives itself (a far `Retry-After`, now plus a delay).
+    #[must_use]
+    pub(crate) fn with_retry_near(mut self, retry_at: SystemTime) -> Self {
+        self.retry_at = Some(instant::clamped(retry_at));
         self
     }
 
@@ -417,7 +454,9 @@ mod tests {
             );
             assert!((400..600).contains(&kind.status()));
             assert_ne!(kind.problem_type(), POLICY_DENY_TYPE);
-            let refusal = Refusal::new(kind, "why").with_retry_at(SystemTime::UNIX_EPOCH);
+            let refusal = Refusal::new(kind, "why")
+                .with_retry_at(SystemTime::UNIX_EPOCH)
+                .unwrap();
             assert_eq!(Refusal::from_json(&refusal.to_json()), Ok(refusal));
         }
         assert!("deny".parse::<RefusalKind>().is_err());

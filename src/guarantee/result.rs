@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::fields::check_fields;
 use super::impact::Impact;
+use super::instant;
 use super::invariant::InvariantError;
 use super::policy::{Policy, PolicyCode};
 use super::state::{PolicyDecision, SettlementState};
@@ -291,6 +292,13 @@ impl<T> GuaranteeResult<T> {
         }
         if decision == PolicyDecision::Allow && self.policy.retry_at.is_some() {
             return Some(Breach::RetryAtOnAllow);
+        }
+        if self
+            .policy
+            .retry_at
+            .is_some_and(|at| !instant::in_range(at))
+        {
+            return Some(Breach::RetryAtOutOfRange);
         }
         if decision == PolicyDecision::Defer && committed > 0 && state != SettlementState::Committed
         {

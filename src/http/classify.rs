@@ -218,7 +218,7 @@ pub fn classify_with(
                 .and_then(crate::guarantee::instant::parse)
         });
         if let Some(at) = retry_at {
-            refusal = refusal.with_retry_at(at);
+            refusal = refusal.with_retry_near(at);
         }
         return RestOutcome::Refused { status, refusal };
     }
@@ -291,7 +291,7 @@ fn by_status(
                 .map_or_else(|| format!("the server answered {status}"), str::to_owned);
             let mut refusal = Refusal::unavailable(detail);
             if let Some(at) = retry_after {
-                refusal = refusal.with_retry_at(at);
+                refusal = refusal.with_retry_near(at);
             }
             RestOutcome::Refused { status, refusal }
         }
@@ -464,8 +464,14 @@ fn not_contract(why: &str) -> RestOutcome {
 pub(crate) fn parse_retry_after(value: &str) -> Option<SystemTime> {
     let value = value.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        let seconds: u64 = value.parse().ok()?;
-        return SystemTime::now().checked_add(std::time::Duration::from_secs(seconds));
+        // However many digits: a delay past what a clock holds waits until the last instant
+        // the contract writes.
+        let seconds: u64 = value.parse().unwrap_or(u64::MAX);
+        return Some(
+            SystemTime::now()
+                .checked_add(std::time::Duration::from_secs(seconds))
+                .unwrap_or_else(crate::guarantee::instant::last),
+        );
     }
     httpdate::parse_http_date(value).ok()
 }

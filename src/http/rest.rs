@@ -327,10 +327,11 @@ impl RestProfile {
     /// use std::time::{Duration, UNIX_EPOCH};
     ///
     /// let busy = Refusal::new(RefusalKind::KeyInFlight, "the first call is still sending")
-    ///     .with_retry_at(UNIX_EPOCH + Duration::from_secs(1_796_115_600));
+    ///     .with_retry_at(UNIX_EPOCH + Duration::from_secs(1_796_115_600))?;
     /// let response = RestProfile::default().refusal_response(&busy);
     /// assert_eq!(response.status(), 409);
     /// assert_eq!(response.headers()["retry-after"], "Tue, 01 Dec 2026 09:00:00 GMT");
+    /// # Ok::<(), agent_tool_result::guarantee::InvariantError>(())
     /// ```
     #[must_use]
     pub fn refusal_response(&self, refusal: &Refusal) -> Response<Vec<u8>> {

@@ -301,7 +301,7 @@ impl Begin {
                     RefusalKind::KeyInFlight,
                     "the first request with this key is still running",
                 )
-                .with_retry_at(*until),
+                .with_retry_near(*until),
             ),
             Begin::Fresh(_) | Begin::Replay(_) | Begin::Abandoned(_) => None,
         }

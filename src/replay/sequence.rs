@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -399,7 +399,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                     Refusal::unavailable(format!(
                         "the idempotency ledger failed ({err}); nothing was run"
                     ))
-                    .with_retry_at(SystemTime::now() + RETRY_UNAVAILABLE),
+                    .with_retry_after(RETRY_UNAVAILABLE),
                 );
             }
             Ok(Begin::Fresh(lease)) => lease,
@@ -422,7 +422,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                             "whether the first call with this key took effect could not be \
                              told ({err}); nothing was run"
                         ))
-                        .with_retry_at(SystemTime::now() + RETRY_UNAVAILABLE),
+                        .with_retry_after(RETRY_UNAVAILABLE),
                     );
                 }
             },

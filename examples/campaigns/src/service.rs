@@ -83,7 +83,7 @@ fn unavailable<T>(why: &dyn std::fmt::Display) -> Answer<T> {
     Refusal::unavailable(format!(
         "the campaign store failed ({why}); send the same request with the same key again"
     ))
-    .with_retry_at(SystemTime::now() + Duration::from_secs(1))
+    .with_retry_after(Duration::from_secs(1))
     .into()
 }
 
