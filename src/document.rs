@@ -22,8 +22,9 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 /// The contract a document is read under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,10 +38,17 @@ pub enum Document {
 }
 
 /// The contract of the JSON text `text` (anything that is not a JSON object is an
-/// envelope, which its reader then refuses).
+/// envelope, which its reader then refuses). A text that breaks off or breaks JSON is routed
+/// by the top-level names read before the break.
 #[must_use]
 pub fn of(text: &str) -> Document {
     TopMembers::of(text).document()
+}
+
+/// The contract of a parsed value, by the same rule as [`of`].
+#[must_use]
+pub fn of_value(value: &Value) -> Document {
+    TopMembers::of_value(value).document()
 }
 
 /// The top-level members that route a document, read in one pass, keys borrowed, values
@@ -59,17 +67,44 @@ pub(crate) struct TopMembers {
 }
 
 impl TopMembers {
-    /// The members of the object in `text`.
+    /// The members of the object in `text`: every top-level name read before the text ends
+    /// or breaks, however it breaks (a lone surrogate, a bad value, a truncation), so that a
+    /// broken document is refused under the contract its names say.
     pub(crate) fn of(text: &str) -> Self {
         // Without a name in the text, spelt out or escaped, there is nothing to look for.
         let may_have = ["schemaVersion", "content", "isError", "status", "\\u"]
             .iter()
             .any(|needle| text.contains(needle));
-        if !may_have {
-            // Neither a guarantee result nor a refusal (no `status`): an envelope.
-            return TopMembers::default();
+        let mut members = TopMembers::default();
+        if may_have {
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            // An error only stops the scan: what was read before it stands.
+            let _ = serde::de::DeserializeSeed::deserialize(Scan(&mut members), &mut deserializer);
         }
-        serde_json::from_str::<TopMembers>(text).unwrap_or_default()
+        members
+    }
+
+    /// The members of a parsed value.
+    pub(crate) fn of_value(value: &Value) -> Self {
+        let mut members = TopMembers::default();
+        if let Value::Object(object) = value {
+            for key in object.keys() {
+                members.note(key.as_bytes());
+            }
+        }
+        members
+    }
+
+    fn note(&mut self, name: &[u8]) {
+        match name {
+            b"schemaVersion" => self.schema_version = true,
+            b"ok" => self.ok = true,
+            b"type" => self.type_member = true,
+            b"status" => self.status = true,
+            b"content" => self.content = true,
+            b"isError" => self.is_error = true,
+            _ => {}
+        }
     }
 
     /// The one rule.
@@ -84,36 +119,64 @@ impl TopMembers {
     }
 }
 
-impl<'de> Deserialize<'de> for TopMembers {
+/// Reads the top-level names into the members it holds, as it goes.
+struct Scan<'m>(&'m mut TopMembers);
+
+impl<'de> DeserializeSeed<'de> for Scan<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Scan<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
+            self.0.note(&name);
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+/// A member name as its bytes: read raw, so that a name with a lone surrogate escape
+/// (which no UTF-8 string holds) is still a name, just not one of the routing ones.
+struct Name<'de>(Cow<'de, [u8]>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MembersVisitor;
-        impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = TopMembers;
+        struct NameVisitor;
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = Name<'de>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("a member name")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopMembers, A::Error> {
-                let mut members = TopMembers::default();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    match &*key {
-                        "schemaVersion" => members.schema_version = true,
-                        "ok" => members.ok = true,
-                        "type" => members.type_member = true,
-                        "status" => members.status = true,
-                        "content" => members.content = true,
-                        "isError" => members.is_error = true,
-                        _ => {}
-                    }
-                    map.next_value::<IgnoredAny>()?;
-                }
-                Ok(members)
+            fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v.to_vec())))
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(v.as_bytes())))
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v.as_bytes().to_vec())))
             }
         }
-        deserializer
-            .deserialize_map(MembersVisitor)
-            .map_err(de::Error::custom)
+        deserializer.deserialize_bytes(NameVisitor)
     }
 }
 

@@ -50,7 +50,7 @@ mod impact;
 pub(crate) mod instant;
 mod invariant;
 mod policy;
-mod refusal;
+pub(crate) mod refusal;
 mod result;
 mod state;
 pub(crate) mod wire;

@@ -131,3 +131,105 @@ fn a_deny_is_a_result_and_a_refusal_is_not() {
     assert_eq!(read.result(), Some(&denied));
     assert!(read.is_error());
 }
+
+/// One document rule behind every reader: over every combination of the four routing names
+/// (`schemaVersion`, `ok`, `type`, `status`), whole or broken after them (a member whose name
+/// is a lone surrogate, before or after them; a bad value; a cut-off text), no reader takes a
+/// document the rule gives another contract: the refusal reader (text and value), the
+/// guarantee reader, the envelope reader, the MCP answer reader, and REST's classifier.
+#[test]
+#[cfg(feature = "http")]
+fn every_reader_takes_only_what_the_one_rule_gives_it() {
+    use agent_tool_result::Envelope;
+    use agent_tool_result::document::{self, Document};
+    use agent_tool_result::http::RestOutcome;
+    use agent_tool_result::http::classify::classify_parts;
+
+    let values = [
+        ("schemaVersion", json!(1)),
+        ("ok", json!(false)),
+        ("type", json!("about:blank")),
+        ("status", json!(400)),
+    ];
+    let tails = [
+        "",
+        r#","\udc00x":1"#,
+        r#","title":"Bad Request","detail":"d","result":null"#,
+        r#","settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"c"}"#,
+        r#","error":{"code":"a-b","category":"timeout","detail":"d"}"#,
+        r#","bad":tru"#,
+        r#","cut":"#,
+    ];
+    let mut checked = 0;
+    for mask in 0..16u32 {
+        let names: Vec<_> = (0..4)
+            .filter(|bit| mask & (1 << bit) != 0)
+            .map(|bit| &values[bit])
+            .collect();
+        let expected = if mask & 1 != 0 {
+            Document::Guarantee
+        } else if mask & 0b1110 == 0b1100 {
+            Document::Refusal
+        } else {
+            Document::Envelope
+        };
+        let body: Vec<String> = names
+            .iter()
+            .map(|(name, value)| format!("{}:{value}", json!(name)))
+            .collect();
+        for tail in tails {
+            for lead in ["", r#""\ud800":0,"#] {
+                let inner = format!("{lead}{}{tail}", body.join(","));
+                let inner = inner.trim_start_matches(',');
+                let closed = !tail.ends_with(':') && !tail.ends_with("tru");
+                let text = if closed {
+                    format!("{{{inner}}}")
+                } else {
+                    format!("{{{inner}")
+                };
+                let text = text.replace("{,", "{");
+                checked += 1;
+                assert_eq!(document::of(&text), expected, "{text}");
+                if let Ok(value) = serde_json::from_str::<Value>(&text) {
+                    assert_eq!(document::of_value(&value), expected, "{text}");
+                    if Refusal::from_value(&value).is_ok() {
+                        assert_eq!(expected, Document::Refusal, "{text}");
+                    }
+                }
+                if Refusal::from_json(&text).is_ok() {
+                    assert_eq!(expected, Document::Refusal, "{text}");
+                }
+                if GuaranteeResult::<Value>::from_json(&text).is_ok() {
+                    assert_eq!(expected, Document::Guarantee, "{text}");
+                }
+                if Envelope::<Value>::from_json(&text).is_ok() {
+                    assert_eq!(expected, Document::Envelope, "{text}");
+                }
+                for is_error in [false, true] {
+                    let carried = json!({
+                        "content": [{ "type": "text", "text": text }],
+                        "isError": is_error,
+                    })
+                    .to_string();
+                    if let Ok(read) = CallToolResult::from_json(&carried) {
+                        match read.answer::<Value>() {
+                            Ok(agent_tool_result::guarantee::Answer::Refused(_)) => {
+                                assert_eq!(expected, Document::Refusal, "{text}");
+                            }
+                            Ok(_) => assert_eq!(expected, Document::Guarantee, "{text}"),
+                            Err(_) => {}
+                        }
+                    }
+                }
+                let mut headers = http::HeaderMap::new();
+                headers.insert("content-type", "application/problem+json".parse().unwrap());
+                if let RestOutcome::Refused { .. } =
+                    classify_parts(http::StatusCode::BAD_REQUEST, &headers, text.as_bytes())
+                {
+                    assert_eq!(expected, Document::Refusal, "{text}");
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 16 * 7 * 2);
+}

@@ -283,12 +283,16 @@ impl Refusal {
     }
 
     /// Reads a refusal from problem JSON: `type`, `title` and `status` name a [`RefusalKind`]
-    /// (by its default type); `detail` and `retryAt` are kept, other members ignored.
+    /// (by its default type); `detail` and `retryAt` are kept, other members ignored. A
+    /// document the one rule of [`document`](crate::document) calls a guarantee result (it has
+    /// a `schemaVersion`) or an envelope (it has an `ok`) is not a refusal, whatever else it
+    /// holds.
     ///
     /// # Errors
     ///
     /// [`NotARefusal`] when the text is not such a problem.
     pub fn from_json(json: &str) -> Result<Self, NotARefusal> {
+        routed(crate::document::of(json))?;
         let wire: Wire = serde_json::from_str(json).map_err(|err| NotARefusal(err.to_string()))?;
         wire.refusal()
     }
@@ -299,6 +303,7 @@ impl Refusal {
     ///
     /// [`NotARefusal`] when the value is not such a problem.
     pub fn from_value(value: &serde_json::Value) -> Result<Self, NotARefusal> {
+        routed(crate::document::of_value(value))?;
         let wire = Wire::deserialize(value).map_err(|err| NotARefusal(err.to_string()))?;
         wire.refusal()
     }
@@ -328,6 +333,22 @@ impl Serialize for Refusal {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("not a refusal problem: {0}")]
 pub struct NotARefusal(String);
+
+/// Whether the one document rule routes a document to the refusal reader.
+pub(crate) fn routed(document: crate::document::Document) -> Result<(), NotARefusal> {
+    use crate::document::Document;
+    match document {
+        Document::Refusal => Ok(()),
+        Document::Guarantee => Err(NotARefusal(
+            "it has a schemaVersion, so it is a guarantee result, not a refusal".to_owned(),
+        )),
+        Document::Envelope => Err(NotARefusal(
+            "it is not a problem without `ok` that has a type and a status, so it is an \
+             envelope, not a refusal"
+                .to_owned(),
+        )),
+    }
+}
 
 /// A refusal's problem as read: `title` must be there (RFC 9457 and the output schema require
 /// it) though the kind's table, not the text, gives a refusal its title.

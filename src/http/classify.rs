@@ -209,6 +209,11 @@ pub fn classify_with(
     if let Some(problem) = &problem
         && let Some(kind) = types.refusal_kind(problem.problem_type(), status.as_u16())
     {
+        if let Some(body) = &json
+            && let Err(why) = crate::guarantee::refusal::routed(crate::document::of_value(body))
+        {
+            return not_contract(&format!("a refusal's problem type on a body that {why}"));
+        }
         let mut refusal = Refusal::new(kind, problem.detail().unwrap_or_default());
         let retry_at = retry_after.or_else(|| {
             problem
