@@ -29,7 +29,8 @@
 //!
 //! Each concept is a module: [`problem`] (RFC 9457 problems, written and read), [`fault`]
 //! (the façade's transport and auth faults), [`auth`] (credentials, content type, the bearer
-//! gate), [`rest`] (the REST profile of guarantee results), [`classify`](mod@classify) (the agent's side:
+//! gate), [`resource_metadata`] (RFC 9728, which the gate's challenges name), [`rest`] (the
+//! REST profile of guarantee results), [`classify`](mod@classify) (the agent's side:
 //! what a response means), [`header`] (the profile's header names) and, with `axum`, `layers`
 //! (every error a problem). The names a handler reaches for first are here at the root too.
 //!
@@ -63,6 +64,7 @@ mod media;
 #[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
 pub mod openapi;
 pub mod problem;
+pub mod resource_metadata;
 pub mod rest;
 
 pub use auth::{BearerGate, credentials};

@@ -112,6 +112,12 @@ impl BearerGate {
         &self.realm
     }
 
+    /// The protected resource metadata URL every challenge names, if any.
+    #[must_use]
+    pub fn resource_metadata(&self) -> Option<&str> {
+        self.resource_metadata.as_deref()
+    }
+
     /// Checks a request's credentials: `verify` is asked about a bearer token and answers the
     /// principal, or the fault that refuses it.
     ///

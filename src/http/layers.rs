@@ -243,6 +243,13 @@ impl IntoResponse for Fault {
     }
 }
 
+/// 200 with the metadata document (RFC 9728).
+impl IntoResponse for super::resource_metadata::ProtectedResourceMetadata {
+    fn into_response(self) -> Response {
+        self.response().map(Body::from)
+    }
+}
+
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         self.into_http_response().map(Body::from)

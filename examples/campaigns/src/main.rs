@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use agent_tool_result::http::BearerGate;
 use agent_tool_result::http::layers::{ProblemLayer, refuse_oversized_head};
+use agent_tool_result::http::resource_metadata::ProtectedResourceMetadata;
 use axum::extract::DefaultBodyLimit;
 use clap::Parser;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -70,9 +71,20 @@ struct Args {
     /// accounts; a bare `SECRET` is the account `acct_demo`.
     #[arg(long = "token", value_name = "NAME=SECRET", value_parser = token, default_value = "acct_demo=demo-token")]
     tokens: Vec<(String, String)>,
-    /// The protected resource metadata URL (RFC 9728) named in every 401 and 403 challenge.
+    /// The protected resource metadata URL (RFC 9728) named in every 401 and 403 challenge,
+    /// when it is published elsewhere. With `--authorization-server` and without this, the
+    /// service's own metadata URL is named.
     #[arg(long, value_name = "URL")]
     resource_metadata: Option<String>,
+    /// An authorization server that issues the service's tokens (repeat for more): the service
+    /// then publishes its protected resource metadata (RFC 9728) at
+    /// `/.well-known/oauth-protected-resource`, to anyone, and names it in every challenge.
+    #[arg(long = "authorization-server", value_name = "URL")]
+    authorization_servers: Vec<String>,
+    /// The service's resource identifier in its metadata (`https://api.example`); by default
+    /// `http://` and the `Host` a request names.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
     /// A `Host` the MCP endpoint answers (repeat for more): DNS-rebinding protection. By
     /// default only loopback names; name the service's public host when it has one.
     #[arg(long = "allowed-host", value_name = "HOST")]
@@ -145,9 +157,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(url) = args.resource_metadata {
         gate = gate.with_resource_metadata(url);
     }
+    // Checked once at start: a bad identifier fails here, not on every request.
+    for issuer in &args.authorization_servers {
+        let resource = args.public_url.as_deref().unwrap_or("http://localhost");
+        ProtectedResourceMetadata::new(resource)?.with_authorization_server(issuer.as_str())?;
+    }
     let access = Arc::new(Access {
         gate,
         tokens: args.tokens,
+        authorization_servers: args.authorization_servers,
+        public_url: args.public_url,
     });
     let handler = mcp::Mcp {
         service: Arc::clone(&service),

@@ -9,10 +9,12 @@ use std::sync::Arc;
 use agent_tool_result::Envelope;
 use agent_tool_result::guarantee::Refusal;
 use agent_tool_result::http::openapi::OpenApi;
+use agent_tool_result::http::resource_metadata::{ProtectedResourceMetadata, WELL_KNOWN_PATH};
 use agent_tool_result::http::{BearerGate, Fault, KeyedJson};
 use agent_tool_result::replay::GuaranteeTool;
 use axum::Router;
 use axum::extract::{Path, Request, State};
+use axum::http::header::HOST;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -34,6 +36,37 @@ pub struct Access {
     pub gate: BearerGate,
     /// Each accepted bearer token, and the principal (account) it stands for.
     pub tokens: Vec<(String, String)>,
+    /// The authorization servers that issue the service's tokens: when there are any, the
+    /// service publishes its protected resource metadata (RFC 9728) at the well-known path,
+    /// to anyone, and names it in every challenge the gate does not name another URL in.
+    pub authorization_servers: Vec<String>,
+    /// The service's resource identifier (`https://api.example`); by default `http://` and
+    /// the request's `Host`.
+    pub public_url: Option<String>,
+}
+
+impl Access {
+    /// The service's protected resource metadata, as the request addressed it; `None`
+    /// without authorization servers.
+    fn metadata(&self, request: &Request) -> Option<Result<ProtectedResourceMetadata, Fault>> {
+        if self.authorization_servers.is_empty() {
+            return None;
+        }
+        let resource = match &self.public_url {
+            Some(url) => url.clone(),
+            None => match request.headers().get(HOST).and_then(|h| h.to_str().ok()) {
+                Some(host) => format!("http://{host}"),
+                None => return Some(Err(Fault::malformed("the request names no Host"))),
+            },
+        };
+        let built = ProtectedResourceMetadata::new(resource).and_then(|metadata| {
+            self.authorization_servers.iter().try_fold(
+                metadata.with_resource_name("campaigns"),
+                |metadata, issuer| metadata.with_authorization_server(issuer.as_str()),
+            )
+        });
+        Some(built.map_err(|err| Fault::malformed(err.to_string())))
+    }
 }
 
 /// Whether two tokens are equal, in time that depends on their lengths only.
@@ -56,6 +89,24 @@ pub async fn authorize(
     if request.uri().path() == OPENAPI_PATH {
         return next.run(request).await;
     }
+    let metadata = access.metadata(&request);
+    // So is the protected resource metadata (RFC 9728), which a client reads before it has
+    // a token.
+    if request.uri().path() == WELL_KNOWN_PATH
+        && let Some(metadata) = &metadata
+    {
+        return match metadata {
+            Ok(metadata) => metadata.clone().into_response(),
+            Err(fault) => fault.clone().into_response(),
+        };
+    }
+    let gate = match &metadata {
+        Some(Ok(metadata)) if access.gate.resource_metadata().is_none() => &access
+            .gate
+            .clone()
+            .with_resource_metadata(metadata.well_known_url()),
+        _ => &access.gate,
+    };
     let verify = |token: &str| {
         // Every token is compared, so the time taken does not say which one matched.
         let found = access.tokens.iter().fold(None, |found, entry| {
@@ -68,12 +119,12 @@ pub async fn authorize(
         match found {
             Some((_, principal)) => Ok(Principal(principal.clone())),
             None => Err(Fault::invalid_token(
-                access.gate.realm(),
+                gate.realm(),
                 "the token is not one this service issued",
             )),
         }
     };
-    match access.gate.authorize(request.headers(), verify) {
+    match gate.authorize(request.headers(), verify) {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             next.run(request).await
