@@ -438,16 +438,7 @@ fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
         authorization.starts_with(&format!("{}/authorize?", issuer.issuer)),
         "{authorization}"
     );
-    let query: Vec<(String, String)> = authorization
-        .split_once('?')
-        .unwrap()
-        .1
-        .split('&')
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            (name.to_owned(), percent_decoded(value))
-        })
-        .collect();
+    let query = query_of(authorization);
     let param = |name: &str| {
         query
             .iter()
@@ -465,8 +456,14 @@ fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
         "{authorization}"
     );
     assert_eq!(param("client_id"), Some("campaigns-auth-test"));
-    // Without the flag there is nothing public at the well-known path.
-    let plain = Service::start(Scratch::new("ts-oauth-plain").db(), &[]);
+}
+
+/// Without `--authorization-server` there is nothing public at the well-known path, and no
+/// challenge names it.
+#[test]
+fn without_an_authorization_server_no_metadata_is_published() {
+    let scratch = Scratch::new("ts-oauth-plain");
+    let plain = Service::start(scratch.db(), &[]);
     let hidden = support::send(
         http::Request::get(format!(
             "{}/.well-known/oauth-protected-resource",
@@ -482,6 +479,18 @@ fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
             .unwrap()
             .contains("resource_metadata")
     );
+}
+
+/// The query parameters of `url`, decoded.
+fn query_of(url: &str) -> Vec<(String, String)> {
+    url.split_once('?')
+        .map_or("", |(_, query)| query)
+        .split('&')
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (name.to_owned(), percent_decoded(value))
+        })
+        .collect()
 }
 
 fn percent_decoded(text: &str) -> String {
