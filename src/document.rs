@@ -51,6 +51,17 @@ pub fn of_value(value: &Value) -> Document {
     TopMembers::of_value(value).document()
 }
 
+/// The contract of an RFC 9457 problem body, by the same rule, with the `type` and `status`
+/// RFC 9457 gives a problem that omits them (`about:blank`, the status line).
+pub(crate) fn of_problem(value: &Value) -> Document {
+    TopMembers {
+        type_member: true,
+        status: true,
+        ..TopMembers::of_value(value)
+    }
+    .document()
+}
+
 /// The top-level members that route a document, read in one pass, keys borrowed, values
 /// skipped. A text that is not a JSON object has none.
 #[derive(Clone, Copy, Debug, Default)]

@@ -223,10 +223,12 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
                 }
                 let mut headers = http::HeaderMap::new();
                 headers.insert("content-type", "application/problem+json".parse().unwrap());
+                // Over REST the body is an RFC 9457 problem, whose missing type and status
+                // are about:blank and the status line: the rule then hangs on the rest.
                 if let RestOutcome::Refused { .. } =
                     classify_parts(http::StatusCode::BAD_REQUEST, &headers, text.as_bytes())
                 {
-                    assert_eq!(expected, Document::Refusal, "{text}");
+                    assert_eq!(mask & 0b11, 0, "{text}");
                 }
             }
         }

@@ -601,3 +601,48 @@ fn a_far_retry_after_is_read_in_range() {
         assert_eq!(Refusal::from_json(&wire).unwrap(), refusal);
     }
 }
+
+/// An envelope tool's answer over the HTTP façade (200, whatever `ok`) classifies as the
+/// envelope it is; a 200 the one rule calls an envelope but that breaks the first contract is
+/// outside the contract, with the envelope's own breach.
+#[test]
+fn an_envelope_over_the_facade_classifies_as_an_envelope() {
+    use agent_tool_result::http::classify::classify_parts;
+    use agent_tool_result::http::{RestOutcome, classify, envelope_response};
+    use agent_tool_result::{Classified, Envelope, ToolError};
+
+    let found: Envelope = Envelope::success(json!({ "messageId": "msg_1", "sent": true }));
+    let missing: Envelope = Envelope::failure(ToolError::new(
+        Classified::WINDOW_NOT_FOUND,
+        "no window w_2",
+    ));
+    for envelope in [found, missing] {
+        let response = envelope_response(&envelope).unwrap();
+        let RestOutcome::Envelope(read) = classify(&response) else {
+            panic!("{:?}", classify(&response))
+        };
+        assert_eq!(read, envelope);
+    }
+    let mut headers = http::HeaderMap::new();
+    headers.insert("content-type", "application/json".parse().unwrap());
+    for body in [
+        &br#"{"ok":false}"#[..],
+        br#"{"ok":false,"error":{"code":"Not Kebab","category":"timeout","detail":"d"}}"#,
+        br#"{"ok":true,"result":[1]}"#,
+    ] {
+        let RestOutcome::NotContract { why } = classify_parts(http::StatusCode::OK, &headers, body)
+        else {
+            panic!("{}", String::from_utf8_lossy(body))
+        };
+        assert!(
+            why.starts_with("an envelope that breaks the contract"),
+            "{why}"
+        );
+    }
+    // A guarantee result whose own field is `ok` is still a guarantee result.
+    let body = br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"},"ok":true}"#;
+    assert!(matches!(
+        classify_parts(http::StatusCode::OK, &headers, body),
+        RestOutcome::Settled(_)
+    ));
+}

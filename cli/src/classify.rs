@@ -165,6 +165,19 @@ fn describe(outcome: &RestOutcome) -> String {
                 .map(|d| format!(", {d}"))
                 .unwrap_or_default()
         ),
+        RestOutcome::Envelope(envelope) => match envelope.error() {
+            None => "an envelope tool's success (ok: true): read its result".to_owned(),
+            Some(error) => {
+                let category = error.category();
+                format!(
+                    "an envelope tool's failure (ok: false): {} ({}): {}. {}",
+                    error.code(),
+                    category.as_str(),
+                    error.detail(),
+                    category.recovery()
+                )
+            }
+        },
         RestOutcome::NotContract { why } => format!("not a REST profile response: {why}"),
         _ => "an outcome this atr does not know".to_owned(),
     }

@@ -1,8 +1,10 @@
 //! The agent's side of the REST profile: what a response means and what to do next.
 //!
 //! The problem `type` and the `Content-Type` are authoritative, not the status line alone: a
-//! 403 whose body is a policy-deny problem is a policy deny (do not reconnect OAuth), and a
-//! pre-GA opaque `{ ok: false, ... }` body is recognized and reported as such.
+//! 403 whose body is a policy-deny problem is a policy deny (do not reconnect OAuth). An
+//! envelope tool's answer over the HTTP façade (200, whatever its `ok`) is read as the
+//! envelope it is, and a pre-GA opaque `{ ok: false, ... }` body that is no envelope is
+//! recognized and reported as such.
 
 use std::time::SystemTime;
 
@@ -20,6 +22,10 @@ use crate::guarantee::{GuaranteeResult, PolicyDecision, Refusal};
 pub enum RestOutcome {
     /// A settled result (200): read its settlement and impact.
     Settled(GuaranteeResult),
+    /// An envelope tool's answer over the HTTP façade (a lookup, say): 200 with its
+    /// envelope, whatever its `ok`. Read `ok`; on a failure, the error's category says what
+    /// to do next.
+    Envelope(crate::Envelope),
     /// Deferred or held (202): wait until the retry time, then look the operation up by id.
     Deferred {
         /// The result.
@@ -210,7 +216,7 @@ pub fn classify_with(
         && let Some(kind) = types.refusal_kind(problem.problem_type(), status.as_u16())
     {
         if let Some(body) = &json
-            && let Err(why) = crate::guarantee::refusal::routed(crate::document::of_value(body))
+            && let Err(why) = crate::guarantee::refusal::routed(crate::document::of_problem(body))
         {
             return not_contract(&format!("a refusal's problem type on a body that {why}"));
         }
@@ -227,14 +233,8 @@ pub fn classify_with(
         }
         return RestOutcome::Refused { status, refusal };
     }
-    if let Some(body) = &json
-        && body.get("ok") == Some(&Value::Bool(false))
-        && body.get("schemaVersion").is_none()
-    {
-        return not_contract(
-            "a pre-GA opaque { ok: false, ... } body: read the problem type and Content-Type \
-             of a current producer instead of guessing from the status",
-        );
+    if let Some(outcome) = envelope_or_opaque(status, is_problem, json.as_ref(), body) {
+        return outcome;
     }
     by_status(
         status,
@@ -244,6 +244,37 @@ pub fn classify_with(
         problem.as_ref(),
         retry_after,
     )
+}
+
+/// An envelope tool's answer over the HTTP façade, or a pre-GA opaque `{ ok: false }` body;
+/// `None` for anything else.
+fn envelope_or_opaque(
+    status: StatusCode,
+    is_problem: bool,
+    json: Option<&Value>,
+    body: &[u8],
+) -> Option<RestOutcome> {
+    // The HTTP façade: an envelope tool answers 200 with its envelope, whatever its `ok`.
+    // The one document rule says which contract the body is; a body the rule calls an
+    // envelope is read as one (and refused with the envelope's own breach).
+    let value = json?;
+    if status == StatusCode::OK
+        && !is_problem
+        && value.get("ok").is_some()
+        && crate::document::of_value(value) == crate::document::Document::Envelope
+    {
+        return Some(match crate::Envelope::from_json_slice(body) {
+            Ok(envelope) => RestOutcome::Envelope(envelope),
+            Err(err) => not_contract(&format!("an envelope that breaks the contract: {err}")),
+        });
+    }
+    if value.get("ok") == Some(&Value::Bool(false)) && value.get("schemaVersion").is_none() {
+        return Some(not_contract(
+            "a pre-GA opaque { ok: false, ... } body: read the problem type and Content-Type \
+             of a current producer instead of guessing from the status",
+        ));
+    }
+    None
 }
 
 /// What the status line says, once no problem type has decided.

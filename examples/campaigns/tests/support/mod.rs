@@ -56,6 +56,11 @@ impl Scratch {
     pub fn db(&self) -> PathBuf {
         self.dir.join("campaigns.sqlite")
     }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
 }
 
 impl Drop for Scratch {
@@ -323,6 +328,7 @@ pub fn numbers(n: usize) -> Vec<String> {
 }
 
 /// A response read off the wire by [`raw`]: status, headers (names lowercase), body.
+#[derive(Clone)]
 pub struct Raw {
     pub status: u16,
     pub headers: Vec<(String, String)>,
