@@ -7,6 +7,7 @@
 
 #[cfg(feature = "schemars")]
 mod output;
+mod portable;
 
 use std::sync::OnceLock;
 

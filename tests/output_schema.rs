@@ -40,7 +40,7 @@ fn size(value: &impl serde::Serialize) -> usize {
     serde_json::to_string(value).unwrap().len()
 }
 
-/// At most 900 bytes (minified) beyond the result schema's own, against about 6 KB for the
+/// At most 950 bytes (minified) beyond the result schema's own, against about 6 KB for the
 /// full envelope schema the types generate.
 #[test]
 fn the_tool_output_schema_is_compact() {
@@ -65,7 +65,7 @@ fn the_tool_output_schema_is_compact() {
     for (name, total, own) in cases {
         let overhead = total.saturating_sub(own);
         assert!(
-            overhead <= 900,
+            overhead <= 950,
             "{name}: {overhead} bytes beyond its result schema"
         );
     }
@@ -259,7 +259,7 @@ fn the_guarantee_output_schema_is_compact_and_accepts_every_valid_result() {
     let own = size(&result_schema::<Campaign>());
     let schema = GuaranteeResult::<Campaign>::output_schema();
     assert!(
-        size(&schema) - own <= 900,
+        size(&schema) - own <= 950,
         "{} bytes beyond the fields' {own}",
         size(&schema) - own
     );

@@ -7,9 +7,13 @@
 //! invariant, the closed category set, the code form, no unknown envelope fields) and leaves
 //! the rest (unknown fields inside an error or a warning, the observation rules) to the full
 //! schema, [`ENVELOPE_SCHEMA`](crate::schema::ENVELOPE_SCHEMA), which CI validation uses. Only
-//! standard `format`s appear, and no prose: under 900 bytes beyond the result schema.
+//! standard `format`s appear, and no prose: under 950 bytes beyond the result schema. It is
+//! written in the portable spelling strict tooling reads: one `type` per schema, and no
+//! boolean subschema but a closed object's `additionalProperties: false`.
 
 use serde_json::{Value, json};
+
+use super::portable::make_portable;
 
 use crate::{ErrorCategory, JsonObject};
 
@@ -76,6 +80,7 @@ pub fn output_schema_for(result_schema: &Value) -> Result<JsonObject, OutputSche
             let mut result = Value::Object(object);
             rebase_refs(&mut result);
             standard_formats_only(&mut result);
+            make_portable(&mut result);
             Some(result)
         }
         other => {
@@ -93,24 +98,22 @@ fn compact(result: Option<Value>) -> JsonObject {
     let code = json!({ "type": "string", "pattern": crate::code::CODE_PATTERN });
     let mut defs = JsonObject::new();
     defs.insert("code".to_owned(), code);
+    // One `type` per schema, as strict tooling reads it: nullable as `anyOf` branches.
     let result_property = match result {
-        None => json!({ "type": ["object", "null"] }),
+        None => json!({ "anyOf": [{ "type": "object" }, { "type": "null" }] }),
         Some(result) => {
             // The result must be an object (or null) whatever its own schema says of other
-            // types. A schema of object keywords only admits `null` as it is once its type
-            // says so; any other is wrapped.
-            let (def, property) = match result {
+            // types. A schema of object keywords only takes `type: object`; any other is
+            // wrapped.
+            let def = match result {
                 Value::Object(mut schema) if speaks_of_objects_only(&schema) => {
-                    schema.insert("type".to_owned(), json!(["object", "null"]));
-                    (Value::Object(schema), json!({ "$ref": "#/$defs/result" }))
+                    schema.insert("type".to_owned(), json!("object"));
+                    Value::Object(schema)
                 }
-                other => (
-                    json!({ "allOf": [{ "type": "object" }, other] }),
-                    json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/$defs/result" }] }),
-                ),
+                other => json!({ "allOf": [{ "type": "object" }, other] }),
             };
             defs.insert("result".to_owned(), def);
-            property
+            json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/$defs/result" }] })
         }
     };
     let schema = json!({
@@ -119,7 +122,7 @@ fn compact(result: Option<Value>) -> JsonObject {
         "additionalProperties": false,
         "properties": {
             "ok": { "type": "boolean" },
-            "sessionId": { "type": ["string", "null"] },
+            "sessionId": { "anyOf": [{ "type": "string" }, { "type": "null" }] },
             "result": result_property,
             "warnings": {
                 "type": "array",
@@ -143,7 +146,7 @@ fn compact(result: Option<Value>) -> JsonObject {
             },
         },
         "if": { "properties": { "ok": { "const": true } } },
-        "then": { "properties": { "error": false } },
+        "then": { "not": { "required": ["error"] } },
         "else": { "required": ["error"], "properties": { "result": { "type": "null" } } },
         "$defs": defs,
     });
@@ -360,6 +363,7 @@ pub fn guarantee_output_schema_for(fields_schema: &Value) -> Result<JsonObject, 
             let mut fields = Value::Object(object);
             rebase_refs_to(&mut fields, "#/$defs/fields");
             standard_formats_only(&mut fields);
+            make_portable(&mut fields);
             Some(fields)
         }
         Value::Bool(false) => {

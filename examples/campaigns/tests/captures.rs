@@ -20,25 +20,7 @@ const OPTED_OUT: &str = "+15550109999";
 
 /// The `atr` binary of this workspace, built if need be.
 fn atr() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "agent-tool-result-cli",
-            "--bin",
-            "atr",
-        ])
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "atr builds");
-    // This test runs from `<target>/<profile>/deps`; `atr` is built in `<target>/<profile>`.
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let atr = profile_dir.join(format!("atr{}", std::env::consts::EXE_SUFFIX));
-    assert!(atr.exists(), "no atr at {}", atr.display());
-    atr
+    support::workspace_binary(&["-p", "agent-tool-result-cli", "--bin", "atr"], "atr")
 }
 
 /// The response as `curl -i` prints it.

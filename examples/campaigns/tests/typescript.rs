@@ -40,10 +40,13 @@ fn client_dir() -> PathBuf {
         "this test drives the service with the official TypeScript MCP SDK: install Node.js 18 \
          or newer and npm (on Debian: apt-get install nodejs npm)"
     );
-    if !dir
-        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+    let installed = ["sdk", "client", "inspector"].iter().all(|package| {
+        dir.join(format!(
+            "node_modules/@modelcontextprotocol/{package}/package.json"
+        ))
         .exists()
-    {
+    });
+    if !installed {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(&dir)
@@ -61,11 +64,29 @@ fn client_dir() -> PathBuf {
 /// Runs the TypeScript client on `steps` (each a list of calls made at once) and returns its
 /// answers, one list per step.
 fn run_client(service: &Service, steps: &Value) -> Vec<Vec<Value>> {
+    run_client_of(Sdk::V1, service, steps)
+}
+
+/// The SDK a client is built on.
+#[derive(Clone, Copy)]
+enum Sdk {
+    /// `@modelcontextprotocol/sdk` 1.x.
+    V1,
+    /// `@modelcontextprotocol/client` 2.x.
+    V2,
+}
+
+/// [`run_client`] with the client built on `sdk`.
+fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Value>> {
     let dir = client_dir();
     let mut child = Command::new("node")
         .arg(dir.join("client.mjs"))
         .arg(format!("{}/mcp", service.base))
         .arg(TOKEN)
+        .arg(match sdk {
+            Sdk::V1 => "v1",
+            Sdk::V2 => "v2",
+        })
         .current_dir(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -131,6 +152,16 @@ const KEY_IN_FLIGHT: &str = "https://agentsfirst.ai/problems/idempotency-key-in-
 
 #[test]
 fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
+    reads_every_answer(Sdk::V1);
+}
+
+#[test]
+fn the_typescript_sdk_v2_reads_every_answer_of_a_guarantee_tool() {
+    reads_every_answer(Sdk::V2);
+}
+
+/// Every answer a guarantee tool gives, through `client.callTool` of `sdk`: none throws.
+fn reads_every_answer(sdk: Sdk) {
     let scratch = Scratch::new("typescript");
     let flags = [
         "--cap",
@@ -164,7 +195,7 @@ fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
             sms("+15550100001", "ts-sms-1"),
         ],
     ]);
-    let answers = run_client(&service, &steps);
+    let answers = run_client_of(sdk, &service, &steps);
     let first = &answers[0];
 
     // Allow: committed, with the message's id.
@@ -515,4 +546,58 @@ fn percent_decoded(text: &str) -> String {
         }
     }
     String::from_utf8(out).unwrap()
+}
+
+/// Runs the MCP Inspector's `--strict` `tools/list` on the server `target` names (a URL and
+/// its headers, or a command): it exits 0 and reports no portability problem.
+fn assert_strict(target: &[&str]) {
+    let dir = client_dir();
+    let out = Command::new(dir.join("node_modules/.bin/mcp-inspector"))
+        .arg("--cli")
+        .args(target)
+        .args(["--method", "tools/list", "--strict"])
+        .current_dir(&dir)
+        .output()
+        .expect("the MCP Inspector starts");
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the MCP Inspector's --strict exited {:?} on {target:?}:\n{report}",
+        out.status.code()
+    );
+    assert!(
+        !report.contains("Error:") && !report.contains("Warning:"),
+        "{target:?}:\n{report}"
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tools = listed["tools"].as_array().unwrap();
+    assert!(
+        tools.iter().all(|tool| tool.get("outputSchema").is_some()),
+        "every tool advertises an outputSchema: {listed}"
+    );
+}
+
+/// Every example server's tool schemas pass the MCP Inspector's `--strict` (no type arrays,
+/// no boolean subschemas where strict tooling refuses them): the campaign service over
+/// Streamable HTTP, and the crate's two stdio example servers.
+#[test]
+fn the_mcp_inspector_strict_accepts_every_example_servers_tools() {
+    let scratch = Scratch::new("inspector");
+    let service = Service::start(scratch.db(), &[]);
+    let url = format!("{}/mcp", service.base);
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    assert_strict(&[&url, "--header", &bearer]);
+    for example in ["mcp_server", "keyed_mcp_server"] {
+        let server = support::workspace_binary(
+            &[
+                "-p",
+                "agent-tool-result",
+                "--all-features",
+                "--example",
+                example,
+            ],
+            &format!("examples/{example}"),
+        );
+        assert_strict(&[server.to_str().unwrap()]);
+    }
 }

@@ -322,6 +322,25 @@ pub fn provider_sends(db: &Path) -> Vec<(Option<String>, String)> {
         .unwrap()
 }
 
+/// A binary of this workspace, built with `cargo build` and `args` if need be: `name` under
+/// the profile's directory (`atr`, or `examples/mcp_server`).
+pub fn workspace_binary(args: &[&str], name: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .arg("build")
+        .arg("--quiet")
+        .args(args)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cargo build {args:?} fails");
+    // A test runs from `<target>/<profile>/deps`; binaries are built in `<target>/<profile>`.
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let binary = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.exists(), "no {} after cargo build", binary.display());
+    binary
+}
+
 /// `n` distinct numbers.
 pub fn numbers(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("+1555010{i:04}")).collect()

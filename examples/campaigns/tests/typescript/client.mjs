@@ -5,12 +5,18 @@
 // line: per step, per call, what `client.callTool` returned ({ isError, structuredContent,
 // text }) or what it threw ({ thrown }).
 //
-// Usage: node client.mjs <base URL of the MCP endpoint> <bearer token> < steps.json
+// Usage: node client.mjs <base URL of the MCP endpoint> <bearer token> [v1|v2] < steps.json
+//
+// v1 (the default) is `@modelcontextprotocol/sdk` 1.x; v2 is `@modelcontextprotocol/client` 2.x.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-
-const [url, token] = process.argv.slice(2);
+const [url, token, sdk = "v1"] = process.argv.slice(2);
+const { Client, StreamableHTTPClientTransport } =
+  sdk === "v2"
+    ? await import("@modelcontextprotocol/client")
+    : {
+        ...(await import("@modelcontextprotocol/sdk/client/index.js")),
+        ...(await import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+      };
 const steps = JSON.parse(await new Promise((resolve) => {
   let text = "";
   process.stdin.setEncoding("utf8");
