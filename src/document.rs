@@ -53,6 +53,7 @@ pub fn of_value(value: &Value) -> Document {
 
 /// The contract of an RFC 9457 problem body, by the same rule, with the `type` and `status`
 /// RFC 9457 gives a problem that omits them (`about:blank`, the status line).
+#[cfg(feature = "http")]
 pub(crate) fn of_problem(value: &Value) -> Document {
     TopMembers {
         type_member: true,

@@ -7,6 +7,7 @@
 
 #[cfg(feature = "schemars")]
 mod output;
+#[cfg(feature = "schemars")]
 mod portable;
 
 use std::sync::OnceLock;

@@ -54,74 +54,90 @@ const FAULTS: &[(u16, &str, &str)] = &[
     ),
 ];
 
+/// An RFC 9457 problem's schema, whole (no `allOf`, so that a client generator models each
+/// problem as one type): its type and status fixed when given, `extra` members beside them.
+fn problem_schema(problem_type: Option<&str>, status: Option<u16>, extra: &JsonObject) -> Value {
+    let mut type_member = json!({ "type": "string" });
+    if let (Some(uri), Value::Object(member)) = (problem_type, &mut type_member) {
+        member.insert("const".to_owned(), json!(uri));
+    }
+    let status_member = match status {
+        Some(status) => json!({ "type": "integer", "const": status }),
+        None => json!({ "type": "integer", "minimum": 400, "maximum": 599 }),
+    };
+    let mut properties = JsonObject::new();
+    properties.insert("type".to_owned(), type_member);
+    properties.insert("title".to_owned(), json!({ "type": "string" }));
+    properties.insert("status".to_owned(), status_member);
+    properties.insert("detail".to_owned(), json!({ "type": "string" }));
+    properties.insert("instance".to_owned(), json!({ "type": "string" }));
+    properties.extend(extra.clone());
+    json!({
+        "type": "object",
+        "required": ["type", "title", "status"],
+        "properties": properties,
+    })
+}
+
 /// The schemas every document has: the guarantee result, the problem, the deny, each
-/// refusal.
+/// refusal, each one whole.
 pub(super) fn base_schemas(types: &ProblemTypes) -> JsonObject {
     let mut schemas = JsonObject::new();
-    schemas.insert("GuaranteeResult".to_owned(), guarantee_result());
+    let result = guarantee_result();
+    schemas.insert("GuaranteeResult".to_owned(), result.clone());
     schemas.insert(
         "Problem".to_owned(),
-        json!({
-            "type": "object",
-            "required": ["type", "title", "status"],
-            "properties": {
-                "type": { "type": "string" },
-                "title": { "type": "string" },
-                "status": { "type": "integer", "minimum": 400, "maximum": 599 },
-                "detail": { "type": "string" },
-                "instance": { "type": "string" },
-            },
-        }),
+        problem_schema(None, None, &JsonObject::new()),
     );
     // A fault of the transport or of authentication: a problem with no meaning beyond
     // its status.
     schemas.insert(
         "Fault".to_owned(),
-        json!({
-            "allOf": [
-                { "$ref": "#/components/schemas/Problem" },
-                { "properties": { "type": { "const": ABOUT_BLANK } } },
-            ],
-        }),
+        problem_schema(Some(ABOUT_BLANK), None, &JsonObject::new()),
     );
-    schemas.insert(
-        "PolicyDeny".to_owned(),
-        json!({
-            POLICY_DENY_MEMBER: true,
-            "allOf": [
-                { "$ref": "#/components/schemas/Problem" },
-                { "$ref": "#/components/schemas/GuaranteeResult" },
-                {
-                    "properties": {
-                        "type": { "const": types.policy_deny() },
-                        "status": { "const": 422 },
-                        "policy": { "properties": { "decision": { "const": PolicyDecision::Deny.as_str() } } },
-                    },
-                },
-            ],
-        }),
-    );
+    // The deny: the problem's members and the guarantee result's, its decision a deny.
+    let mut members = result["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(Value::Object(policy)) = members.get_mut("policy")
+        && let Some(Value::Object(properties)) = policy.get_mut("properties")
+    {
+        properties.insert(
+            "decision".to_owned(),
+            json!({ "type": "string", "const": PolicyDecision::Deny.as_str() }),
+        );
+    }
+    let mut deny = problem_schema(Some(types.policy_deny()), Some(422), &members);
+    if let Value::Object(deny) = &mut deny {
+        deny.insert(POLICY_DENY_MEMBER.to_owned(), json!(true));
+        deny.insert(
+            "required".to_owned(),
+            json!([
+                "type",
+                "title",
+                "status",
+                "schemaVersion",
+                "settlement",
+                "policy"
+            ]),
+        );
+    }
+    schemas.insert("PolicyDeny".to_owned(), deny);
     for kind in RefusalKind::ALL {
-        let mut properties = json!({
-            "type": { "const": types.refusal(kind) },
-            "status": { "const": kind.status() },
-        });
-        if matches!(kind, RefusalKind::KeyInFlight | RefusalKind::Unavailable)
-            && let Value::Object(properties) = &mut properties
-        {
-            properties.insert(
+        let mut extra = JsonObject::new();
+        if matches!(kind, RefusalKind::KeyInFlight | RefusalKind::Unavailable) {
+            extra.insert(
                 "retryAt".to_owned(),
                 json!({ "type": "string", "format": "date-time" }),
             );
         }
-        schemas.insert(
-            refusal_schema_name(kind),
-            json!({
-                REFUSAL_KIND_MEMBER: kind.as_str(),
-                "description": kind.next_step(),
-                "allOf": [{ "$ref": "#/components/schemas/Problem" }, { "properties": properties }],
-            }),
-        );
+        let mut schema = problem_schema(Some(types.refusal(kind)), Some(kind.status()), &extra);
+        if let Value::Object(schema) = &mut schema {
+            schema.insert(REFUSAL_KIND_MEMBER.to_owned(), json!(kind.as_str()));
+            schema.insert("description".to_owned(), json!(kind.next_step()));
+        }
+        schemas.insert(refusal_schema_name(kind), schema);
     }
     schemas
 }
@@ -253,17 +269,17 @@ fn guarantee_result() -> Value {
         "type": "object",
         "required": ["schemaVersion", "settlement", "policy"],
         "properties": {
-            "schemaVersion": { "const": crate::guarantee::SCHEMA_VERSION },
+            "schemaVersion": { "type": "integer", "const": crate::guarantee::SCHEMA_VERSION },
             "settlement": {
                 "type": "object",
                 "required": ["state"],
-                "properties": { "state": { "enum": names(&states) } },
+                "properties": { "state": { "type": "string", "enum": names(&states) } },
             },
             "policy": {
                 "type": "object",
                 "required": ["decision"],
                 "properties": {
-                    "decision": { "enum": names(&decisions) },
+                    "decision": { "type": "string", "enum": names(&decisions) },
                     "code": { "type": "string" },
                     "retryAt": { "type": "string", "format": "date-time" },
                 },

@@ -227,6 +227,9 @@ impl OpenApi {
         self.add_schema(name, schema)
     }
 
+    /// Adds `schema` as component `name`, and returns a reference to it. Its `$defs` become
+    /// components of their own (`{name}.{def}`), so that no reference points into another
+    /// component (which client generators do not follow).
     fn add_schema(&mut self, name: &str, mut schema: Value) -> Value {
         let base = format!("#/components/schemas/{name}");
         if let Value::Object(object) = &mut schema {
@@ -234,8 +237,31 @@ impl OpenApi {
         }
         crate::schema::rebase_refs_to(&mut schema, &base);
         crate::schema::standard_formats_only(&mut schema);
-        self.schemas.insert(name.to_owned(), schema);
+        self.insert_hoisted(name, schema);
         json!({ "$ref": base })
+    }
+
+    /// Inserts component `name`, its references absolute, with its `$defs` (and
+    /// `definitions`) hoisted beside it as `{name}.{def}`, theirs in turn.
+    fn insert_hoisted(&mut self, name: &str, mut schema: Value) {
+        let base = format!("#/components/schemas/{name}");
+        let mut defs = JsonObject::new();
+        if let Value::Object(object) = &mut schema {
+            for key in ["$defs", "definitions"] {
+                if let Some(Value::Object(found)) = object.remove(key) {
+                    defs.extend(found);
+                }
+            }
+        }
+        let hoisted: Vec<String> = defs.keys().cloned().collect();
+        hoist_refs(&mut schema, &base, &hoisted);
+        for def in defs.values_mut() {
+            hoist_refs(def, &base, &hoisted);
+        }
+        self.schemas.insert(name.to_owned(), schema);
+        for (def, body) in defs {
+            self.insert_hoisted(&format!("{name}.{def}"), body);
+        }
     }
 
     /// The document.
@@ -262,6 +288,36 @@ impl OpenApi {
     #[must_use]
     pub fn to_json(&self) -> String {
         self.to_value().to_string()
+    }
+}
+
+/// Points every reference into `base`'s `$defs` (or `definitions`) at the component each
+/// one became.
+fn hoist_refs(value: &mut Value, base: &str, hoisted: &[String]) {
+    match value {
+        Value::Object(object) => {
+            if let Some(Value::String(reference)) = object.get_mut("$ref")
+                && let Some(rest) = reference.strip_prefix(base)
+                && let Some(def) = rest
+                    .strip_prefix("/$defs/")
+                    .or_else(|| rest.strip_prefix("/definitions/"))
+            {
+                let (def, deeper) = def.split_once('/').unwrap_or((def, ""));
+                if hoisted.iter().any(|name| name == def) {
+                    let deeper = if deeper.is_empty() {
+                        String::new()
+                    } else {
+                        format!("/{deeper}")
+                    };
+                    *reference = format!("{base}.{def}{deeper}");
+                }
+            }
+            object
+                .values_mut()
+                .for_each(|v| hoist_refs(v, base, hoisted));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| hoist_refs(v, base, hoisted)),
+        _ => {}
     }
 }
 
