@@ -465,3 +465,64 @@ fn no_problem_type_names_two_answers() {
         .to_string();
     assert!(err.contains("second schema declares key-mismatch"), "{err}");
 }
+
+/// What client generators need of the document: no reference into a component's inside (a
+/// component's `$defs` are components of their own), and no problem schema that merges an
+/// integer `status` with a `const` through `allOf`: each problem is one object schema.
+#[test]
+fn the_document_is_one_generators_model() {
+    let published = document(ProblemTypes::default());
+    let schemas = published["components"]["schemas"].as_object().unwrap();
+    fn walk(value: &Value, at: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(object) => {
+                for (key, inner) in object {
+                    if key == "$defs" || key == "definitions" {
+                        out.push(format!("{at}/{key}"));
+                    }
+                    if key == "$ref" {
+                        let reference = inner.as_str().unwrap_or_default();
+                        let target = reference
+                            .strip_prefix("#/components/schemas/")
+                            .unwrap_or_default();
+                        if !reference.starts_with("#/components/") || target.contains('/') {
+                            out.push(format!("{at}: $ref {reference}"));
+                        }
+                    }
+                    walk(inner, &format!("{at}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    walk(inner, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(&published, "", &mut found);
+    assert!(found.is_empty(), "{found:#?}");
+    // Every reference names a component that is there.
+    let text = published.to_string();
+    for (at, _) in text.match_indices("\"#/components/schemas/") {
+        let name = text[at + 22..].split('"').next().unwrap();
+        assert!(schemas.contains_key(name), "no component {name}");
+    }
+    for (name, schema) in schemas {
+        let is_problem = schema.get("x-refusal-kind").is_some()
+            || schema.get("x-policy-deny").is_some()
+            || ["Problem", "Fault"].contains(&name.as_str());
+        if is_problem {
+            assert!(schema.get("allOf").is_none(), "{name}: {schema}");
+            assert_eq!(schema["type"], "object", "{name}");
+            assert_eq!(schema["properties"]["status"]["type"], "integer", "{name}");
+        }
+    }
+    // The lookup's envelope keeps its code and result as components beside it.
+    assert!(
+        schemas.contains_key("lookup_sms.envelope.code"),
+        "{:?}",
+        schemas.keys()
+    );
+}
