@@ -128,26 +128,15 @@ fn tool_calls(captured: &mut Captured, base: &str) -> (String, String) {
 
 /// The lookups, found or not, and the auth faults.
 fn lookups(captured: &mut Captured, base: &str, message: &str, campaign: &str) {
-    captured.keep(
-        "campaign-found",
-        get(base, &format!("/v1/campaigns/{campaign}"), ""),
-        200,
-    );
-    captured.keep(
-        "campaign-not-found",
-        get(base, "/v1/campaigns/cmp_none", ""),
-        200,
-    );
-    captured.keep(
-        "message-found",
-        get(base, &format!("/v1/messages/{message}"), ""),
-        200,
-    );
-    captured.keep(
-        "message-not-found",
-        get(base, "/v1/messages/msg_none", ""),
-        200,
-    );
+    // Found or not, a lookup answers 200 with its envelope.
+    for (name, path) in [
+        ("campaign-found", format!("/v1/campaigns/{campaign}")),
+        ("campaign-not-found", "/v1/campaigns/cmp_none".to_owned()),
+        ("message-found", format!("/v1/messages/{message}")),
+        ("message-not-found", "/v1/messages/msg_none".to_owned()),
+    ] {
+        captured.keep(name, get(base, &path, ""), 200);
+    }
     captured.keep(
         "unauthenticated",
         raw(base, "GET /v1/messages/msg_none HTTP/1.1", b""),
