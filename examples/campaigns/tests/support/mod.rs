@@ -323,12 +323,13 @@ pub fn provider_sends(db: &Path) -> Vec<(Option<String>, String)> {
 }
 
 /// A binary of this workspace, built with `cargo build` and `args` if need be: `name` under
-/// the profile's directory (`atr`, or `examples/mcp_server`).
+/// the profile's directory (`atr`, or `examples/mcp_server`). Built with the whole
+/// workspace's features, as the README's test command builds everything, so that what that
+/// command built is used as it is.
 pub fn workspace_binary(args: &[&str], name: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(cargo)
-        .arg("build")
-        .arg("--quiet")
+        .args(["build", "--quiet", "--workspace", "--all-features"])
         .args(args)
         .status()
         .expect("cargo runs");
