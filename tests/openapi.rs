@@ -466,6 +466,35 @@ fn no_problem_type_names_two_answers() {
     assert!(err.contains("second schema declares key-mismatch"), "{err}");
 }
 
+/// Every `$defs` in `value`, and every reference that is not to a whole component.
+fn inner_references(value: &Value, at: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            for (key, inner) in object {
+                if key == "$defs" || key == "definitions" {
+                    out.push(format!("{at}/{key}"));
+                }
+                if key == "$ref" {
+                    let reference = inner.as_str().unwrap_or_default();
+                    let target = reference
+                        .strip_prefix("#/components/schemas/")
+                        .unwrap_or_default();
+                    if !reference.starts_with("#/components/") || target.contains('/') {
+                        out.push(format!("{at}: $ref {reference}"));
+                    }
+                }
+                inner_references(inner, &format!("{at}/{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter().enumerate() {
+                inner_references(inner, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// What client generators need of the document: no reference into a component's inside (a
 /// component's `$defs` are components of their own), and no problem schema that merges an
 /// integer `status` with a `const` through `allOf`: each problem is one object schema.
@@ -473,35 +502,8 @@ fn no_problem_type_names_two_answers() {
 fn the_document_is_one_generators_model() {
     let published = document(ProblemTypes::default());
     let schemas = published["components"]["schemas"].as_object().unwrap();
-    fn walk(value: &Value, at: &str, out: &mut Vec<String>) {
-        match value {
-            Value::Object(object) => {
-                for (key, inner) in object {
-                    if key == "$defs" || key == "definitions" {
-                        out.push(format!("{at}/{key}"));
-                    }
-                    if key == "$ref" {
-                        let reference = inner.as_str().unwrap_or_default();
-                        let target = reference
-                            .strip_prefix("#/components/schemas/")
-                            .unwrap_or_default();
-                        if !reference.starts_with("#/components/") || target.contains('/') {
-                            out.push(format!("{at}: $ref {reference}"));
-                        }
-                    }
-                    walk(inner, &format!("{at}/{key}"), out);
-                }
-            }
-            Value::Array(items) => {
-                for (i, inner) in items.iter().enumerate() {
-                    walk(inner, &format!("{at}/{i}"), out);
-                }
-            }
-            _ => {}
-        }
-    }
     let mut found = Vec::new();
-    walk(&published, "", &mut found);
+    inner_references(&published, "", &mut found);
     assert!(found.is_empty(), "{found:#?}");
     // Every reference names a component that is there.
     let text = published.to_string();
