@@ -90,3 +90,90 @@ fn the_script_hook_passes_clean_files_and_fails_broken_ones() {
         "{report}"
     );
 }
+
+/// Without `ATR`, the script hook builds `atr` with `--locked` and runs the binary cargo says
+/// it built, wherever the target directory is (`CARGO_TARGET_DIR` here): a stand-in `cargo`
+/// on `PATH` records its arguments and reports a binary outside `target/`.
+#[cfg(unix)]
+#[test]
+fn the_script_hook_runs_the_atr_cargo_built_wherever_it_is() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let scratch = std::env::temp_dir().join(format!("atr-hook-{}", std::process::id()));
+    let bin = scratch.join("bin");
+    let elsewhere = scratch.join("elsewhere");
+    fs::create_dir_all(&bin).unwrap();
+    fs::create_dir_all(&elsewhere).unwrap();
+    let executable = |path: &std::path::Path, text: &str| {
+        fs::write(path, text).unwrap();
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let atr = elsewhere.join("atr");
+    executable(
+        &atr,
+        &format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexit 3\n",
+            scratch.join("atr-args").display()
+        ),
+    );
+    let report = format!(
+        r#"{{"reason":"compiler-artifact","target":{{"name":"atr","kind":["bin"]}},"executable":"{}","fresh":true}}"#,
+        atr.display()
+    );
+    executable(
+        &bin.join("cargo"),
+        &format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\necho '{report}'\necho '{{\"reason\":\"build-finished\",\"success\":true}}'\n",
+            scratch.join("cargo-args").display()
+        ),
+    );
+    let hooks = hooks();
+    let entry = &hooks.iter().find(|h| h[2] == "script").unwrap()[1];
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(root().join(entry))
+        .arg("results/a.json")
+        .current_dir(root())
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .env_remove("ATR")
+        .output()
+        .unwrap();
+    // The validator's exit status is the hook's.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cargo_args = fs::read_to_string(scratch.join("cargo-args")).unwrap();
+    for flag in ["build", "--release", "--locked", "--bin atr"] {
+        assert!(cargo_args.contains(flag), "{cargo_args}");
+    }
+    assert_eq!(
+        fs::read_to_string(scratch.join("atr-args")).unwrap().trim(),
+        "validate results/a.json"
+    );
+    // A cargo that reports no binary leaves the hook to say so.
+    executable(&bin.join("cargo"), "#!/bin/sh\nexit 0\n");
+    let out = Command::new(root().join(entry))
+        .arg("results/a.json")
+        .current_dir(root())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env_remove("ATR")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set ATR"));
+    let _ = fs::remove_dir_all(&scratch);
+}
