@@ -43,7 +43,7 @@ const CLIENTS: usize = 32;
 /// Requests per client per round.
 const PER_CLIENT: usize = 60;
 /// Rounds of each arm.
-const ROUNDS: u32 = 8;
+const ROUNDS: u32 = 20;
 const PRINCIPAL: &str = "acct_bench";
 
 /// The service's handler: under the replay sequence.
