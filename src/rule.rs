@@ -36,9 +36,21 @@ impl fmt::Display for Severity {
     }
 }
 
+/// A doc comment's text, as the lines of `///` comments joined make it, without the space
+/// that starts it: the description a table row's documentation gives at run time.
+pub(crate) const fn doc_text(text: &'static str) -> &'static str {
+    match text.as_bytes() {
+        [b' ', rest @ ..] => match std::str::from_utf8(rest) {
+            Ok(rest) => rest,
+            Err(_) => text,
+        },
+        _ => text,
+    }
+}
+
 /// Declares [`Rule`] and its table: one row per rule.
 macro_rules! rules {
-    ($( $(#[$doc:meta])* $variant:ident = $wire:literal, $severity:ident, $summary:literal; )+) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $wire:literal, $severity:ident, $summary:literal; )+) => {
         /// A rule of the contract, as named in parse errors, validation violations and lints.
         ///
         /// ```
@@ -51,7 +63,7 @@ macro_rules! rules {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum Rule {
-            $( $(#[$doc])* $variant, )+
+            $( $(#[doc = $doc])* $variant, )+
         }
 
         impl Rule {
@@ -74,6 +86,41 @@ macro_rules! rules {
             #[must_use]
             pub const fn summary(self) -> &'static str {
                 match self { $( Rule::$variant => $summary, )+ }
+            }
+
+            /// What breaks the rule, as its documentation says it (Markdown: code in
+            /// backticks), in one paragraph.
+            ///
+            /// ```
+            /// use agent_tool_result::Rule;
+            ///
+            /// assert_eq!(
+            ///     Rule::FailureRequiresError.description(),
+            ///     "`ok` is false and there is no `error`.",
+            /// );
+            /// ```
+            #[must_use]
+            pub const fn description(self) -> &'static str {
+                match self { $( Rule::$variant => doc_text(concat!($($doc),*)), )+ }
+            }
+
+            /// The rule's entry in this crate's documentation on docs.rs, at this version:
+            /// what a code-scanning alert links to.
+            ///
+            /// ```
+            /// use agent_tool_result::Rule;
+            ///
+            /// assert!(Rule::FailureRequiresError.help_url().ends_with(
+            ///     "/agent_tool_result/rule/enum.Rule.html#variant.FailureRequiresError",
+            /// ));
+            /// ```
+            #[must_use]
+            pub fn help_url(self) -> String {
+                let anchor = match self { $( Rule::$variant => stringify!($variant), )+ };
+                format!(
+                    "https://docs.rs/agent-tool-result/{}/agent_tool_result/rule/enum.Rule.html#variant.{anchor}",
+                    env!("CARGO_PKG_VERSION"),
+                )
             }
         }
 

@@ -1,16 +1,14 @@
-//! `atr explain`, `atr schema`, `atr mcp` and `atr migrate`.
+//! `atr schema`, `atr mcp` and `atr migrate`.
 
 use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::ordered::Ordered;
-use agent_tool_result::Rule;
-use agent_tool_result::category::RetryClass;
 use agent_tool_result::document::{self, Document};
-use agent_tool_result::guarantee::{GuaranteeResult, PolicyDecision, Refusal, SettlementState};
+use agent_tool_result::guarantee::{GuaranteeResult, Refusal};
 use agent_tool_result::legacy::Migration;
 use agent_tool_result::mcp::{CallToolResult, Content, McpRevision};
-use agent_tool_result::{Envelope, ErrorCategory, ErrorCode, JsonObject, Observation, WarningCode};
+use agent_tool_result::{Envelope, JsonObject, Observation};
 use serde_json::Value;
 
 /// Why a command did not succeed.
@@ -89,174 +87,6 @@ fn read(path: &Path) -> Result<String, Failure> {
 fn read_json(path: &Path) -> Result<Value, Failure> {
     serde_json::from_str(&read(path)?)
         .map_err(|err| Failure::Invalid(format!("{} is not JSON: {err}", path.display())))
-}
-
-/// `atr explain [NAME]`.
-pub fn explain(name: Option<&str>) -> Result<(), Failure> {
-    let mut text = String::new();
-    let Some(name) = name else {
-        return print(&overview());
-    };
-    let warning = WarningCode::WELL_KNOWN.iter().any(|w| w == name);
-    let warning_text = |text: &mut String| {
-        line(
-            text,
-            format_args!(
-                "{name}: a warning code. The call went on; something was adjusted, degraded or \
-                 assumed."
-            ),
-        );
-    };
-    if let Some(guarantee) = explain_guarantee_name(name) {
-        return print(&guarantee);
-    }
-    if let Some(category) = ErrorCategory::from_wire(name) {
-        text.push_str(&describe_category(category));
-        if warning {
-            // `capture-blank` is both: a category, and the warning a blank region capture earns.
-            text.push('\n');
-            warning_text(&mut text);
-        }
-        return print(&text);
-    }
-    let code: ErrorCode = name.parse().map_err(|err| {
-        let hint = name
-            .parse::<ErrorCategory>()
-            .err()
-            .and_then(|e| e.suggestion())
-            .map(|c| format!(" (did you mean the category `{c}`?)"))
-            .unwrap_or_default();
-        Failure::Usage(format!(
-            "`{name}` is neither a category nor a code: {err}{hint}"
-        ))
-    })?;
-    let categories = code.categories();
-    if categories.len() == ErrorCategory::ALL.len() {
-        line(
-            &mut text,
-            format_args!(
-                "{code}: an error code that keeps whatever category the failure named \
-                 (internal when none). Branch on the category."
-            ),
-        );
-    } else if !categories.is_empty() {
-        let matched = code
-            .selector_match_count()
-            .map(|n| format!(" (the selector matched {n} candidates)"))
-            .unwrap_or_default();
-        let names: Vec<&str> = categories.iter().map(|c| c.as_str()).collect();
-        let kind = if names.len() == 1 {
-            "category"
-        } else {
-            "categories"
-        };
-        line(
-            &mut text,
-            format_args!(
-                "{code}: an error code of {kind} {}{matched}.\n",
-                names.join(" or ")
-            ),
-        );
-        for category in categories {
-            text.push_str(&describe_category(*category));
-        }
-    } else if warning {
-        warning_text(&mut text);
-    } else if let Some(count) = code.selector_match_count() {
-        // `selector-matched-0` and `-1` parse, and `atr validate` lints them: say what the
-        // lint says rather than call them unknown.
-        line(
-            &mut text,
-            format_args!(
-                "{code}: a selector-matched-N code with N = {count}, which `atr validate` lints \
-                 ({}): {}. {count} {} is not ambiguous: use a no-target code such as \
-                 element-not-found for none, and succeed for one.",
-                Rule::SelectorMatchCount,
-                Rule::SelectorMatchCount.summary(),
-                if count == 1 { "match" } else { "matches" },
-            ),
-        );
-    } else {
-        line(
-            &mut text,
-            format_args!(
-                "{code}: not a well-known code. Codes are open: an agent that does not know one \
-                 falls back to the error's category."
-            ),
-        );
-    }
-    print(&text)
-}
-
-/// Every category with its recovery, the retry classes, and the guarantee states and
-/// decisions.
-fn overview() -> String {
-    let mut text = String::new();
-    for category in ErrorCategory::ALL {
-        text.push_str(&describe_category(category));
-        text.push('\n');
-    }
-    text.push_str("retry classes:\n");
-    for class in RetryClass::ALL {
-        line(
-            &mut text,
-            format_args!("  {:<24} {}", class.as_str(), class.description()),
-        );
-    }
-    text.push_str("guarantee results: settlement states, then policy decisions:\n");
-    for (name, next) in SettlementState::ALL
-        .iter()
-        .map(|s| (s.as_str(), s.next_step()))
-        .chain(
-            PolicyDecision::ALL
-                .iter()
-                .map(|d| (d.as_str(), d.next_step())),
-        )
-    {
-        line(&mut text, format_args!("  {name:<24} {next}"));
-    }
-    text
-}
-
-/// A guarantee result's settlement state or policy decision, explained; `None` for any other
-/// name.
-fn explain_guarantee_name(name: &str) -> Option<String> {
-    let (what, meaning, next) = if let Some(state) = SettlementState::from_wire(name) {
-        ("a settlement state", state.meaning(), state.next_step())
-    } else {
-        let decision = PolicyDecision::from_wire(name)?;
-        (
-            "a policy decision",
-            decision.meaning(),
-            decision.next_step(),
-        )
-    };
-    let mut text = String::new();
-    line(
-        &mut text,
-        format_args!("{name}: {what} of a guarantee result"),
-    );
-    line(&mut text, format_args!("  means: {meaning}"));
-    line(&mut text, format_args!("  next:  {next}"));
-    Some(text)
-}
-
-/// Appends one formatted line.
-fn line(text: &mut String, args: std::fmt::Arguments<'_>) {
-    use std::fmt::Write;
-    writeln!(text, "{args}").expect("writing to a String cannot fail");
-}
-
-fn describe_category(category: ErrorCategory) -> String {
-    let class = category.retry_class();
-    format!(
-        "{}\n  when:     {}\n  recovery: {}\n  retry:    {} ({})\n",
-        category.as_str(),
-        category.meaning(),
-        category.recovery(),
-        class.as_str(),
-        class.description()
-    )
 }
 
 /// `atr schema [envelope|output --result-schema FILE]`.

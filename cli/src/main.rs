@@ -3,6 +3,7 @@
 mod check;
 mod classify;
 mod commands;
+mod explain;
 mod ordered;
 mod output;
 mod pipeline;
@@ -100,7 +101,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate { paths, options } => return validate(&paths, &options),
-        Command::Explain { name } => commands::explain(name.as_deref()),
+        Command::Explain { name } => explain::explain(name.as_deref()),
         Command::Schema {
             kind,
             result_schema,

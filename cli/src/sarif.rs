@@ -1,5 +1,6 @@
 //! `--format sarif`: one SARIF 2.1.0 log, written as findings come (memory stays flat). The
-//! tool's rules are the contract's rules, in their table order; each finding is one result
+//! tool's rules are the contract's rules, in their table order, each with its description and
+//! its page on docs.rs (what a code-scanning alert shows and links to); each finding is one result
 //! with its rule, level, message, the file's line and column, and the JSON Pointer as a
 //! logical location. A severity's name is its SARIF level (`error`, `warning`).
 
@@ -24,7 +25,17 @@ pub fn header(out: &mut impl Write) -> io::Result<()> {
         .map(|rule| {
             json!({
                 "id": rule.as_str(),
+                "name": rule.as_str(),
                 "shortDescription": { "text": rule.summary() },
+                "fullDescription": {
+                    "text": rule.description().replace('`', ""),
+                    "markdown": rule.description(),
+                },
+                "help": {
+                    "text": format!("{} (atr explain {rule})", rule.summary()),
+                    "markdown": format!("{}\n\n`atr explain {rule}` says more.", rule.description()),
+                },
+                "helpUri": rule.help_url(),
                 "defaultConfiguration": { "level": rule.severity().as_str() },
             })
         })

@@ -178,3 +178,41 @@ fn a_clean_run_is_a_log_with_no_results() {
         false
     );
 }
+
+/// Every rule in the log carries what a code-scanning alert shows: a full description (text
+/// and Markdown, the rule's own documentation), help, and a `helpUri` at the rule's entry in
+/// this version's docs, one per rule; `atr explain` knows each rule it names.
+#[test]
+fn every_rule_says_what_breaks_it_and_links_to_its_documentation() {
+    let (_, log) = log(&["validate", "--format", "sarif", "examples/results"]);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rules.len(), agent_tool_result::Rule::ALL.len());
+    let prefix = format!(
+        "https://docs.rs/agent-tool-result/{}/agent_tool_result/rule/enum.Rule.html#variant.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut anchors = std::collections::HashSet::new();
+    for (rule, entry) in agent_tool_result::Rule::ALL.iter().zip(rules) {
+        assert_eq!(entry["id"], rule.as_str());
+        let full = entry["fullDescription"]["text"].as_str().unwrap();
+        assert!(full.len() > 10 && !full.contains('`'), "{entry}");
+        assert_eq!(entry["fullDescription"]["markdown"], rule.description());
+        assert!(
+            entry["help"]["text"]
+                .as_str()
+                .unwrap()
+                .contains(rule.summary())
+        );
+        let uri = entry["helpUri"].as_str().unwrap();
+        let anchor = uri.strip_prefix(&prefix).unwrap_or_else(|| panic!("{uri}"));
+        assert!(
+            anchor.chars().all(|c| c.is_ascii_alphanumeric()) && anchors.insert(anchor.to_owned()),
+            "one anchor a rule: {uri}"
+        );
+        let explained = run(&["explain", rule.as_str()], None);
+        assert_eq!(explained.code, 0, "{}", explained.stderr);
+        assert!(explained.stdout.contains(uri), "{}", explained.stdout);
+    }
+}

@@ -31,16 +31,53 @@ pub const fn is_policy_code(s: &str) -> bool {
     !after_separator
 }
 
-impl PolicyCode {
-    /// A contact has opted out of messages: a `send_sms` deny, before the provider.
-    pub const CONTACT_OPTED_OUT: PolicyCode = PolicyCode::known("contact_opted_out");
-    /// Contact policy (quiet hours, consent, frequency caps) refuses the message.
-    pub const CONTACT_POLICY: PolicyCode = PolicyCode::known("contact_policy");
-    /// A campaign's send window is full: the rest is held durably until it reopens.
-    pub const CAMPAIGN_SEND_WINDOW: PolicyCode = PolicyCode::known("campaign_send_window");
-    /// A campaign is held for review before any send.
-    pub const CAMPAIGN_HOLD: PolicyCode = PolicyCode::known("campaign_hold");
+/// Declares the well-known policy codes: one row each, with the decision it comes with.
+macro_rules! policy_codes {
+    ($( $(#[doc = $doc:literal])* $name:ident = $wire:literal, $decision:ident; )+) => {
+        impl PolicyCode {
+            $( $(#[doc = $doc])* pub const $name: PolicyCode = PolicyCode::known($wire); )+
 
+            /// Every well-known policy code, in table order. Codes stay open: a producer may
+            /// send any other, and an agent that does not know one acts on the decision.
+            pub const WELL_KNOWN: [PolicyCode; [$($wire),+].len()] = [$(PolicyCode::$name),+];
+
+            /// For a well-known code, the decision it comes with and what it means; `None`
+            /// for any other code.
+            ///
+            /// ```
+            /// use agent_tool_result::guarantee::{PolicyCode, PolicyDecision};
+            ///
+            /// let (decision, meaning) = PolicyCode::CONTACT_OPTED_OUT.describe().unwrap();
+            /// assert_eq!(decision, PolicyDecision::Deny);
+            /// assert!(meaning.starts_with("A contact has opted out"));
+            /// assert!(PolicyCode::new("quiet_hours").unwrap().describe().is_none());
+            /// ```
+            #[must_use]
+            pub fn describe(&self) -> Option<(PolicyDecision, &'static str)> {
+                match self.as_str() {
+                    $( $wire => Some((
+                        PolicyDecision::$decision,
+                        crate::rule::doc_text(concat!($($doc),*)),
+                    )), )+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+policy_codes! {
+    /// A contact has opted out of messages: a `send_sms` deny, before the provider.
+    CONTACT_OPTED_OUT = "contact_opted_out", Deny;
+    /// Contact policy (quiet hours, consent, frequency caps) refuses the message.
+    CONTACT_POLICY = "contact_policy", Deny;
+    /// A campaign's send window is full: the rest is held durably until it reopens.
+    CAMPAIGN_SEND_WINDOW = "campaign_send_window", Defer;
+    /// A campaign is held for review before any send.
+    CAMPAIGN_HOLD = "campaign_hold", Defer;
+}
+
+impl PolicyCode {
     /// A well-known code of the table above.
     const fn known(code: &'static str) -> Self {
         assert!(is_policy_code(code));
