@@ -9,6 +9,7 @@ use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::{Report, Validator};
 
+use crate::jsonrpc::{self, Message};
 use crate::printable::printable;
 
 /// Counts for the summary.
@@ -25,6 +26,15 @@ pub struct Summary {
     pub lints: u64,
     /// Inputs that could not be read.
     pub io_errors: u64,
+    /// JSON-RPC messages that carry no tool result (requests, notifications, errors, other
+    /// methods' results), passed over.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub passed_over: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What the documents are taken to be.
@@ -238,18 +248,37 @@ pub enum Outcome {
         /// Its findings, positions relative to the file.
         report: Report,
     },
+    /// A JSON-RPC message that carries no tool result, passed over.
+    PassedOver,
     /// An input that could not be read (the rest is still checked).
     IoError(String),
 }
 
-/// Checks one document.
-pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Report {
-    match std::str::from_utf8(bytes) {
-        Err(err) => single(Rule::WellFormedJson, not_utf8(&err)),
+/// Checks one document: `None` for a JSON-RPC message that carries no tool result, which is
+/// passed over (see [`crate::jsonrpc`]).
+pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Option<Report> {
+    let text = match std::str::from_utf8(bytes) {
+        Err(err) => return Some(single(Rule::WellFormedJson, not_utf8(&err))),
         Ok(text) if text.trim().is_empty() => {
-            single(Rule::WellFormedJson, "the document is empty".to_owned())
+            return Some(single(
+                Rule::WellFormedJson,
+                "the document is empty".to_owned(),
+            ));
         }
-        Ok(text) => match contract {
+        Ok(text) => text,
+    };
+    Some(match jsonrpc::read(text) {
+        Message::PassedOver => return None,
+        // Whatever the contract, a response's tool result is a `tools/call` result.
+        Message::ToolResult {
+            text: result,
+            offset,
+        } => jsonrpc::placed(
+            &validator.validate_call_tool_result_text(result),
+            text,
+            offset,
+        ),
+        Message::NotJsonRpc => match contract {
             Contract::Envelope => validator.validate_text(text),
             // A `tools/call` result carrying a guarantee result: the transport, `isError`
             // and the result inside it.
@@ -260,7 +289,7 @@ pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Report 
             Contract::CallToolResult => validator.validate_call_tool_result_text(text),
             Contract::Auto => validator.validate_any_text(text),
         },
-    }
+    })
 }
 
 /// Whether `text` is an object with `content` and no `schemaVersion`: a `tools/call` result.

@@ -4,6 +4,7 @@ mod check;
 mod classify;
 mod commands;
 mod explain;
+mod jsonrpc;
 mod ordered;
 mod output;
 mod pipeline;

@@ -81,6 +81,10 @@ impl<W: Write> Reporter<W> {
 
     fn write_outcome(&mut self, outcome: Outcome) -> io::Result<()> {
         match outcome {
+            Outcome::PassedOver => {
+                self.summary.passed_over += 1;
+                Ok(())
+            }
             Outcome::IoError(message) => {
                 self.summary.io_errors += 1;
                 eprintln!("atr: {message}");
@@ -221,6 +225,13 @@ impl<W: Write> Reporter<W> {
                         String::new()
                     }
                 )?;
+                if s.passed_over > 0 {
+                    writeln!(
+                        self.out,
+                        "{} with no tool result passed over",
+                        plural(s.passed_over, "JSON-RPC message", "JSON-RPC messages")
+                    )?;
+                }
             }
         }
         self.out.flush()

@@ -45,12 +45,13 @@ enum Item {
 enum Done {
     /// The outcomes of whole documents, in order.
     Items(Vec<Outcome>),
-    /// The reports of a chunk's documents, each with its line counted from the chunk's start;
+    /// The reports of a chunk's documents (`None` for a message passed over), each with its
+    /// line counted from the chunk's start;
     /// whether the chunk starts its input, and how many lines it holds. The file is named
     /// once a chunk, so that workers do not share a count per document with the emitter.
     Lines {
         file: Arc<str>,
-        reports: Vec<(usize, Report)>,
+        reports: Vec<(usize, Option<Report>)>,
         first: bool,
         lines: usize,
     },
@@ -118,10 +119,13 @@ pub fn run(
                             base = 0;
                         }
                         for (line, report) in reports {
-                            emit(Outcome::Checked {
-                                file: Arc::clone(&file),
-                                line: base + line,
-                                report,
+                            emit(match report {
+                                Some(report) => Outcome::Checked {
+                                    file: Arc::clone(&file),
+                                    line: base + line,
+                                    report,
+                                },
+                                None => Outcome::PassedOver,
                             });
                         }
                         base += lines;
@@ -149,10 +153,13 @@ fn work(unit: Work, contract: Contract) -> Done {
                 .into_iter()
                 .map(|item| match item {
                     Item::IoError(message) => Outcome::IoError(message),
-                    Item::Document { file, bytes } => Outcome::Checked {
-                        file,
-                        line: 1,
-                        report: check(validator, &bytes, contract),
+                    Item::Document { file, bytes } => match check(validator, &bytes, contract) {
+                        Some(report) => Outcome::Checked {
+                            file,
+                            line: 1,
+                            report,
+                        },
+                        None => Outcome::PassedOver,
                     },
                 })
                 .collect(),
@@ -175,7 +182,7 @@ fn check_lines(
     validator: &Validator,
     bytes: &[u8],
     contract: Contract,
-) -> (Vec<(usize, Report)>, usize) {
+) -> (Vec<(usize, Option<Report>)>, usize) {
     let mut reports = Vec::new();
     let (mut start, mut line) = (0, 0);
     let ends = memchr::memchr_iter(b'\n', bytes).map(|i| i + 1);
