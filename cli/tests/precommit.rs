@@ -33,7 +33,10 @@ fn hooks() -> Vec<[String; 4]> {
 fn the_manifest_names_both_hooks_for_result_files() {
     let hooks = hooks();
     let ids: Vec<&str> = hooks.iter().map(|h| h[0].as_str()).collect();
-    assert_eq!(ids, ["atr-validate", "atr-validate-system"]);
+    assert_eq!(
+        ids,
+        ["atr-validate-python", "atr-validate", "atr-validate-system"]
+    );
     for [id, entry, language, files] in &hooks {
         assert_eq!(files, r"\.(json|ndjson|jsonl)$", "{id}");
         match language.as_str() {
@@ -50,10 +53,62 @@ fn the_manifest_names_both_hooks_for_result_files() {
                 }
                 let _ = mode;
             }
-            "system" => assert_eq!(entry, "atr validate"),
+            "system" | "python" => assert_eq!(entry, "atr validate"),
             other => panic!("{id}: unexpected language {other}"),
         }
     }
+}
+
+/// The Python hook installs the repository's `pyproject.toml`, which pins the wheel of this
+/// very version of `atr`: the versions cannot drift apart. (`dist/check` runs the hook with
+/// pre-commit, from the built wheel, with no Rust toolchain on PATH.)
+#[test]
+fn the_python_hooks_environment_pins_this_versions_wheel() {
+    let pyproject = fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        pyproject.contains(&format!("\nversion = \"{version}\"\n")),
+        "{pyproject}"
+    );
+    assert!(
+        pyproject.contains(&format!(
+            "dependencies = [\"agent-tool-result-cli=={version}\"]"
+        )),
+        "{pyproject}"
+    );
+    let python = fs::read_to_string(root().join("dist/python/pyproject.toml")).unwrap();
+    assert!(python.contains("name = \"agent-tool-result-cli\""));
+}
+
+/// Every `rev:` the README and the hooks manifest show is this version's tag, and every
+/// pinned install of the prebuilt `atr` this version.
+#[test]
+fn revs_and_pins_name_this_version() {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut seen = 0;
+    for file in [
+        "README.md",
+        ".pre-commit-hooks.yaml",
+        "cli/README.md",
+        "dist/README.md",
+    ] {
+        let text = fs::read_to_string(root().join(file)).unwrap();
+        for line in text.lines() {
+            if let Some((_, rev)) = line.split_once("rev: ") {
+                assert_eq!(rev.trim(), format!("v{version}"), "{file}: {line}");
+                seen += 1;
+            }
+            if let Some((_, pin)) = line.split_once("agent-tool-result-cli==") {
+                let pinned: String = pin.chars().take_while(|c| !c.is_whitespace()).collect();
+                assert_eq!(pinned, version, "{file}: {line}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(
+        seen >= 3,
+        "the README's hook, the manifest's example and the workflow's pin"
+    );
 }
 
 #[test]
