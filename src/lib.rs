@@ -1,35 +1,34 @@
 //! The result contracts AI-agent tools return: one envelope with one closed error taxonomy,
-//! and guarantee results for tools with side effects.
+//! and guarantee results for tools with side effects, projected onto MCP and HTTP exactly as
+//! the contracts say.
 //!
 //! Every tool call answers with an [`Envelope`]: `ok`, then either a `result` or an `error`
 //! whose [`ErrorCategory`] comes from a closed set an agent can branch on exhaustively, plus
-//! an optional `sessionId` and non-fatal [`Warning`]s. The types make an envelope that breaks
-//! the contract impossible to build and impossible to deserialize; the embedded JSON Schema
-//! ([`schema::ENVELOPE_SCHEMA`]) and, with the `validate` feature, the `Validator` check JSON
-//! from any producer.
+//! an optional `sessionId` and non-fatal [`Warning`]s. A tool with side effects answers a
+//! [`guarantee::GuaranteeResult`] instead: what settled, what policy decided, what it touched.
+//! The types make a result that breaks its contract impossible to build and impossible to
+//! deserialize; the embedded JSON Schemas ([`schema`]) and the validator (feature
+//! `validate`) check JSON from any producer.
 //!
-//! ```
-//! use agent_tool_result::{Classified, Envelope, ErrorCategory, ToolError};
-//! use serde_json::json;
+//! # Where to start
 //!
-//! // A tool builds its outcome...
-//! let envelope: Envelope = Envelope::failure(ToolError::new(
-//!     Classified::WINDOW_NOT_FOUND,
-//!     "No window titled 'Untitled - Notepad'.",
-//! ))
-//! .with_session("s-4f2a");
-//! let wire = envelope.to_json()?;
+//! - **A tool author** builds [envelopes](#envelopes) and, for side effects,
+//!   [guarantee results](#guarantee-results), refuses calls it will not run
+//!   ([refusals](#how-a-guarantee-tool-refuses-a-call)), and serves them over
+//!   [REST and MCP under same-key replay](#over-rest-and-same-key-replay) (features `axum`,
+//!   `rmcp`, `replay`), with the ledger on [PostgreSQL](#on-postgresql) for many processes.
+//!   [On MCP](#on-mcp) and [over HTTP](#over-http) say what each transport carries; an
+//!   [OpenAPI 3.1 document](#as-openapi-31) describes the service.
+//! - **An agent author** reads results back and branches: [`Envelope::from_json`] and
+//!   [`ErrorCategory::recovery`], [`guarantee::GuaranteeResult::from_json`] (settlement
+//!   first, then policy), [`mcp::CallToolResult::from_json`] for MCP tool results, and
+//!   `http::classify` (feature `http`) for REST responses. Every reader gives one verdict
+//!   ([one verdict, whichever reader](#one-verdict-whichever-reader)).
+//! - **CI** checks what any producer emits with the `atr` CLI (the `agent-tool-result-cli`
+//!   package, prebuilt for Python and Node projects), or in Rust with `validate::Validator`; every
+//!   finding names its [`Rule`].
 //!
-//! // ...and an agent branches on it.
-//! let read = Envelope::<serde_json::Value>::from_json(&wire)?;
-//! match read.error().map(|e| e.category()) {
-//!     None => println!("done: {:?}", read.result()),
-//!     Some(ErrorCategory::NoTarget) => println!("query for targets, then retry"),
-//!     Some(other) => println!("{}", other.recovery()),
-//! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
+#![doc = include_str!("guide.md")]
 //! # Where things are
 //!
 //! The root holds the envelope and its parts: [`Envelope`], [`Outcome`], [`ToolError`],
@@ -44,13 +43,13 @@
 //! - [`frame`]: reading PNG frames, and the blank check (feature `blank-check`).
 //! - [`rule`]: the contract's rules, [`rule::Finding`]s and the reading limits.
 //! - [`schema`]: the contract's JSON Schema and tools' output schemas.
-//! - `validate` (feature `validate`): the compiled validator and the lints.
+//! - [`validate`] (feature `validate`): the compiled validator and the lints.
 //! - [`legacy`]: migrating the older `CommandResult` shape.
 //! - [`guarantee`]: the second contract, guarantee results (settlement, policy, impact,
 //!   recovery) for tools with side effects, and their refusals.
-//! - `replay` (feature `replay`): same-key replay, idempotency keys, RFC 8785 fingerprints,
+//! - [`replay`] (feature `replay`): same-key replay, idempotency keys, RFC 8785 fingerprints,
 //!   the ledger contract and its stores.
-//! - [`mcp`]: the MCP projection of both contracts; `http` (feature `http`): the HTTP façade,
+//! - [`mcp`]: the MCP projection of both contracts; [`http`] (feature `http`): the HTTP façade,
 //!   RFC 9457 problems, the REST profile of guarantee results and the agent's classifier.
 //!
 //! # Features

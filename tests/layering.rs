@@ -26,16 +26,16 @@ fn the_cli_imports_point_one_way() {
     assert_layered(&crate_, &readme_layers(1), "main.rs");
 }
 
-/// The layers of the README's "How the crate is built" section, lowest first: its `which`th
+/// The layers of CONTRIBUTING.md's "How the crate is built" section, lowest first: its `which`th
 /// numbered list (the library's, then the CLI's), each item's module names in backquotes
 /// before its colon.
 fn readme_layers(which: usize) -> Vec<Vec<String>> {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("read the README");
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("CONTRIBUTING.md"))
+        .expect("read CONTRIBUTING.md");
     let section = readme
         .split("\n## ")
         .find(|s| s.starts_with("How the crate is built"))
-        .expect("the README has a section \"How the crate is built\"");
+        .expect("CONTRIBUTING.md has a section \"How the crate is built\"");
     let mut lists: Vec<Vec<Vec<String>>> = Vec::new();
     let mut in_list = false;
     for line in section.lines() {
@@ -64,7 +64,7 @@ fn readme_layers(which: usize) -> Vec<Vec<String>> {
     lists
         .into_iter()
         .nth(which)
-        .expect("the README lists the layers")
+        .expect("CONTRIBUTING.md lists the layers")
 }
 
 /// Every import from a module goes to its own layer or one below; every module is in one
@@ -88,7 +88,7 @@ fn assert_layered(crate_: &Crate, layers: &[Vec<String>], root_file: &str) {
             continue;
         }
         let Some(from_layer) = layer_of(&top(from)) else {
-            wrong.push(format!("{} is in no layer of the README", top(from)));
+            wrong.push(format!("{} is in no layer of CONTRIBUTING.md", top(from)));
             continue;
         };
         for (to, via) in deps {
@@ -113,7 +113,7 @@ fn assert_layered(crate_: &Crate, layers: &[Vec<String>], root_file: &str) {
     wrong.dedup();
     assert!(
         wrong.is_empty(),
-        "imports against the README's layers:\n{}",
+        "imports against CONTRIBUTING.md's layers:\n{}",
         wrong.join("\n")
     );
 }

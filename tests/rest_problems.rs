@@ -21,7 +21,7 @@ use axum::{Json, extract::State};
 use serde_json::Value;
 use server::Server;
 
-/// The README's handler, as it is written there.
+/// A handler on `Sequence::run`, the lower layer the guide names.
 async fn send_sms(
     State(sequence): State<Arc<Sequence<MemoryLedger>>>,
     key: IdempotencyKey,
