@@ -1,6 +1,8 @@
 //! The header names the profile adds to HTTP, as [`HeaderName`] constants (as the `http`
 //! crate's own `header` module has them), quoting text for a header's quoted-string, and
 //! reading the values an agent meets: `Retry-After` and `WWW-Authenticate` challenges.
+//!
+//! [`HeaderName`]: https://docs.rs/http/1/http/header/struct.HeaderName.html
 
 use std::time::SystemTime;
 
