@@ -88,6 +88,38 @@
 //! [`MemoryLedger`] serves one process and tests; [`SqliteLedger`] (feature `sqlite`) one
 //! file, which processes on one machine may share; [`PostgresLedger`] (feature `postgres`) any
 //! number of processes on any number of machines.
+//!
+//! # Example
+//!
+//! A call under the [`Sequence`]: the tool runs once for its key, its answer is recorded, the
+//! same request replays it, and the key used with other arguments is refused.
+//!
+//! ```
+//! use agent_tool_result::guarantee::{Answer, GuaranteeResult, RefusalKind};
+//! use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, ReplyKind, Sequence};
+//! use serde_json::json;
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let sequence = Sequence::new(MemoryLedger::new());
+//! let sent = &AtomicUsize::new(0);
+//! let send = |to: &str| {
+//!     let call = Call::of("send_sms", "acct_1", IdempotencyKey::new("k-7").unwrap(), &json!({ "to": to }));
+//!     sequence.run(call.with_context("msg_7"), |lease| async move {
+//!         // Hand the provider `lease.effect_key(to)`; write under `lease.fence()`.
+//!         let _ = lease.fence();
+//!         sent.fetch_add(1, Ordering::Relaxed);
+//!         Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed())
+//!     })
+//! };
+//! assert_eq!(send("+15550100").await.kind(), ReplyKind::Ran);
+//! assert_eq!(send("+15550100").await.kind(), ReplyKind::Replayed);
+//! let other = send("+15550199").await;
+//! assert_eq!(other.answer().refusal().map(|r| r.kind()), Some(RefusalKind::KeyMismatch));
+//! assert_eq!(sent.load(Ordering::Relaxed), 1);
+//! # Ok(()) }
+//! ```
 
 #[cfg(feature = "postgres")]
 mod coalesce;

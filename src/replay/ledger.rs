@@ -45,6 +45,14 @@ pub(crate) use store_settings;
 /// The tool is not part of the scope: it is part of the [`Fingerprint`], so the same key sent
 /// by one principal to two tools is a mismatch (a client bug that reuses keys), as Stripe has
 /// it, and never a second execution.
+///
+/// ```
+/// use agent_tool_result::replay::Scope;
+///
+/// // The same key under two accounts is two keys.
+/// assert_ne!(Scope::principal("acct_1"), Scope::principal("acct_2"));
+/// assert_eq!(Scope::principal("acct_1").as_str(), "acct_1");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Scope(String);
 
@@ -147,6 +155,25 @@ pub struct UnreadableAnswer(String);
 /// Its holder also knows a conservative deadline by its own clock (measured from before the
 /// store was asked), for [`Lease::remaining`]: a side effect that no provider deduplicates
 /// should not start with less than a safe margin left.
+///
+/// ```
+/// use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ledger = MemoryLedger::new();
+/// let key = IdempotencyKey::new("order-7")?;
+/// let print = Fingerprint::of("send_sms", "acct_1", &json!({ "to": "+15550100" }));
+/// let Begin::Fresh(lease) = ledger.begin(&Scope::principal("acct_1"), &key, print, "msg_1").await? else {
+///     unreachable!("a new key")
+/// };
+/// // What a tool's own writes check, and what it hands a provider that deduplicates.
+/// assert!(lease.fence().get() > 0);
+/// assert_eq!(lease.effect_key("+15550100"), lease.effect_key("+15550100"));
+/// assert!(!lease.remaining().is_zero());
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {
     scope: Scope,
@@ -232,6 +259,26 @@ impl Lease {
 /// is not known. It is **never run again**: the holder of this lease answers it
 /// `settlement.state: unknown` with the lookup its [`context`](Abandoned::context) names, and
 /// completes the key with that answer, which every later request replays.
+///
+/// ```
+/// use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ledger = MemoryLedger::new().with_lease(Duration::from_millis(1));
+/// let (scope, key) = (Scope::principal("acct_1"), IdempotencyKey::new("batch-9")?);
+/// let print = Fingerprint::of("send_campaign_batch", "acct_1", &serde_json::json!({}));
+/// // A call begins the key, then stops before it answers.
+/// assert!(matches!(ledger.begin(&scope, &key, print, "cmp_9").await?, Begin::Fresh(_)));
+/// tokio::time::sleep(Duration::from_millis(5)).await;
+/// // Whoever finds it next takes it over, once, under a greater fence, with its context.
+/// let Begin::Abandoned(abandoned) = ledger.begin(&scope, &key, print, "cmp_9").await? else {
+///     unreachable!("the lease passed")
+/// };
+/// assert_eq!(abandoned.context(), "cmp_9");
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Abandoned {
     lease: Lease,
@@ -264,6 +311,26 @@ impl Abandoned {
 }
 
 /// What [`Ledger::begin`] found.
+///
+/// ```
+/// use agent_tool_result::guarantee::RefusalKind;
+/// use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ledger = MemoryLedger::new();
+/// let (scope, key) = (Scope::principal("acct_1"), IdempotencyKey::new("k-1")?);
+/// let first = Fingerprint::of("send_sms", "acct_1", &json!({ "to": "+15550100" }));
+/// let other = Fingerprint::of("send_sms", "acct_1", &json!({ "to": "+15550199" }));
+/// assert!(matches!(ledger.begin(&scope, &key, first, "").await?, Begin::Fresh(_)));
+/// // While the first holds its lease, the same request waits; another is refused.
+/// let in_flight = ledger.begin(&scope, &key, first, "").await?;
+/// assert_eq!(in_flight.refusal().map(|r| r.kind()), Some(RefusalKind::KeyInFlight));
+/// let mismatch = ledger.begin(&scope, &key, other, "").await?;
+/// assert_eq!(mismatch.refusal().map(|r| r.kind()), Some(RefusalKind::KeyMismatch));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Begin {
@@ -309,6 +376,26 @@ impl Begin {
 }
 
 /// Whether completing or releasing a key took effect.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+/// use agent_tool_result::replay::{
+///     Begin, Completion, Fingerprint, IdempotencyKey, Ledger, MemoryLedger, Scope, StoredAnswer,
+/// };
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ledger = MemoryLedger::new();
+/// let (scope, key) = (Scope::principal("acct_1"), IdempotencyKey::new("k-2")?);
+/// let print = Fingerprint::of("send_sms", "acct_1", &serde_json::json!({}));
+/// let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "").await? else { unreachable!() };
+/// let answer = StoredAnswer::of(&Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed()))?;
+/// assert_eq!(ledger.complete(&lease, &answer).await?, Completion::Recorded);
+/// // The key is answered: the same lease records nothing more, and the request replays.
+/// assert_eq!(ledger.complete(&lease, &answer).await?, Completion::LeaseLost);
+/// assert!(matches!(ledger.begin(&scope, &key, print, "").await?, Begin::Replay(_)));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use]
 pub enum Completion {
@@ -336,6 +423,54 @@ impl Completion {
 /// Where keys, fingerprints, leases and first answers are kept, shared by every process that
 /// serves the same principals. Every method is one atomic step of the store, on the store's
 /// own clock.
+///
+/// A store of its own implements the six steps; here, one that counts the keys it begins and
+/// keeps them in a [`MemoryLedger`](super::MemoryLedger). Run the conformance of the `replay`
+/// module's docs against any store before trusting it.
+///
+/// ```
+/// use agent_tool_result::replay::{
+///     Abandoned, Begin, Completion, Fingerprint, IdempotencyKey, Lease, Ledger, MemoryLedger,
+///     Scope, StoredAnswer,
+/// };
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// #[derive(Default)]
+/// struct Counted {
+///     inner: MemoryLedger,
+///     begun: AtomicUsize,
+/// }
+///
+/// impl Ledger for Counted {
+///     type Error = <MemoryLedger as Ledger>::Error;
+///
+///     async fn begin(
+///         &self,
+///         scope: &Scope,
+///         key: &IdempotencyKey,
+///         fingerprint: Fingerprint,
+///         context: &str,
+///     ) -> Result<Begin, Self::Error> {
+///         self.begun.fetch_add(1, Ordering::Relaxed);
+///         self.inner.begin(scope, key, fingerprint, context).await
+///     }
+///     async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, Self::Error> {
+///         self.inner.renew(lease).await
+///     }
+///     async fn complete(&self, lease: &Lease, answer: &StoredAnswer) -> Result<Completion, Self::Error> {
+///         self.inner.complete(lease, answer).await
+///     }
+///     async fn release(&self, lease: &Lease) -> Result<Completion, Self::Error> {
+///         self.inner.release(lease).await
+///     }
+///     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, Self::Error> {
+///         self.inner.abandoned(limit).await
+///     }
+///     async fn purge(&self, limit: usize) -> Result<usize, Self::Error> {
+///         self.inner.purge(limit).await
+///     }
+/// }
+/// ```
 pub trait Ledger: Send + Sync {
     /// The store's own error.
     type Error: std::error::Error + Send + Sync + 'static;

@@ -32,6 +32,23 @@ struct Entry {
 }
 
 /// A ledger in memory: one process, and tests.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+/// use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, ReplyKind, Sequence};
+/// use serde_json::json;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let sequence = Sequence::new(MemoryLedger::new().with_lease(Duration::from_secs(60)));
+/// let args = json!({ "to": "+15550100" });
+/// let call = || Call::of("send_sms", "acct_1", IdempotencyKey::new("k-3").unwrap(), &args);
+/// let tool = |_lease| async { Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed()) };
+/// assert_eq!(sequence.run(call(), tool).await.kind(), ReplyKind::Ran);
+/// assert_eq!(sequence.run(call(), tool).await.kind(), ReplyKind::Replayed);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct MemoryLedger {
     entries: Mutex<State>,

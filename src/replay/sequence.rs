@@ -125,6 +125,27 @@ impl From<Refusal> for Reply {
 }
 
 /// How the sequence came to its reply.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+/// use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, ReplyKind, Sequence};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let sequence = Sequence::new(MemoryLedger::new());
+/// let key = || IdempotencyKey::new("k-5").unwrap();
+/// let tool = |_lease| async { Answer::Result(GuaranteeResult::<agent_tool_result::JsonObject>::committed()) };
+/// let first = sequence.run(Call::of("send_sms", "acct_1", key(), &json!({ "to": "a" })), tool).await;
+/// let again = sequence.run(Call::of("send_sms", "acct_1", key(), &json!({ "to": "a" })), tool).await;
+/// let other = sequence.run(Call::of("send_sms", "acct_1", key(), &json!({ "to": "b" })), tool).await;
+/// assert_eq!(
+///     [first.kind(), again.kind(), other.kind()],
+///     [ReplyKind::Ran, ReplyKind::Replayed, ReplyKind::Refused]
+/// );
+/// assert!(again.is_replay() && again.answer() == first.answer());
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ReplyKind {
@@ -148,6 +169,28 @@ pub enum ReplyKind {
 
 /// What the sequence answers: the answer in its stored form and read back, and how it came
 /// to it. Project it with `RestProfile::reply_response` or as an MCP tool result.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult, PolicyCode};
+/// use agent_tool_result::mcp::CallToolResult;
+/// use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, Sequence};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let sequence = Sequence::new(MemoryLedger::new());
+/// let call = Call::of("send_sms", "acct_1", IdempotencyKey::new("k-6")?, &serde_json::json!({}));
+/// let reply = sequence
+///     .run(call, |_lease| async {
+///         Answer::<agent_tool_result::JsonObject>::from(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT))
+///     })
+///     .await;
+/// // The answer as recorded, projected per transport: a deny is an MCP error result.
+/// assert!(reply.answer().result().is_some_and(GuaranteeResult::is_deny));
+/// let denied = reply.answer().result().expect("a result, not a refusal");
+/// assert!(CallToolResult::from_guarantee(denied)?.is_error());
+/// assert!(!reply.stored().is_refusal());
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
     kind: ReplyKind,
@@ -204,6 +247,18 @@ impl Reply {
 }
 
 /// What [`Sequence::settle`] did.
+///
+/// ```
+/// use agent_tool_result::replay::{MemoryLedger, Sequence};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let sequence = Sequence::new(MemoryLedger::new());
+/// // The background step: owed writes, abandoned keys, and a purge, each bounded.
+/// let settled = sequence.settle(100).await?;
+/// assert_eq!((settled.recorded, settled.recovered, settled.purged), (0, 0, 0));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Settled {
     /// Answers (and releases) written that had failed before.

@@ -109,6 +109,43 @@ pub trait GuaranteeTool: Send + Sync {
 /// The operation a call of a [`GuaranteeTool`] creates: its id (stable for the key, stored as
 /// the key's context, so that a call found abandoned is looked up by it), the principal that
 /// called, and the lease the sequence holds on the key.
+///
+/// ```
+/// use agent_tool_result::guarantee::{GuaranteeResult, Impact};
+/// use agent_tool_result::replay::{Done, GuaranteeTool, Operation};
+///
+/// #[derive(serde::Deserialize)]
+/// struct Args {
+///     to: String,
+/// }
+///
+/// #[derive(serde::Serialize)]
+/// struct Sent {
+///     message_id: String,
+/// }
+///
+/// struct SendSms;
+///
+/// impl GuaranteeTool for SendSms {
+///     const NAME: &'static str = "send_sms";
+///     const DESCRIPTION: &'static str = "Sends one SMS.";
+///     const OPERATION: &'static str = "msg";
+///     type Arguments = Args;
+///     type Fields = Sent;
+///
+///     async fn run(&self, args: Args, operation: Operation) -> Done<Sent> {
+///         // The id is the same for every retry of the key: the provider's idempotency key,
+///         // and the record the send creates.
+///         let effect = operation.lease().effect_key(&args.to);
+///         let _ = (effect, operation.principal());
+///         let sent = Sent { message_id: operation.id().to_owned() };
+///         let result = GuaranteeResult::committed()
+///             .with_impact(Impact::new().with_requested(1).with_committed(1))
+///             .and_then(|result| result.with_fields(sent));
+///         Done::Answer(result.expect("one of one").into())
+///     }
+/// }
+/// ```
 #[derive(Debug)]
 pub struct Operation {
     id: String,
