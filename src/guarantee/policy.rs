@@ -160,6 +160,20 @@ impl std::str::FromStr for PolicyCode {
 }
 
 /// What policy decided: `{ decision, code?, retryAt? }`.
+///
+/// ```
+/// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, PolicyDecision};
+/// use std::time::{Duration, UNIX_EPOCH};
+///
+/// let at = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
+/// let held = GuaranteeResult::<agent_tool_result::JsonObject>::deferred(PolicyCode::CAMPAIGN_HOLD)
+///     .with_retry_at(at)?;
+/// let policy = held.policy();
+/// assert_eq!(policy.decision(), PolicyDecision::Defer);
+/// assert_eq!(policy.code(), Some(&PolicyCode::CAMPAIGN_HOLD));
+/// assert_eq!(policy.retry_at(), Some(at));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
     pub(super) decision: PolicyDecision,

@@ -45,7 +45,19 @@ pub const ABOUT_BLANK: &str = "about:blank";
 macro_rules! refusals {
     ($( $(#[$doc:meta])* $variant:ident = $wire:literal, $status:literal, $type_uri:expr,
         $title:literal, $retry:ident, next: $next:literal; )+) => {
-        /// Why a guarantee tool refused a call without running it.
+        /// Why a guarantee tool refused a call without running it: one table of status,
+        /// problem type, title, retry class and next step.
+        ///
+        /// ```
+        /// use agent_tool_result::guarantee::RefusalKind;
+        /// use agent_tool_result::category::RetryClass;
+        ///
+        /// let kind: RefusalKind = "key-in-flight".parse()?;
+        /// assert_eq!(kind.status(), 409);
+        /// assert_eq!(kind.problem_type(), "https://agentsfirst.ai/problems/idempotency-key-in-flight");
+        /// assert_eq!(kind.retry_class(), RetryClass::AfterWaiting);
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum RefusalKind {
             $( $(#[$doc])* $variant, )+
@@ -398,6 +410,26 @@ impl Wire {
 /// Everything a guarantee tool can answer: its result (allow, defer, deny or unknown), or a
 /// refusal of the call. Over MCP both are the `structuredContent` its `outputSchema` admits;
 /// over REST the result keeps the REST profile and the refusal is its problem.
+///
+/// ```
+/// use agent_tool_result::guarantee::{Answer, GuaranteeResult, PolicyCode, Refusal, RefusalKind};
+/// use agent_tool_result::mcp::CallToolResult;
+///
+/// // One tool function answers results and refusals as one type.
+/// fn send(to: Option<&str>) -> Answer {
+///     match to {
+///         None => Refusal::invalid_arguments("`to` is required").into(),
+///         Some("+15550100") => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+///         Some(_) => Answer::Result(GuaranteeResult::committed()),
+///     }
+/// }
+/// assert_eq!(send(None).refusal().map(Refusal::kind), Some(RefusalKind::InvalidArguments));
+/// assert!(send(Some("+15550100")).result().is_some_and(GuaranteeResult::is_deny));
+/// // Over MCP, every answer is a tool result; a refusal and a deny have isError: true.
+/// assert!(CallToolResult::from_answer(&send(None))?.is_error());
+/// assert!(!CallToolResult::from_answer(&send(Some("+15550199")))?.is_error());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer<T = crate::JsonObject> {
     /// The tool ran (or replayed) and answers its result.

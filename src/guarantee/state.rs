@@ -106,6 +106,16 @@ macro_rules! closed {
 
 closed! {
     /// Whether the command took effect: `settlement.state`. An agent reads it first.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::SettlementState;
+    ///
+    /// let state: SettlementState = "unknown".parse()?;
+    /// assert_eq!(state, SettlementState::Unknown);
+    /// assert!(state.next_step().starts_with("Re-query by id"));
+    /// assert!("Unknown".parse::<SettlementState>().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     SettlementState, "settlement state", GuaranteeStateClosedSet,
         "not_started, committed, unknown" {
         /// Nothing took effect: no provider was called.
@@ -125,6 +135,16 @@ closed! {
 
 closed! {
     /// What policy decided: `policy.decision`.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::PolicyDecision;
+    ///
+    /// for decision in PolicyDecision::ALL {
+    ///     assert_eq!(decision.as_str().parse::<PolicyDecision>()?, decision);
+    /// }
+    /// assert_eq!(PolicyDecision::Defer.to_string(), "defer");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     PolicyDecision, "policy decision", GuaranteeDecisionClosedSet, "allow, deny, defer" {
         /// Policy let the command through.
         Allow = "allow",
