@@ -1,5 +1,17 @@
 //! Reading a request's credentials and content type: [`credentials`], [`require_json`] and the
 //! [`BearerGate`] that answers a missing or refused token with its challenge.
+//!
+//! ```
+//! use agent_tool_result::http::auth::require_json;
+//! use http::HeaderMap;
+//!
+//! let mut headers = HeaderMap::new();
+//! headers.insert("content-type", "application/json; charset=utf-8".parse()?);
+//! assert!(require_json(&headers).is_ok());
+//! headers.insert("content-type", "text/plain".parse()?);
+//! assert_eq!(require_json(&headers).unwrap_err().status(), 415);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use ::http::HeaderMap;
 use ::http::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -8,6 +20,20 @@ use super::fault::Fault;
 use super::header::quoted;
 
 /// What a request's `Authorization` header carries.
+///
+/// ```
+/// use agent_tool_result::http::auth::Credentials;
+/// use agent_tool_result::http::credentials;
+/// use http::HeaderMap;
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("authorization", "bearer tok_1".parse()?);
+/// assert_eq!(credentials(&headers), Credentials::Bearer("tok_1"));
+/// headers.insert("authorization", "Basic dXNlcg==".parse()?);
+/// assert_eq!(credentials(&headers), Credentials::Other);
+/// assert_eq!(credentials(&HeaderMap::new()), Credentials::None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Credentials<'a> {

@@ -5,6 +5,23 @@
 //! envelope tool's answer over the HTTP façade (200, whatever its `ok`) is read as the
 //! envelope it is, and a pre-GA opaque `{ ok: false, ... }` body that is no envelope is
 //! recognized and reported as such.
+//!
+//! ```
+//! use agent_tool_result::guarantee::RefusalKind;
+//! use agent_tool_result::http::{RestOutcome, classify};
+//!
+//! let response = http::Response::builder()
+//!     .status(409)
+//!     .header("content-type", "application/problem+json")
+//!     .header("retry-after", "3")
+//!     .body(r#"{"type":"https://agentsfirst.ai/problems/idempotency-key-in-flight","title":"A request with this Idempotency-Key is in progress","status":409}"#)?;
+//! let RestOutcome::Refused { refusal, .. } = classify(&response) else {
+//!     unreachable!("a key in flight is a refusal")
+//! };
+//! assert_eq!(refusal.kind(), RefusalKind::KeyInFlight);
+//! assert!(refusal.retry_at().is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::time::SystemTime;
 
@@ -18,6 +35,23 @@ use super::rest::ProblemTypes;
 use crate::guarantee::{GuaranteeResult, PolicyDecision, Refusal};
 
 /// What a REST response from a guarantee tool means to an agent.
+///
+/// ```
+/// use agent_tool_result::http::{RestOutcome, classify};
+///
+/// let response = http::Response::builder()
+///     .status(422)
+///     .header("content-type", "application/problem+json")
+///     .body(r#"{"type":"https://agentsfirst.ai/problems/policy-deny","title":"Denied by policy","status":422,"schemaVersion":1,"settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"contact_opted_out"}}"#)?;
+/// let next = match classify(&response) {
+///     RestOutcome::PolicyDenied { .. } => "do not re-authenticate: change the request",
+///     RestOutcome::Unauthorized { .. } => "re-authenticate",
+///     RestOutcome::Refused { refusal, .. } => refusal.kind().next_step(),
+///     _ => "read the result",
+/// };
+/// assert_eq!(next, "do not re-authenticate: change the request");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum RestOutcome {
@@ -123,6 +157,18 @@ pub fn classify<B: AsRef<[u8]>>(response: &Response<B>) -> RestOutcome {
 }
 
 /// [`classify`] from a response's raw parts.
+///
+/// ```
+/// use agent_tool_result::http::RestOutcome;
+/// use agent_tool_result::http::classify::classify_parts;
+/// use http::{HeaderMap, StatusCode};
+///
+/// let body = br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"}}"#;
+/// let mut headers = HeaderMap::new();
+/// headers.insert("content-type", "application/json".parse()?);
+/// assert!(matches!(classify_parts(StatusCode::OK, &headers, body), RestOutcome::Settled(_)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[must_use]
 pub fn classify_parts(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> RestOutcome {
     classify_with(&ProblemTypes::default(), status, headers, body)
@@ -386,6 +432,20 @@ fn classify_success(
 /// A way a response breaks the REST profile that [`classify`] reads past, because the
 /// problem type is authoritative: the agent still learns the outcome, but the producer is
 /// wrong. A producer's CI checks its captured responses with [`profile_breaches`].
+///
+/// ```
+/// use agent_tool_result::http::classify::{ProfileBreach, profile_breaches};
+/// use http::{HeaderMap, StatusCode};
+///
+/// // A hold answered 202 with a Location header: the profile's holds are never tasks.
+/// let mut headers = HeaderMap::new();
+/// headers.insert("content-type", "application/json".parse()?);
+/// headers.insert("location", "/tasks/7".parse()?);
+/// let body = br#"{"schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"defer","code":"campaign_send_window"}}"#;
+/// let breaches = profile_breaches(StatusCode::ACCEPTED, &headers, body);
+/// assert!(!breaches.is_empty(), "{breaches:?}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProfileBreach {

@@ -1,5 +1,17 @@
 //! [`Fault`]: the transport and auth faults of the façade, each with its status, challenge
 //! and problem body.
+//!
+//! ```
+//! use agent_tool_result::http::Fault;
+//!
+//! let fault = Fault::unauthenticated("api").with_resource_metadata(
+//!     "https://api.example/.well-known/oauth-protected-resource",
+//! );
+//! assert_eq!(fault.status(), 401);
+//! assert!(fault.www_authenticate().unwrap().starts_with("Bearer realm=\"api\""));
+//! let response = fault.into_http_response();
+//! assert_eq!(response.headers()["content-type"], "application/problem+json");
+//! ```
 
 use std::fmt;
 

@@ -72,6 +72,23 @@ impl<S> tower_layer::Layer<S> for ProblemLayer {
 }
 
 /// The service [`ProblemLayer`] wraps around another.
+///
+/// ```
+/// use agent_tool_result::http::layers::ProblemLayer;
+/// use tower_service::Service as _;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut app = axum::Router::new()
+///     .route("/tools/find", axum::routing::post(|| async { "found" }))
+///     .layer(ProblemLayer);
+/// // The router's silent 404 comes back a problem that names the path.
+/// let request = http::Request::get("/nowhere").body(axum::body::Body::empty())?;
+/// let response = app.call(request).await?;
+/// assert_eq!(response.status(), 404);
+/// assert_eq!(response.headers()["content-type"], "application/problem+json");
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Problems<S> {
     inner: S,

@@ -1,4 +1,16 @@
 //! [`Problem`]: RFC 9457 problem details.
+//!
+//! ```
+//! use agent_tool_result::http::Problem;
+//! use http::StatusCode;
+//!
+//! let problem = Problem::new(StatusCode::NOT_FOUND)?.with_detail("no tool named `fnd`");
+//! assert_eq!(problem.title(), "Not Found");
+//! assert_eq!(problem.problem_type(), "about:blank");
+//! // An error status only: a 200 is never a problem.
+//! assert!(Problem::new(StatusCode::OK).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use ::http::{Response, StatusCode};
 use serde::{Deserialize, Deserializer, Serialize};

@@ -45,6 +45,19 @@ pub struct NotAnIdentifier {
 /// A resource server's metadata (RFC 9728 section 2): its identifier, the authorization
 /// servers that issue its tokens, how it takes them (the `Authorization` header), and the
 /// scopes it knows.
+///
+/// ```
+/// use agent_tool_result::http::resource_metadata::ProtectedResourceMetadata;
+///
+/// // RFC 9728 section 3.1: a resource with a path has its metadata under the well-known
+/// // prefix, before the path.
+/// let metadata = ProtectedResourceMetadata::new("https://api.example/mcp")?
+///     .with_authorization_server("https://auth.example")?
+///     .with_scopes(["sms:send"]);
+/// assert_eq!(metadata.well_known_path(), "/.well-known/oauth-protected-resource/mcp");
+/// assert!(ProtectedResourceMetadata::new("https://api.example/#fragment").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ProtectedResourceMetadata {
     resource: String,

@@ -9,6 +9,21 @@
 //! | allow (settled) | 200 | `application/json` | |
 //! | defer / hold | 202 | `application/json` | `Retry-After` when `retryAt` is known |
 //! | policy deny | 422 | `application/problem+json` | `Retry-After` when `retryAt` is known |
+//!
+//! ```
+//! use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
+//! use agent_tool_result::http::RestProfile;
+//! use std::time::{Duration, SystemTime};
+//!
+//! let held: GuaranteeResult = GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
+//!     .with_impact(Impact::new().with_requested(10).with_deferred(10))?
+//!     .with_retry_at(SystemTime::now() + Duration::from_secs(60))?;
+//! let response = RestProfile::default().response(&held)?;
+//! assert_eq!(response.status(), 202);
+//! assert!(response.headers().contains_key("retry-after"));
+//! assert!(!response.headers().contains_key("location"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::time::SystemTime;
 
@@ -208,6 +223,21 @@ impl ProblemTypes {
 }
 
 /// How `Retry-After` is written.
+///
+/// ```
+/// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
+/// use agent_tool_result::http::RestProfile;
+/// use agent_tool_result::http::rest::RetryAfter;
+/// use std::time::{Duration, SystemTime};
+///
+/// let denied: GuaranteeResult = GuaranteeResult::denied(PolicyCode::CONTACT_POLICY)
+///     .with_retry_at(SystemTime::now() + Duration::from_secs(120))?;
+/// let profile = RestProfile::default().with_retry_after(RetryAfter::DelaySeconds);
+/// let response = profile.response(&denied)?;
+/// let seconds: u64 = response.headers()["retry-after"].to_str()?.parse()?;
+/// assert!((100..=120).contains(&seconds));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RetryAfter {
