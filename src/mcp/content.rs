@@ -10,6 +10,25 @@ use crate::JsonObject;
 ///
 /// Text and image blocks are modelled; every other type (`audio`, `resource_link`, `resource`, and
 /// any later one) is kept exactly as it was read.
+///
+/// ```
+/// use agent_tool_result::mcp::{CallToolResult, Content};
+/// use agent_tool_result::Envelope;
+///
+/// let envelope: Envelope = Envelope::success(serde_json::json!({ "saved": true }));
+/// let result = CallToolResult::from_envelope(&envelope)?.with_image(&[0x89, b'P', b'N', b'G'], "image/png");
+/// let kinds: Vec<&str> = result
+///     .content()
+///     .iter()
+///     .map(|block| match block {
+///         Content::Text(_) => "text",
+///         Content::Image(_) => "image",
+///         _ => "other",
+///     })
+///     .collect();
+/// assert_eq!(kinds, ["text", "image"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Content {
@@ -22,6 +41,12 @@ pub enum Content {
 }
 
 /// A text block. Fields other than `type` and `text` (`annotations`, `_meta`) are kept.
+///
+/// ```
+/// use agent_tool_result::mcp::TextContent;
+///
+/// assert_eq!(TextContent::new("{\"ok\":true}").text(), "{\"ok\":true}");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextContent {
     text: String,
@@ -46,6 +71,15 @@ impl TextContent {
 }
 
 /// An image block: base64 `data` and its `mimeType`. Other fields are kept.
+///
+/// ```
+/// use agent_tool_result::mcp::ImageContent;
+///
+/// let image = ImageContent::encode(&[0x89, b'P', b'N', b'G'], "image/png");
+/// assert_eq!(image.data(), "iVBORw==");
+/// assert_eq!(image.decode()?, [0x89, b'P', b'N', b'G']);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImageContent {
     data: String,

@@ -8,6 +8,15 @@ use serde_json::Value;
 /// A JSON-RPC error code, such as [`JsonRpcCode::METHOD_NOT_FOUND`].
 ///
 /// The reserved codes are constants; servers may define others in -32000 to -32099.
+///
+/// ```
+/// use agent_tool_result::mcp::{JsonRpcCode, JsonRpcError};
+///
+/// // An unknown tool is a protocol fault, never a tool result.
+/// let error = JsonRpcError::unknown_tool("fnd");
+/// assert_eq!(error.code(), JsonRpcCode::INVALID_PARAMS);
+/// assert_eq!(JsonRpcCode::new(-32001).get(), -32001);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct JsonRpcCode(i32);
