@@ -6,6 +6,20 @@
 //! A write goes to a temporary file in the same directory and is then linked into place, so no
 //! reader ever sees half a file and no existing file is ever replaced. A write that fails does
 //! not lose the result: the summary carries `artifactError` instead of `artifact`.
+//!
+//! ```
+//! use agent_tool_result::artifact::SessionArtifacts;
+//! use std::time::{Duration, UNIX_EPOCH};
+//!
+//! let root = std::env::temp_dir().join(format!("atr-artifact-doc-{}", std::process::id()));
+//! let started = UNIX_EPOCH + Duration::from_secs(1_796_115_600);
+//! let artifacts = SessionArtifacts::new(&root, "s-4f2a", started)?;
+//! assert!(artifacts.dir().ends_with("20261201-090000-s-4f2a"));
+//! // A session id that could name a path outside the root is refused before the disk is touched.
+//! assert!(SessionArtifacts::new(&root, "../etc", started).is_err());
+//! std::fs::remove_dir_all(&root).ok();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fs;
 use std::io::{self, Write};

@@ -5,6 +5,18 @@
 //! contract revision (and a semver-major release of this crate). This module holds the one table
 //! that says, for every category, its wire name, what it means, how an agent recovers and whether
 //! retrying can help. Everything else (the README, `atr explain`, the schema's enum) reads it.
+//!
+//! ```
+//! use agent_tool_result::ErrorCategory;
+//! use agent_tool_result::category::RetryClass;
+//!
+//! for category in ErrorCategory::ALL {
+//!     assert_eq!(category.as_str().parse::<ErrorCategory>()?, category);
+//! }
+//! assert_eq!(ErrorCategory::StaleElement.retry_class(), RetryClass::AfterReobserving);
+//! assert!("Timeout".parse::<ErrorCategory>().is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fmt;
 use std::str::FromStr;

@@ -27,6 +27,14 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// The contract a document is read under.
+///
+/// ```
+/// use agent_tool_result::document::{self, Document};
+///
+/// let kinds = [r#"{"ok":true}"#, r#"{"schemaVersion":1}"#, r#"{"type":"about:blank","status":503}"#];
+/// let read: Vec<Document> = kinds.iter().map(|text| document::of(text)).collect();
+/// assert_eq!(read, [Document::Envelope, Document::Guarantee, Document::Refusal]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Document {
     /// The first contract's envelope.
@@ -46,6 +54,13 @@ pub fn of(text: &str) -> Document {
 }
 
 /// The contract of a parsed value, by the same rule as [`of`].
+///
+/// ```
+/// use agent_tool_result::document::{self, Document};
+///
+/// let value = serde_json::json!({ "schemaVersion": 1, "ok": false });
+/// assert_eq!(document::of_value(&value), Document::Guarantee);
+/// ```
 #[must_use]
 pub fn of_value(value: &Value) -> Document {
     TopMembers::of_value(value).document()

@@ -8,6 +8,16 @@ use crate::{ToolError, Warning};
 ///
 /// The contract's invariant (success has no error, failure has an error and no result) lives
 /// in this type, so an envelope that breaks it cannot be built.
+///
+/// ```
+/// use agent_tool_result::{Classified, Envelope, Outcome, ToolError};
+///
+/// let envelope: Envelope = Envelope::failure(ToolError::new(Classified::WINDOW_CLOSED, "gone"));
+/// match envelope.outcome() {
+///     Outcome::Success(result) => println!("{result:?}"),
+///     Outcome::Failure(error) => assert_eq!(error.code().as_str(), "window-closed"),
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome<T> {
     /// `ok: true`. The result, when the tool has something to report.

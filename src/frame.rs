@@ -1,5 +1,18 @@
 //! PNG frames: dimensions from the header without decoding, and (feature `blank-check`) the
 //! blank-frame verdict from one pass over the decoded rows.
+//!
+//! ```
+//! use agent_tool_result::frame::png_dimensions;
+//!
+//! // A PNG's size, read from its header alone.
+//! let png = [
+//!     0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44,
+//!     0x52, 0x00, 0x00, 0x07, 0x80, 0x00, 0x00, 0x04, 0x38, 0x08, 0x06, 0x00, 0x00, 0x00,
+//! ];
+//! assert_eq!(png_dimensions(&png)?, (1920, 1080));
+//! assert!(png_dimensions(b"GIF89a").is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #[cfg(feature = "blank-check")]
 use crate::observation::BlankCheck;

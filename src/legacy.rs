@@ -20,6 +20,25 @@
 //! One rule is opt-in, by naming the tool: a `wait-for` whose success carries `data.found ==
 //! false` timed out, so it becomes a `timeout` failure with code `wait-condition-timeout` (its
 //! data dropped, its warnings kept).
+//!
+//! ```
+//! use agent_tool_result::ErrorCategory;
+//! use agent_tool_result::legacy::Migration;
+//! use serde_json::json;
+//!
+//! let legacy = json!({
+//!     "success": false,
+//!     "command": "find",
+//!     "error": "No element named 'Cancel'.",
+//!     "errorCode": "element-not-found",
+//!     "errorCategory": "no-target"
+//! });
+//! let envelope = Migration::new().with_session("s-4f2a").migrate(&legacy)?;
+//! let error = envelope.error().unwrap();
+//! assert_eq!(error.category(), ErrorCategory::NoTarget);
+//! assert_eq!(error.detail(), "No element named 'Cancel'.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use serde_json::Value;
 

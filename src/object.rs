@@ -14,6 +14,16 @@ use std::cell::Cell;
 use std::fmt;
 
 /// A JSON object: what `result`, `lastObservation` and `partialResult` hold on the wire.
+///
+/// ```
+/// use agent_tool_result::{Envelope, JsonObject};
+///
+/// let mut result = JsonObject::new();
+/// result.insert("automationId".into(), "btnOk".into());
+/// let envelope: Envelope<JsonObject> = Envelope::success(result);
+/// assert_eq!(envelope.to_json()?, r#"{"ok":true,"result":{"automationId":"btnOk"}}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};

@@ -5,6 +5,17 @@
 //! is, it never carries image bytes: a capture is summarized and its PNG written to the session's
 //! artifact directory (see [`SessionArtifacts`](crate::artifact::SessionArtifacts)). The rule is checked
 //! when an observation is built and when one is read.
+//!
+//! ```
+//! use agent_tool_result::Observation;
+//! use serde_json::json;
+//!
+//! let window = Observation::try_from(json!({ "title": "Untitled - Notepad", "handle": 4242 }))?;
+//! assert!(serde_json::to_string(&window)?.contains("Notepad"));
+//! // Image bytes never ride in an observation.
+//! assert!(Observation::try_from(json!({ "base64": "iVBORw0KGgo=" })).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod base64;
 mod capture;

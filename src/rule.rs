@@ -3,6 +3,18 @@
 //!
 //! Every reader of this crate reads JSON the same way; [`MAX_DEPTH`] is how deep a document
 //! may nest.
+//!
+//! ```
+//! use agent_tool_result::rule::{Finding, Severity};
+//! use agent_tool_result::Rule;
+//!
+//! let finding = Finding::new(Rule::FailureRequiresError, "", "ok is false but there is no error");
+//! assert_eq!(finding.severity(), Severity::Error);
+//! assert_eq!(
+//!     finding.to_string(),
+//!     "the document root: ok is false but there is no error [failure-requires-error]"
+//! );
+//! ```
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,6 +23,15 @@ use std::str::FromStr;
 pub const MAX_DEPTH: usize = 127;
 
 /// Whether breaking a rule makes a document invalid or only earns a lint.
+///
+/// ```
+/// use agent_tool_result::Rule;
+/// use agent_tool_result::rule::Severity;
+///
+/// let lints = Rule::ALL.iter().filter(|rule| rule.severity() == Severity::Warning).count();
+/// assert!(lints > 0 && lints < Rule::ALL.len());
+/// assert_eq!(Severity::Warning.as_str(), "warning");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
     /// The document breaks the contract.
@@ -269,6 +290,16 @@ pub struct ParseRuleError(());
 ///
 /// The [`Validator`](crate::validate::Validator) reports findings; a [`ParseError`](crate::ParseError)
 /// carries one.
+///
+/// ```
+/// use agent_tool_result::rule::Finding;
+/// use agent_tool_result::{Envelope, Rule};
+///
+/// let err = Envelope::<serde_json::Value>::from_json(r#"{"ok":true,"extra":1}"#).unwrap_err();
+/// let finding = err.finding();
+/// assert_eq!(finding.rule(), Rule::NoUnknownFields);
+/// assert_eq!((finding.pointer(), finding.line()), ("/extra", 1));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     rule: Rule,

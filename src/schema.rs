@@ -4,6 +4,14 @@
 //! The hand-written `schema/agent-tool-result.schema.json` is the source of truth. The
 //! generated schema is held against it by verdict on the conformance corpus in the tests; it is
 //! never written over the file.
+//!
+//! ```
+//! use agent_tool_result::schema::{ENVELOPE_SCHEMA, envelope_schema, guarantee_schema};
+//!
+//! assert!(ENVELOPE_SCHEMA.contains("2020-12"));
+//! assert_eq!(envelope_schema()["required"][0], "ok");
+//! assert!(guarantee_schema()["required"].as_array().unwrap().iter().any(|r| r == "settlement"));
+//! ```
 
 #[cfg(feature = "schemars")]
 mod output;

@@ -6,6 +6,21 @@
 //! violation, each with the [`Rule`] it breaks, a JSON Pointer and a message, and, apart from
 //! them, the lints: documents that keep the contract but are probably not what their producer
 //! meant.
+//!
+//! ```
+//! use agent_tool_result::Rule;
+//! use agent_tool_result::validate::Validator;
+//! use serde_json::json;
+//!
+//! let report = Validator::shared().validate(&json!({
+//!     "ok": false,
+//!     "error": { "code": "x", "category": "Timeout", "detail": "" }
+//! }));
+//! assert!(!report.is_valid());
+//! let finding = &report.violations()[0];
+//! assert_eq!(finding.rule(), Rule::CategoryClosedSet);
+//! assert_eq!(finding.pointer(), "/error/category");
+//! ```
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -30,6 +45,18 @@ mod skeleton;
 mod text;
 
 /// The outcome of validating one document.
+///
+/// ```
+/// use agent_tool_result::Rule;
+/// use agent_tool_result::validate::Validator;
+///
+/// // A lint: the document keeps the contract but is probably not what its producer meant.
+/// let report = Validator::shared().validate_text(
+///     r#"{"ok":false,"error":{"code":"window-not-found","category":"timeout","detail":"gone"}}"#,
+/// );
+/// assert!(report.is_valid());
+/// assert_eq!(report.lints()[0].rule(), Rule::CodeCategoryMismatch);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     pub(crate) violations: Vec<Finding>,

@@ -14,6 +14,18 @@ use crate::Envelope;
 /// # Errors
 ///
 /// When the envelope does not serialize (its result is not a JSON object).
+///
+/// ```
+/// use agent_tool_result::http::envelope_response;
+/// use agent_tool_result::{Classified, Envelope, ToolError};
+///
+/// // A failure the tool reached is still a 200: the envelope says what went wrong.
+/// let failed: Envelope = Envelope::failure(ToolError::new(Classified::ELEMENT_NOT_FOUND, "none"));
+/// let response = envelope_response(&failed)?;
+/// assert_eq!(response.status(), 200);
+/// assert_eq!(response.headers()["content-type"], "application/json");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 pub fn envelope_response<T: Serialize>(
     envelope: &Envelope<T>,
 ) -> Result<Response<Vec<u8>>, serde_json::Error> {

@@ -3,6 +3,16 @@
 //! reading the values an agent meets: `Retry-After` and `WWW-Authenticate` challenges.
 //!
 //! [`HeaderName`]: https://docs.rs/http/1/http/header/struct.HeaderName.html
+//!
+//! ```
+//! use agent_tool_result::http::header::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
+//!
+//! let mut headers = http::HeaderMap::new();
+//! headers.insert(IDEMPOTENCY_KEY, "\"order-7\"".parse()?);
+//! headers.insert(IDEMPOTENT_REPLAYED, "true".parse()?);
+//! assert_eq!(headers["idempotency-key"], "\"order-7\"");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::time::SystemTime;
 

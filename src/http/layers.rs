@@ -1,5 +1,15 @@
 //! `IntoResponse` for envelopes, faults, problems and guarantee answers, and the two functions
 //! that make every error of an axum service an RFC 9457 problem (feature `axum`).
+//!
+//! ```
+//! use agent_tool_result::http::layers::{ProblemLayer, refuse_oversized_head};
+//!
+//! // The outermost layers of a service: every error a problem, and oversized heads refused.
+//! let app: axum::Router = axum::Router::new()
+//!     .route("/tools/find", axum::routing::post(|| async { "found" }))
+//!     .layer(axum::middleware::map_request(refuse_oversized_head))
+//!     .layer(ProblemLayer);
+//! ```
 
 use std::future::Future;
 use std::pin::Pin;

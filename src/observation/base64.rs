@@ -11,6 +11,16 @@ pub const MAX_INLINE_BASE64: usize = 4096;
 
 /// The JSON Pointer of the first place inside `object` that breaks the no-base64 rule: a
 /// `base64` key, or a string longer than [`MAX_INLINE_BASE64`] that decodes as base64.
+///
+/// ```
+/// use agent_tool_result::observation::find_base64;
+/// use serde_json::json;
+///
+/// let object = json!({ "frames": [{ "base64": "iVBORw0KGgo=" }] });
+/// assert_eq!(find_base64(object.as_object().unwrap()).as_deref(), Some("/frames/0/base64"));
+/// let text = json!({ "note": "AAAAAAAAAAAA" });
+/// assert_eq!(find_base64(text.as_object().unwrap()), None);
+/// ```
 #[must_use]
 pub fn find_base64(object: &JsonObject) -> Option<String> {
     // The common case, nothing found, walks without building pointers.

@@ -14,6 +14,27 @@ pub const OPENAPI_VERSION: &str = "3.1.0";
 
 /// An OpenAPI 3.1 document of a producer's guarantee tools (and façade tools): see the
 /// [module](super).
+///
+/// ```
+/// use agent_tool_result::http::openapi::OpenApi;
+///
+/// #[derive(schemars::JsonSchema)]
+/// struct SmsArgs {
+///     to: String,
+/// }
+///
+/// #[derive(schemars::JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Sent {
+///     message_id: String,
+/// }
+///
+/// let document = OpenApi::new("Messages", "1.0.0")
+///     .guarantee_tool::<SmsArgs, Sent>("/tools/send_sms", "send_sms", "Sends one SMS.")
+///     .to_value();
+/// let responses = &document["paths"]["/tools/send_sms"]["post"]["responses"];
+/// assert!(responses["202"].is_object() && responses["422"].is_object());
+/// ```
 #[derive(Clone, Debug)]
 pub struct OpenApi {
     info: JsonObject,
