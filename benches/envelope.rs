@@ -1,6 +1,6 @@
 //! The envelope against `serde_json` on a plain struct with the same fields, side by side.
 //!
-//! Run with `cargo bench --bench envelope`. Compare each `envelope_*` row with its `plain_*`
+//! Run with `cargo bench -p agent-tool-result-tests --bench envelope`. Compare each `envelope_*` row with its `plain_*`
 //! row: the ratio is the cost of the contract (validated codes, the closed category, the
 //! object-only result and the invariant checks).
 

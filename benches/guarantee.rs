@@ -1,5 +1,5 @@
 //! A guarantee result against `serde_json` on a plain struct with the same fields, side by
-//! side. Run with `cargo bench --bench guarantee` and compare each `guarantee_*` row with its
+//! side. Run with `cargo bench -p agent-tool-result-tests --bench guarantee` and compare each `guarantee_*` row with its
 //! `plain_*` row: the ratio is the cost of the contract (closed sets, validated code and
 //! instant, the invariants, and the tool's own fields read beside the contract's).
 

@@ -1,7 +1,7 @@
 //! Projecting an envelope into MCP `CallToolResult` JSON, side by side with serializing the
 //! envelope alone and with the route through `rmcp`'s `CallToolResult::structured`.
 //!
-//! Run with `cargo bench --bench mcp`. The envelope is written twice by design (text block and
+//! Run with `cargo bench -p agent-tool-result-tests --bench mcp`. The envelope is written twice by design (text block and
 //! `structuredContent`); the projection serializes it once and reuses the bytes.
 
 use agent_tool_result::mcp::CallToolResult;

@@ -1,6 +1,6 @@
 //! Blank detection against plain decoding, and summarizing a capture against writing its bytes.
 //!
-//! Run with `cargo bench --bench observation`. Compare `blank_check` with `png_decode_only`
+//! Run with `cargo bench -p agent-tool-result-tests --bench observation`. Compare `blank_check` with `png_decode_only`
 //! (the cost of counting colours on top of decoding), and `observe_capture` with
 //! `std_fs_write` (the cost of decoding base64, checking and summarizing on top of the write).
 

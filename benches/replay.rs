@@ -10,7 +10,7 @@
 //! 4. PostgreSQL: a purge of 1,000,000 expired keys in bounded batches while begins run: the
 //!    longest a begin waited (goal: under 100 ms).
 //!
-//! Run with `cargo bench --bench replay --features sqlite,postgres`. Each measurement
+//! Run with `cargo bench -p agent-tool-result-tests --bench replay --features sqlite,postgres`. Each measurement
 //! alternates its two sides call by call, so both see the same machine.
 
 #[path = "../tests/support/postgres.rs"]

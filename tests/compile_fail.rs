@@ -16,7 +16,7 @@
 #[test]
 fn mistakes_fail_to_compile_and_name_the_fix() {
     let cases = trybuild::TestCases::new();
-    cases.pass("tests/compiles/*.rs");
-    cases.compile_fail("tests/compile_fail/*.rs");
-    cases.compile_fail("tests/compile_fail_replay/*.rs");
+    cases.pass("compiles/*.rs");
+    cases.compile_fail("compile_fail/*.rs");
+    cases.compile_fail("compile_fail_replay/*.rs");
 }

@@ -10,7 +10,7 @@ use agent_tool_result::{Envelope, Rule};
 use serde_json::{Value, json};
 
 fn fixtures(kind: &str) -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/fixtures")
         .join(kind);
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
@@ -29,7 +29,8 @@ fn fixtures(kind: &str) -> Vec<(String, String)> {
 }
 
 fn reasons() -> BTreeMap<String, Rule> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/reasons.tsv");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .join("tests/fixtures/invalid/reasons.tsv");
     fs::read_to_string(path)
         .unwrap()
         .lines()

@@ -18,7 +18,7 @@ use differential::{Rng, mutate};
 use serde_json::{Value, json};
 
 fn fixtures(kind: &str) -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("tests/fixtures/guarantee")
         .join(kind);
     let mut out: Vec<(String, String)> = fs::read_dir(dir)
@@ -35,8 +35,8 @@ fn fixtures(kind: &str) -> Vec<(String, String)> {
 }
 
 fn reasons() -> BTreeMap<String, Rule> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guarantee/invalid/reasons.tsv");
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .join("tests/fixtures/guarantee/invalid/reasons.tsv");
     fs::read_to_string(path)
         .unwrap()
         .lines()

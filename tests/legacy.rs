@@ -33,7 +33,7 @@ fn migration(options: Option<Value>) -> Migration {
 
 #[test]
 fn every_fixture_pair_migrates_as_written() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/legacy");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("tests/fixtures/legacy");
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| {

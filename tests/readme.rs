@@ -31,7 +31,7 @@ fn table() -> String {
 /// Checks that the README holds `expected` between the markers `start` and `end` (rewriting
 /// it with `UPDATE_README=1`).
 fn keep_generated(what: &str, start: &str, end: &str, expected: &str) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
     let readme = std::fs::read_to_string(path).unwrap();
     let from = readme
         .find(start)
@@ -47,7 +47,7 @@ fn keep_generated(what: &str, start: &str, end: &str, expected: &str) {
         } else {
             panic!(
                 "README.md's {what} is out of date; run \
-                 `UPDATE_README=1 cargo test --all-features --test readme`. Expected:\n{expected}"
+                 `UPDATE_README=1 cargo test -p agent-tool-result-tests --all-features --test readme`. Expected:\n{expected}"
             );
         }
     }
@@ -64,7 +64,7 @@ fn crates_with(features: &str) -> usize {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = std::process::Command::new(cargo);
     command
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(["tree", "--quiet", "--locked", "-e", "normal"])
         .args([
             "--prefix",
@@ -148,7 +148,7 @@ fn the_feature_table_counts_what_cargo_tree_lists() {
          |---|---|---:|\n",
     );
     let manifest =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml")).unwrap();
     let features = manifest
         .split("\n[features]\n")
         .nth(1)
@@ -183,16 +183,19 @@ fn the_feature_table_counts_what_cargo_tree_lists() {
 #[test]
 fn the_readme_starts_with_the_two_commands() {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
     let head: String = readme.lines().take(20).collect::<Vec<_>>().join("\n");
     assert!(head.contains("`cargo run --release --bin atr -- validate examples/results`"));
     assert!(head.contains("`cargo test --workspace --all-features`"));
-    let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+    let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/run")).unwrap();
     assert!(ci.contains("cargo test --workspace --all-features"));
 }
 
 fn read(path: &str) -> String {
-    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+    std::fs::read_to_string(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(path),
+    )
+    .unwrap()
 }
 
 /// The crate's root docs name every public module under "Where things are" and every feature
@@ -277,7 +280,7 @@ fn packages_ship_what_a_user_needs() {
     let list = |package: &str| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let out = std::process::Command::new(cargo)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
             .args([
                 "package",
                 "--quiet",
@@ -317,6 +320,11 @@ fn packages_ship_what_a_user_needs() {
         ".pre-commit-hooks.yaml",
         ".ci/",
         "examples/campaigns/",
+        "examples/differential.rs",
+        ".schemathesis",
+        "dist/",
+        "pyproject.toml",
+        "node_modules",
     ] {
         assert!(
             !library.lines().any(|l| l.starts_with(kept)),

@@ -30,7 +30,7 @@ fn the_schema_has_its_own_id_and_the_embedded_text_is_the_file() {
         "{id}"
     );
     let on_disk = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/.."),
         "/schema/agent-tool-result.schema.json"
     ))
     .unwrap();

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 fn version_prints_the_package_version() {
     let out = run(&["--version"], None);
     assert_eq!(out.code, 0);
-    assert_eq!(out.stdout, format!("atr {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(out.stdout, format!("atr {}\n", common::cli_version()));
 }
 
 #[test]
@@ -580,12 +580,10 @@ fn classify_accepts_legitimate_faults_and_blames_the_content_type() {
         "{}",
         out.stdout
     );
-    let as_json = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../examples/responses/sms-denied.http"),
-    )
-    .unwrap()
-    .replace("application/problem+json", "application/json");
+    let as_json =
+        std::fs::read_to_string(common::root().join("examples/responses/sms-denied.http"))
+            .unwrap()
+            .replace("application/problem+json", "application/json");
     let out = run(&["classify", "-"], Some(as_json.as_bytes()));
     assert_eq!(out.code, 1);
     assert!(

@@ -122,7 +122,7 @@ fn a_closed_pipe_keeps_the_exit_status() {
             text.push('\n');
         }
         fs::write(&path, text).unwrap();
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("atr"))
+        let mut child = std::process::Command::new(common::atr_path())
             .args(["validate", "--format", "json", path.to_str().unwrap()])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

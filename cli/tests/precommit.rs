@@ -65,7 +65,7 @@ fn the_manifest_names_both_hooks_for_result_files() {
 #[test]
 fn the_python_hooks_environment_pins_this_versions_wheel() {
     let pyproject = fs::read_to_string(root().join("pyproject.toml")).unwrap();
-    let version = env!("CARGO_PKG_VERSION");
+    let version = &common::cli_version();
     assert!(
         pyproject.contains(&format!("\nversion = \"{version}\"\n")),
         "{pyproject}"
@@ -84,7 +84,7 @@ fn the_python_hooks_environment_pins_this_versions_wheel() {
 /// pinned install of the prebuilt `atr` this version.
 #[test]
 fn revs_and_pins_name_this_version() {
-    let version = env!("CARGO_PKG_VERSION");
+    let version = &common::cli_version();
     let mut seen = 0;
     for file in [
         "README.md",
@@ -100,7 +100,7 @@ fn revs_and_pins_name_this_version() {
             }
             if let Some((_, pin)) = line.split_once("agent-tool-result-cli==") {
                 let pinned: String = pin.chars().take_while(|c| !c.is_whitespace()).collect();
-                assert_eq!(pinned, version, "{file}: {line}");
+                assert_eq!(&pinned, version, "{file}: {line}");
                 seen += 1;
             }
         }
@@ -120,7 +120,7 @@ fn the_script_hook_passes_clean_files_and_fails_broken_ones() {
         Command::new(root().join(entry))
             .args(files)
             .current_dir(root())
-            .env("ATR", assert_cmd::cargo::cargo_bin("atr"))
+            .env("ATR", common::atr_path())
             .output()
             .unwrap()
     };

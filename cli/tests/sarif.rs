@@ -13,11 +13,9 @@ use common::{run, scratch};
 use serde_json::Value;
 
 fn sarif_schema() -> jsonschema::Validator {
-    let text = fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/sarif-schema-2.1.0.json"),
-    )
-    .unwrap();
+    let text =
+        fs::read_to_string(common::root().join("cli/tests/fixtures/sarif-schema-2.1.0.json"))
+            .unwrap();
     jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
 }
 
@@ -191,7 +189,7 @@ fn every_rule_says_what_breaks_it_and_links_to_its_documentation() {
     assert_eq!(rules.len(), agent_tool_result::Rule::ALL.len());
     let prefix = format!(
         "https://docs.rs/agent-tool-result/{}/agent_tool_result/rule/enum.Rule.html#variant.",
-        env!("CARGO_PKG_VERSION")
+        common::version_of("Cargo.toml")
     );
     let mut anchors = std::collections::HashSet::new();
     for (rule, entry) in agent_tool_result::Rule::ALL.iter().zip(rules) {

@@ -6,15 +6,61 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+/// The workspace's root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The `atr` the workspace builds, built once per test binary (with every feature of the
+/// workspace, as the README's test command builds it, so nothing is compiled twice).
+pub fn atr_path() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+            let status = std::process::Command::new(cargo)
+                .current_dir(root())
+                .args([
+                    "build",
+                    "--quiet",
+                    "--workspace",
+                    "--all-features",
+                    "--bin",
+                    "atr",
+                ])
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "cargo build --bin atr fails");
+            // A test runs from `<target>/<profile>/deps`; binaries are built in `<target>/<profile>`.
+            let exe = std::env::current_exe().unwrap();
+            let profile = exe.parent().and_then(Path::parent).unwrap();
+            let atr = profile.join(format!("atr{}", std::env::consts::EXE_SUFFIX));
+            assert!(atr.exists(), "no {} after cargo build", atr.display());
+            atr
+        })
+        .clone()
+}
+
+/// The version of the package whose manifest is `manifest` (relative to the root).
+pub fn version_of(manifest: &str) -> String {
+    let text = fs::read_to_string(root().join(manifest)).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
         .unwrap()
         .to_owned()
 }
 
+/// The CLI's version, which `atr --version` prints.
+pub fn cli_version() -> String {
+    version_of("cli/Cargo.toml")
+}
+
 pub fn atr() -> Command {
-    let mut command = Command::cargo_bin("atr").unwrap();
+    let mut command = Command::new(atr_path());
     command.current_dir(root());
     command
 }

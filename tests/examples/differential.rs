@@ -1,9 +1,9 @@
-//! The differential harness's long run: `cargo run --release --example differential -- N [SEED]`
+//! The differential harness's long run: `cargo run --release -p agent-tool-result-tests --example differential -- N [SEED]`
 //! mutates the conformance fixtures N times (default 1,000,000) on every core and checks that
 //! every reader of the crate gives one verdict. It prints the count and exits 1 on the first
 //! disagreement, with the document.
 
-#[path = "../tests/support/differential.rs"]
+#[path = "../support/differential.rs"]
 mod differential;
 
 use std::path::Path;
@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_000_000);
     let seed: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
-    let seeds = seeds(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let seeds = seeds(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")));
     let validator = Validator::shared();
     let threads = std::thread::available_parallelism().map_or(1, usize::from) as u64;
     let (done, failed) = (AtomicU64::new(0), AtomicBool::new(false));
