@@ -4,6 +4,7 @@
 //! idempotency ledger. The "provider" is a table of sends, so a second send to anyone would
 //! show. See this package's README for the thin-continuity walkthrough.
 
+mod admitted;
 mod db;
 mod ledger;
 mod mcp;
@@ -85,8 +86,9 @@ struct Args {
     /// `http://` and the `Host` a request names.
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
-    /// A `Host` the MCP endpoint answers (repeat for more): DNS-rebinding protection. By
-    /// default only loopback names; name the service's public host when it has one.
+    /// A `Host` the MCP endpoint answers besides the loopback names (`localhost`, `127.0.0.1`,
+    /// `::1`), repeat for more: DNS-rebinding protection. Name the service's public host when it
+    /// has one.
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
     /// A browser `Origin` the MCP endpoint accepts (repeat for more, `http://localhost:*`
@@ -178,19 +180,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_json_response(true)
         .with_max_request_body_bytes(BODY_LIMIT)
         .enforce_origin_validation();
-    if !args.allowed_hosts.is_empty() {
-        mcp_config = mcp_config.with_allowed_hosts(args.allowed_hosts);
-    }
-    if !args.allowed_origins.is_empty() {
-        mcp_config = mcp_config.with_allowed_origins(args.allowed_origins);
+    let admitted = admitted::Admitted {
+        hosts: admitted::LOOPBACK_HOSTS
+            .iter()
+            .map(|host| (*host).to_owned())
+            .chain(args.allowed_hosts)
+            .collect(),
+        origins: args.allowed_origins.into(),
+    };
+    mcp_config = mcp_config.with_allowed_hosts(admitted.hosts.iter().cloned());
+    if !admitted.origins.is_empty() {
+        mcp_config = mcp_config.with_allowed_origins(admitted.origins.iter().cloned());
     }
     let mcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
         mcp_config,
     );
+    let mcp =
+        axum::Router::new()
+            .nest_service("/mcp", mcp)
+            .layer(axum::middleware::from_fn_with_state(
+                admitted,
+                admitted::name_refused,
+            ));
     let app = rest::router(service)
-        .nest_service("/mcp", mcp)
+        .merge(mcp)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             access,

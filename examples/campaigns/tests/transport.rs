@@ -127,15 +127,30 @@ fn mcp_validates_host_and_origin_and_both_lists_are_configurable() {
             INITIALIZE.as_bytes(),
         )
     };
-    assert_problem(
-        &with("\nHost: campaigns.example", &strict),
-        403,
-        "a Host that is not allowed",
+    // Each refusal names the header, the value refused, and what is admitted.
+    let names = |response: &Raw, said: &[&str]| {
+        let body: Value = serde_json::from_slice(&response.body).unwrap();
+        let detail = body["detail"].as_str().unwrap_or_default();
+        for part in said {
+            assert!(detail.contains(part), "{part:?} in {detail:?}");
+        }
+    };
+    let host = with("\nHost: campaigns.example", &strict);
+    assert_problem(&host, 403, "a Host that is not allowed");
+    names(
+        &host,
+        &[
+            "Host",
+            "`campaigns.example`",
+            "localhost, 127.0.0.1, ::1",
+            "--allowed-host",
+        ],
     );
-    assert_problem(
-        &with("\nOrigin: http://evil.example", &strict),
-        403,
-        "an Origin that is not allowed",
+    let origin = with("\nOrigin: http://evil.example", &strict);
+    assert_problem(&origin, 403, "an Origin that is not allowed");
+    names(
+        &origin,
+        &["Origin", "`http://evil.example`", "--allowed-origin"],
     );
     assert_eq!(with("", &strict).status, 200, "no Origin passes");
     drop(strict);
@@ -149,6 +164,14 @@ fn mcp_validates_host_and_origin_and_both_lists_are_configurable() {
         ],
     );
     assert_eq!(with("\nHost: campaigns.example", &open).status, 200);
+    // A host added keeps the loopback names.
+    for host in ["localhost", "127.0.0.1"] {
+        assert_eq!(
+            with(&format!("\nHost: {host}"), &open).status,
+            200,
+            "{host}"
+        );
+    }
     assert_eq!(
         with(
             "\nHost: campaigns.example\nOrigin: https://app.campaigns.example",
@@ -157,13 +180,14 @@ fn mcp_validates_host_and_origin_and_both_lists_are_configurable() {
         .status,
         200
     );
-    assert_problem(
-        &with(
-            "\nHost: campaigns.example\nOrigin: http://evil.example",
-            &open,
-        ),
-        403,
-        "an Origin outside the configured list",
+    let outside = with(
+        "\nHost: campaigns.example\nOrigin: http://evil.example",
+        &open,
+    );
+    assert_problem(&outside, 403, "an Origin outside the configured list");
+    names(
+        &outside,
+        &["`http://evil.example`", "https://app.campaigns.example"],
     );
 }
 
