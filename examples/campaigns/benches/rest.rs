@@ -126,6 +126,7 @@ fn main() {
             cap: 20,
             length_ms: 60_000,
         },
+        caps: std::collections::HashMap::new(),
         provider_delay: Duration::ZERO,
         full_disk: None,
         lease: Duration::from_secs(30),

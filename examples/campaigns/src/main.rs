@@ -37,6 +37,20 @@ const BODY_LIMIT: usize = 1024 * 1024;
 /// The principal of a `--token` given without a name.
 const DEFAULT_PRINCIPAL: &str = "acct_demo";
 
+/// An `--account-cap`: `NAME=SENDS`.
+fn account_cap(text: &str) -> Result<(String, u64), String> {
+    let (name, sends) = text
+        .split_once('=')
+        .ok_or_else(|| "an account cap is NAME=SENDS".to_owned())?;
+    let sends = sends
+        .parse()
+        .map_err(|err| format!("an account cap's SENDS is a count: {err}"))?;
+    if name.is_empty() {
+        return Err("an account cap names its account: NAME=SENDS".to_owned());
+    }
+    Ok((name.to_owned(), sends))
+}
+
 /// A `--token`: `NAME=SECRET` (the principal `NAME`), or a bare `SECRET` for `acct_demo`.
 fn token(text: &str) -> Result<(String, String), String> {
     let (name, secret) = text.split_once('=').unwrap_or((DEFAULT_PRINCIPAL, text));
@@ -58,9 +72,13 @@ struct Args {
     /// Where to listen; port 0 picks a free one. The first line on stdout names it.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// Campaign sends allowed per window.
+    /// Campaign sends one account may make per window (each account has a window of its
+    /// own: one account's sends never defer another's).
     #[arg(long, default_value_t = 20)]
     cap: u64,
+    /// An account's own cap, as `NAME=SENDS` (repeat for more); the others have `--cap`.
+    #[arg(long = "account-cap", value_name = "NAME=SENDS", value_parser = account_cap)]
+    account_caps: Vec<(String, u64)>,
     /// The send window's length, in seconds.
     #[arg(long, default_value_t = 60)]
     window_secs: u64,
@@ -131,6 +149,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             cap: args.cap,
             length_ms,
         },
+        caps: args.account_caps.into_iter().collect(),
         provider_delay: Duration::from_millis(args.provider_delay_ms),
         full_disk: args
             .full_disk_after

@@ -4,6 +4,7 @@
 //! the key's context names). The sequence's [`Reply`] is projected by REST and MCP alike, so
 //! both transports give one decision.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -28,8 +29,11 @@ use crate::tools::{
 /// The service's settings.
 #[derive(Debug)]
 pub struct Config {
-    /// The per-window cap on campaign sends.
+    /// Each account's send window: its length, and the cap of an account given none of its
+    /// own.
     pub window: SendWindow,
+    /// Accounts with a cap of their own, by principal.
+    pub caps: HashMap<String, u64>,
     /// How long the provider takes to accept one send.
     pub provider_delay: Duration,
     /// An injected full disk, to watch the service recover from one.
@@ -43,6 +47,16 @@ pub struct Config {
     /// How long one database statement, or the wait for a connection, may take: while the
     /// database is down or cut off, every call answers within a few of these.
     pub db_timeout: Duration,
+}
+
+impl Config {
+    /// `principal`'s send window: its own cap, or the default one.
+    pub fn window_of(&self, principal: &str) -> SendWindow {
+        SendWindow {
+            cap: self.caps.get(principal).copied().unwrap_or(self.window.cap),
+            ..self.window
+        }
+    }
 }
 
 /// A failure of the service's own storage.
@@ -320,7 +334,7 @@ impl Service {
                 principal,
                 &args.message,
                 recipients,
-                self.config.window,
+                self.config.window_of(principal),
             )
             .await?
         {
@@ -360,7 +374,10 @@ impl Service {
 
     /// Sends the held recipients that are due, within the window's cap; returns how many.
     pub async fn release_due(&self) -> Result<usize, ServiceError> {
-        let claims = self.store.claim_due(self.config.window).await?;
+        let claims = self
+            .store
+            .claim_due(|principal| self.config.window_of(principal))
+            .await?;
         for claim in &claims {
             self.send_one(claim).await?;
         }

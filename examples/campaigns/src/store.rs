@@ -22,6 +22,8 @@
 //! took effect is a lookup by its id ([`Store::operation_exists`]). Each send is logged with
 //! its effect key and fence.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -69,7 +71,10 @@ const SCHEMA: &str = "
     CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
     CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);";
 
-/// The per-window cap on campaign sends.
+/// Held recipients one pass of [`Store::claim_due`] looks at.
+const DUE_BATCH: i64 = 1000;
+
+/// The per-window cap on one account's campaign sends.
 #[derive(Clone, Copy, Debug)]
 pub struct SendWindow {
     /// Campaign sends allowed in one window.
@@ -389,7 +394,7 @@ impl Store {
             &[id.into(), principal.into(), message.into(), now.into()],
         )
         .await?;
-        let mut room = room(&mut conn, window, now).await?;
+        let mut room = room(&mut conn, window, principal, now).await?;
         let next = window.next(now);
         let mut created = Created {
             claimed: Vec::new(),
@@ -440,24 +445,41 @@ impl Store {
         Ok(Made::Now(created))
     }
 
-    /// Claims held recipients that are due, as many as the window has room for, each under a
-    /// new fence.
-    pub async fn claim_due(&self, window: SendWindow) -> Result<Vec<Claim>, DbError> {
+    /// Claims held recipients that are due, as many of each account's as its window has room
+    /// for (`window_of` the principal), at most [`DUE_BATCH`] at a time, each under a new
+    /// fence.
+    pub async fn claim_due(
+        &self,
+        window_of: impl Fn(&str) -> SendWindow,
+    ) -> Result<Vec<Claim>, DbError> {
         let mut conn = self.writer().await?;
         conn.begin_exclusive().await?;
         let now = now(&mut conn).await?;
-        let room = room(&mut conn, window, now).await?;
         let due = conn
             .query(
-                "SELECT r.campaign_id, r.phone, c.message FROM recipients r \
+                "SELECT r.campaign_id, r.phone, c.message, c.principal FROM recipients r \
                  JOIN campaigns c ON c.id = r.campaign_id \
                  WHERE r.state = 'held' AND r.next_attempt_ms <= $1 \
                  ORDER BY r.next_attempt_ms, r.campaign_id, r.phone LIMIT $2",
-                &[now.into(), i64::try_from(room).unwrap_or(i64::MAX).into()],
+                &[now.into(), DUE_BATCH.into()],
             )
             .await?;
+        let mut rooms: HashMap<String, u64> = HashMap::new();
         let mut claims = Vec::with_capacity(due.len());
         for row in &due {
+            let principal = row.text(3);
+            let room = match rooms.entry(principal) {
+                Entry::Occupied(room) => room.into_mut(),
+                Entry::Vacant(vacant) => {
+                    let window = window_of(vacant.key());
+                    let left = room(&mut conn, window, vacant.key(), now).await?;
+                    vacant.insert(left)
+                }
+            };
+            if *room == 0 {
+                continue;
+            }
+            *room -= 1;
             let (campaign_id, phone) = (row.text(0), row.text(1));
             let fence = conn
                 .query(
@@ -774,14 +796,22 @@ impl Store {
     }
 }
 
-/// Campaign sends the window still has room for: its cap, less the campaign sends the
-/// provider accepted in it and the recipients claimed and not yet sent.
-async fn room(conn: &mut Conn<'_>, window: SendWindow, now_ms: i64) -> Result<u64, DbError> {
+/// Campaign sends `principal`'s window still has room for: its cap, less the sends of its
+/// campaigns the provider accepted in it and its recipients claimed and not yet sent. Each
+/// account has a window of its own, so one account's sends never use another's room.
+async fn room(
+    conn: &mut Conn<'_>,
+    window: SendWindow,
+    principal: &str,
+    now_ms: i64,
+) -> Result<u64, DbError> {
     let used = conn
         .query(
-            "SELECT (SELECT COUNT(*) FROM provider_sends WHERE campaign_id IS NOT NULL \
-             AND sent_ms >= $1) + (SELECT COUNT(*) FROM recipients WHERE state = 'sending')",
-            &[window.start(now_ms).into()],
+            "SELECT (SELECT COUNT(*) FROM provider_sends s JOIN campaigns c \
+             ON c.id = s.campaign_id WHERE c.principal = $2 AND s.sent_ms >= $1) \
+             + (SELECT COUNT(*) FROM recipients r JOIN campaigns c ON c.id = r.campaign_id \
+             WHERE c.principal = $2 AND r.state = 'sending')",
+            &[window.start(now_ms).into(), principal.into()],
         )
         .await?[0]
         .int(0);
@@ -896,7 +926,7 @@ mod tests {
 
         // Held again, claimed again under a greater fence: the stale claim sends nothing, the
         // new one sends.
-        let claims = b.claim_due(WINDOW).await.unwrap();
+        let claims = b.claim_due(|_| WINDOW).await.unwrap();
         assert_eq!(claims.len(), 2, "the window's room: three, one sent");
         let again = claims.iter().find(|c| c.phone == late.phone).unwrap();
         assert!(again.fence > late.fence);

@@ -120,6 +120,48 @@ fn calls_without_a_token_or_a_key_are_refused_before_anything_runs() {
     assert!(provider_sends(&scratch.db()).is_empty());
 }
 
+/// Each account has a send window of its own: one account filling its window defers only
+/// its own sends, and an account may have a cap of its own (`--account-cap`).
+#[test]
+fn one_account_filling_its_window_defers_no_other_account() {
+    let scratch = Scratch::new("windows");
+    let flags = [
+        "--cap",
+        "2",
+        "--window-secs",
+        "3600",
+        "--account-cap",
+        "acct_b=3",
+        "--token",
+        "acct_a=token-a",
+        "--token",
+        "acct_b=token-b",
+    ];
+    let service = Service::start(scratch.db(), &flags);
+    let batch = |n: usize, from: usize| {
+        let recipients: Vec<String> = numbers(from + n).split_off(from);
+        json!({ "recipients": recipients, "message": "Sale" })
+    };
+    let impact = |response: &http::Response<Vec<u8>>| {
+        let body: Value = serde_json::from_slice(response.body()).unwrap();
+        (
+            response.status().as_u16(),
+            body["impact"]["committed"].clone(),
+            body["impact"]["deferred"].clone(),
+        )
+    };
+    // A fills its window (2) and holds the rest.
+    let a = service.call_as("token-a", "send_campaign_batch", "a-1", &batch(5, 0));
+    assert_eq!(impact(&a), (202, json!(2), json!(3)));
+    // B, with a cap of its own (3), sends all of its batch now: A's sends use none of its room.
+    let b = service.call_as("token-b", "send_campaign_batch", "b-1", &batch(3, 10));
+    assert_eq!(impact(&b), (200, json!(3), json!(0)));
+    // B's own window is full now: its next batch is held, and A's sends are still 2.
+    let b2 = service.call_as("token-b", "send_campaign_batch", "b-2", &batch(1, 20));
+    assert_eq!(impact(&b2), (202, json!(0), json!(1)));
+    assert_eq!(provider_sends(&scratch.db()).len(), 5);
+}
+
 #[test]
 fn a_held_batch_answers_202_and_the_service_sends_the_rest_as_windows_open() {
     let scratch = Scratch::new("held");
