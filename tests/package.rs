@@ -1,3 +1,7 @@
+//! What each package ships, and what its README names. The library ships its sources, schemas,
+//! README, licence and examples, and nothing generated, cached or of the repository's own;
+//! the CLI its sources, README and licence.
+//!
 //! The README is the crate's page on crates.io, read with the package and without the
 //! repository: it names no file, command, example or feature the package does not hold, and
 //! its examples are shown whole (no lines hidden for the doctests). The two commands the
@@ -10,8 +14,8 @@ use std::process::Command;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// The files `cargo package` puts in the package.
-fn packaged() -> BTreeSet<String> {
+/// The files `cargo package` puts in `package`.
+fn packaged(package: &str) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let out = Command::new(cargo)
         .args([
@@ -20,7 +24,7 @@ fn packaged() -> BTreeSet<String> {
             "--allow-dirty",
             "--offline",
             "-p",
-            "agent-tool-result",
+            package,
         ])
         .current_dir(ROOT)
         .output()
@@ -162,7 +166,11 @@ fn features() -> BTreeSet<String> {
 
 #[test]
 fn the_readme_names_nothing_the_package_lacks() {
-    let found = problems(&readme_for_package_readers(), &packaged(), &features());
+    let found = problems(
+        &readme_for_package_readers(),
+        &packaged("agent-tool-result"),
+        &features(),
+    );
     assert!(found.is_empty(), "README.md:\n{}", found.join("\n"));
 }
 
@@ -170,7 +178,7 @@ fn the_readme_names_nothing_the_package_lacks() {
 /// passes it passes for a reason.
 #[test]
 fn the_check_finds_each_kind_of_missing_name() {
-    let packaged = packaged();
+    let packaged = packaged("agent-tool-result");
     let features = features();
     for (text, what) in [
         (
@@ -217,5 +225,50 @@ fn the_check_finds_each_kind_of_missing_name() {
     ] {
         let found = problems(fine, &packaged, &features);
         assert!(found.is_empty(), "{fine:?} gave {found:?}");
+    }
+}
+
+/// What `cargo package` ships: the library without its tests (which need the workspace),
+/// benchmarks or tooling; the CLI with a README and the licence.
+#[test]
+fn packages_ship_what_a_user_needs() {
+    let library = packaged("agent-tool-result");
+    for shipped in [
+        "README.md",
+        "LICENSE",
+        "CHANGELOG.md",
+        "src/lib.rs",
+        "schema/agent-tool-result.schema.json",
+        "examples/results/capture.json",
+    ] {
+        assert!(library.contains(shipped), "the library lacks {shipped}");
+    }
+    for kept in [
+        "tests/",
+        "bench/",
+        "benches/",
+        "clippy.toml",
+        ".pre-commit-hooks.yaml",
+        ".ci/",
+        "examples/campaigns/",
+        "examples/differential.rs",
+        ".schemathesis",
+        "dist/",
+        "pyproject.toml",
+        "node_modules",
+    ] {
+        assert!(
+            !library.iter().any(|l| l.starts_with(kept)),
+            "the library ships {kept}"
+        );
+    }
+    let cli = packaged("agent-tool-result-cli");
+    for shipped in ["README.md", "LICENSE", "src/main.rs"] {
+        assert!(cli.contains(shipped), "the CLI lacks {shipped}");
+    }
+    assert!(!cli.iter().any(|l| l.starts_with("tests/")));
+    let manifest = fs::read_to_string(Path::new(ROOT).join("cli/Cargo.toml")).unwrap();
+    for field in ["readme = ", "keywords = ", "categories = "] {
+        assert!(manifest.contains(field), "the CLI's manifest lacks {field}");
     }
 }
