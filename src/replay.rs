@@ -133,6 +133,7 @@ mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod probe;
+mod reply;
 mod sequence;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -155,7 +156,8 @@ pub use memory::MemoryLedger;
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger};
 pub use probe::{AssumeStarted, Done, EffectProbe};
-pub use sequence::{Call, Reply, ReplyKind, Sequence, Settled};
+pub use reply::{Reply, ReplyKind};
+pub use sequence::{Call, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};

@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::key::IdempotencyKey;
 use super::ledger::{Lease, Ledger};
 use super::probe::{Done, EffectProbe};
-use super::sequence::{Call, Reply, Sequence};
+use super::reply::Reply;
+use super::sequence::{Call, Sequence};
 use crate::guarantee::Refusal;
 
 /// A guarantee tool, written once: its name, what it does, the prefix of the ids of the
