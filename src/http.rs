@@ -31,7 +31,8 @@
 //! (the façade's transport and auth faults), [`auth`] (credentials, content type, the bearer
 //! gate), [`resource_metadata`] (RFC 9728, which the gate's challenges name), [`rest`] (the
 //! REST profile of guarantee results), [`classify`](mod@classify) (the agent's side:
-//! what a response means), [`header`] (the profile's header names, and reading `Retry-After` and challenges) and, with `axum`, `layers`
+//! what a response means), [`header`] (the profile's header names, and reading `Retry-After` and challenges),
+//! [`ratelimit`] (the `RateLimit` and `RateLimit-Policy` fields) and, with `axum`, `layers`
 //! (every error a problem). The names a handler reaches for first are here at the root too.
 //!
 //! ```
@@ -64,6 +65,7 @@ mod media;
 #[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
 pub mod openapi;
 pub mod problem;
+pub mod ratelimit;
 pub mod resource_metadata;
 pub mod rest;
 

@@ -265,7 +265,8 @@ fn the_document_is_openapi_3_1_with_every_status_and_the_key() {
     assert_eq!(
         statuses,
         [
-            "200", "202", "400", "401", "403", "409", "413", "414", "415", "422", "431", "503"
+            "200", "202", "400", "401", "403", "409", "413", "414", "415", "422", "429", "431",
+            "503"
         ]
     );
     let key = &document["components"]["parameters"]["Idempotency-Key"];
@@ -431,10 +432,12 @@ fn no_problem_type_names_two_answers() {
             }
             assert!(with_type(ProblemTypes::default(), *first, taken).is_err());
         }
-        // about:blank is the status alone: only 400 and 5xx refusals may have it.
+        // about:blank is the status alone: only 400, 429 and 5xx refusals may have it.
         let by_status = matches!(
             first,
-            Some(RefusalKind::InvalidArguments | RefusalKind::Unavailable)
+            Some(
+                RefusalKind::InvalidArguments | RefusalKind::RateLimited | RefusalKind::Unavailable
+            )
         );
         assert_eq!(
             with_type(ProblemTypes::default(), *first, "about:blank").is_ok(),

@@ -145,16 +145,21 @@ refusals! {
     /// The tool cannot answer now (its store failed or is gone); nothing was sent.
     Unavailable = "unavailable", 503, ABOUT_BLANK, "Service Unavailable", AfterWaiting,
         next: "wait (until retryAt when given), then send the same request with the same key";
+    /// The caller's account made more calls than its rate limit admits; nothing ran.
+    RateLimited = "rate-limited", 429, ABOUT_BLANK, "Too Many Requests", AfterWaiting,
+        next: "wait until retryAt (Retry-After), then send the same request with the same key";
 }
 
 impl RefusalKind {
     /// The kind a problem names: its type exactly, or for `about:blank` its status (400 is
-    /// [`RefusalKind::InvalidArguments`], any 5xx [`RefusalKind::Unavailable`]).
+    /// [`RefusalKind::InvalidArguments`], 429 [`RefusalKind::RateLimited`], any 5xx
+    /// [`RefusalKind::Unavailable`]).
     #[must_use]
     pub fn from_problem(problem_type: &str, status: u16) -> Option<Self> {
         if problem_type == ABOUT_BLANK {
             return match status {
                 400 => Some(RefusalKind::InvalidArguments),
+                429 => Some(RefusalKind::RateLimited),
                 500..=599 => Some(RefusalKind::Unavailable),
                 _ => None,
             };
@@ -187,7 +192,7 @@ impl fmt::Display for RefusalKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown refusal kind `{0}`: expected key-missing, key-invalid, key-mismatch, \
-     key-in-flight, invalid-arguments or unavailable"
+     key-in-flight, invalid-arguments, unavailable or rate-limited"
 )]
 pub struct UnknownRefusalKind(String);
 

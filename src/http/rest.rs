@@ -159,16 +159,17 @@ impl ProblemTypes {
             return Err(refuse("a problem type is a non-empty URI".to_owned()));
         }
         if uri == crate::guarantee::ABOUT_BLANK {
+            // The kinds the table itself names by status alone.
             let by_status = matches!(
                 named,
-                Named::Refusal(RefusalKind::InvalidArguments | RefusalKind::Unavailable)
+                Named::Refusal(kind) if kind.problem_type() == crate::guarantee::ABOUT_BLANK
             );
             if by_status {
                 return Ok(());
             }
             return Err(refuse(
                 "about:blank means the status alone (RFC 9457), which tells only invalid \
-                 arguments (400) and unavailable (5xx) apart"
+                 arguments (400), rate limited (429) and unavailable (5xx) apart"
                     .to_owned(),
             ));
         }

@@ -12,6 +12,8 @@
 mod db;
 #[path = "../src/ledger.rs"]
 mod ledger;
+#[path = "../src/limits.rs"]
+mod limits;
 #[path = "../../../tests/support/postgres.rs"]
 mod postgres;
 #[path = "../src/service.rs"]
@@ -132,6 +134,13 @@ fn main() {
         lease: Duration::from_secs(30),
         connections: 8,
         db_timeout: Duration::from_secs(5),
+        // No account limited: the benchmark measures the sequence.
+        rates: limits::RateLimits::new(
+            std::iter::empty(),
+            None,
+            &std::collections::HashMap::new(),
+            Duration::from_secs(1),
+        ),
     };
     let service = Arc::new(
         runtime

@@ -7,6 +7,7 @@
 mod admitted;
 mod db;
 mod ledger;
+mod limits;
 mod mcp;
 mod rest;
 mod service;
@@ -15,6 +16,7 @@ mod tools;
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,6 +53,20 @@ fn account_cap(text: &str) -> Result<(String, u64), String> {
     Ok((name.to_owned(), sends))
 }
 
+/// An `--account-rate`: `NAME=CALLS`, at least one.
+fn account_rate(text: &str) -> Result<(String, NonZeroU32), String> {
+    let (name, calls) = text
+        .split_once('=')
+        .ok_or_else(|| "an account rate is NAME=CALLS".to_owned())?;
+    let calls = calls
+        .parse()
+        .map_err(|err| format!("an account rate's CALLS is a count of 1 or more: {err}"))?;
+    if name.is_empty() {
+        return Err("an account rate names its account: NAME=CALLS".to_owned());
+    }
+    Ok((name.to_owned(), calls))
+}
+
 /// A `--token`: `NAME=SECRET` (the principal `NAME`), or a bare `SECRET` for `acct_demo`.
 fn token(text: &str) -> Result<(String, String), String> {
     let (name, secret) = text.split_once('=').unwrap_or((DEFAULT_PRINCIPAL, text));
@@ -79,6 +95,19 @@ struct Args {
     /// An account's own cap, as `NAME=SENDS` (repeat for more); the others have `--cap`.
     #[arg(long = "account-cap", value_name = "NAME=SENDS", value_parser = account_cap)]
     account_caps: Vec<(String, u64)>,
+    /// Guarantee calls (`send_sms`, `send_campaign_batch`) one account may make per
+    /// `--rate-window-secs`, in this process; a call over it is refused (429 with
+    /// `Retry-After` over REST, the same problem over MCP) and nothing runs. No limit without
+    /// it (or `--account-rate`).
+    #[arg(long, value_name = "CALLS")]
+    rate_limit: Option<NonZeroU32>,
+    /// An account's own rate limit, as `NAME=CALLS` (repeat for more); the others have
+    /// `--rate-limit`.
+    #[arg(long = "account-rate", value_name = "NAME=CALLS", value_parser = account_rate)]
+    account_rates: Vec<(String, NonZeroU32)>,
+    /// The rate limit's window, in seconds.
+    #[arg(long, default_value_t = 1)]
+    rate_window_secs: u64,
     /// The send window's length, in seconds.
     #[arg(long, default_value_t = 60)]
     window_secs: u64,
@@ -140,28 +169,43 @@ struct Args {
     opt_outs: Vec<String>,
 }
 
+impl Args {
+    /// The service's settings, from the arguments.
+    fn config(&mut self) -> Result<Config, std::num::TryFromIntError> {
+        let length_ms = i64::try_from(self.window_secs.max(1).saturating_mul(1000))?;
+        Ok(Config {
+            window: SendWindow {
+                cap: self.cap,
+                length_ms,
+            },
+            caps: std::mem::take(&mut self.account_caps).into_iter().collect(),
+            provider_delay: Duration::from_millis(self.provider_delay_ms),
+            full_disk: self
+                .full_disk_after
+                .zip(self.full_disk_ms)
+                .map(|(after, ms)| store::FullDisk {
+                    after,
+                    length: Duration::from_millis(ms),
+                }),
+            lease: Duration::from_millis(self.lease_ms.max(1)),
+            connections: self.db_connections.max(1),
+            db_timeout: Duration::from_millis(self.db_timeout_ms.max(1)),
+            rates: limits::RateLimits::new(
+                self.tokens.iter().map(|(_, principal)| principal.as_str()),
+                self.rate_limit,
+                &std::mem::take(&mut self.account_rates)
+                    .into_iter()
+                    .collect(),
+                Duration::from_secs(self.rate_window_secs),
+            ),
+        })
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
-    let length_ms = i64::try_from(args.window_secs.max(1).saturating_mul(1000))?;
-    let config = Config {
-        window: SendWindow {
-            cap: args.cap,
-            length_ms,
-        },
-        caps: args.account_caps.into_iter().collect(),
-        provider_delay: Duration::from_millis(args.provider_delay_ms),
-        full_disk: args
-            .full_disk_after
-            .zip(args.full_disk_ms)
-            .map(|(after, ms)| store::FullDisk {
-                after,
-                length: Duration::from_millis(ms),
-            }),
-        lease: Duration::from_millis(args.lease_ms.max(1)),
-        connections: args.db_connections.max(1),
-        db_timeout: Duration::from_millis(args.db_timeout_ms.max(1)),
-    };
+    let mut args = Args::parse();
+    let config = args.config()?;
     let service = Arc::new(Service::open(&args.db, config).await?);
     for number in &args.opt_outs {
         service.opt_out(number).await?;

@@ -19,6 +19,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::limits::Standing;
 use crate::rest::Principal;
 use crate::service::Service;
 use crate::tools::{
@@ -100,6 +101,11 @@ impl rmcp::ServerHandler for Mcp {
             .map(|Principal(principal)| principal.clone())
             .ok_or_else(|| internal(&"the request reached no bearer gate"))?;
         let name = &*request.name;
+        if Service::is_guarantee_tool(name)
+            && let Standing::Refused { refusal, .. } = self.service.admit(&principal)
+        {
+            return refusal.into_call_tool_result();
+        }
         if let Some(reply) = self
             .service
             .call_keyed(name, &principal, request.arguments.clone())

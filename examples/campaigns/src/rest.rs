@@ -21,6 +21,7 @@ use axum::routing::{get, post};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::limits::Standing;
 use crate::service::{Service, ServiceError};
 use crate::tools::{
     CampaignStatus, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus, SendBatch, SendSms,
@@ -187,11 +188,21 @@ async fn call(
     axum::Extension(Principal(principal)): axum::Extension<Principal>,
     call: KeyedJson,
 ) -> Response {
-    let (key, arguments) = call.into_parts();
-    match service.call(&tool, &principal, key, arguments).await {
-        Some(reply) => reply.into_response(),
-        None => Fault::unknown_tool(tool).into_response(),
+    if !Service::is_guarantee_tool(&tool) {
+        return Fault::unknown_tool(tool).into_response();
     }
+    let standing = service.admit(&principal);
+    let mut response = if let Standing::Refused { refusal, .. } = &standing {
+        refusal.clone().into_response()
+    } else {
+        let (key, arguments) = call.into_parts();
+        match service.call(&tool, &principal, key, arguments).await {
+            Some(reply) => reply.into_response(),
+            None => Fault::unknown_tool(tool).into_response(),
+        }
+    };
+    standing.write(response.headers_mut());
+    response
 }
 
 /// A lookup: the tool's envelope, 200 whatever `ok`.

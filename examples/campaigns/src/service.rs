@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::db::{DbError, Target};
 use crate::ledger::{LedgerError, ServiceLedger};
+use crate::limits::{RateLimits, Standing};
 use crate::store::{CampaignRow, Claim, FullDisk, Made, Message, SendWindow, Store};
 use crate::tools::{
     BatchArgs, CampaignRef, CampaignStatus, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
@@ -47,6 +48,8 @@ pub struct Config {
     /// How long one database statement, or the wait for a connection, may take: while the
     /// database is down or cut off, every call answers within a few of these.
     pub db_timeout: Duration,
+    /// Each account's rate limit on the guarantee tools.
+    pub rates: RateLimits,
 }
 
 impl Config {
@@ -164,6 +167,17 @@ impl Service {
             store,
             config,
         })
+    }
+
+    /// Whether `tool` is one of the guarantee tools (the calls that send).
+    pub fn is_guarantee_tool(tool: &str) -> bool {
+        matches!(tool, SendSms::NAME | SendBatch::NAME)
+    }
+
+    /// Counts a guarantee call of `principal`'s against its account's rate limit: admitted,
+    /// or the refusal to answer (before the sequence begins anything).
+    pub fn admit(&self, principal: &str) -> Standing<'_> {
+        self.config.rates.admit(principal)
     }
 
     /// Records that `phone` opted out.

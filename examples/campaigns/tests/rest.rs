@@ -5,6 +5,7 @@
 mod support;
 
 use std::thread;
+use std::time::{Duration, SystemTime};
 
 use agent_tool_result::guarantee::{RefusalKind, SettlementState};
 use agent_tool_result::http::classify::profile_breaches;
@@ -160,6 +161,89 @@ fn one_account_filling_its_window_defers_no_other_account() {
     let b2 = service.call_as("token-b", "send_campaign_batch", "b-2", &batch(1, 20));
     assert_eq!(impact(&b2), (202, json!(0), json!(1)));
     assert_eq!(provider_sends(&scratch.db()).len(), 5);
+}
+
+/// How long `Retry-After` (an HTTP-date) says to wait from now.
+fn retry_after(response: &http::Response<Vec<u8>>) -> Duration {
+    let at = httpdate::parse_http_date(response.headers()["retry-after"].to_str().unwrap())
+        .expect("an HTTP-date");
+    at.duration_since(SystemTime::now()).unwrap_or_default()
+}
+
+/// Each account has a rate limit of its own: a burst over A's limit is refused (429,
+/// `Retry-After`, the `RateLimit` fields) with nothing sent, B's calls meanwhile are all
+/// admitted, and A's refused key is not used: the same call after `Retry-After` runs.
+#[test]
+fn a_burst_over_one_accounts_rate_limit_is_refused_and_no_other_account_is() {
+    let scratch = Scratch::new("rates");
+    let flags = [
+        "--rate-limit",
+        "2",
+        "--account-rate",
+        "acct_b=4",
+        "--rate-window-secs",
+        "2",
+        "--token",
+        "acct_a=token-a",
+        "--token",
+        "acct_b=token-b",
+    ];
+    let service = Service::start(scratch.db(), &flags);
+    let sms = |n: usize| json!({ "to": numbers(n + 1)[n], "body": "Your code is 4411" });
+    let a: Vec<_> = (0..4)
+        .map(|n| service.call_as("token-a", "send_sms", &format!("a-{n}"), &sms(n)))
+        .collect();
+    let b: Vec<_> = (0..4)
+        .map(|n| service.call_as("token-b", "send_sms", &format!("b-{n}"), &sms(10 + n)))
+        .collect();
+    let statuses = |responses: &[http::Response<Vec<u8>>]| {
+        responses
+            .iter()
+            .map(|r| r.status().as_u16())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(statuses(&a), [200, 200, 429, 429]);
+    assert_eq!(statuses(&b), [200, 200, 200, 200]);
+    for response in &a[2..] {
+        assert_keeps_profile(response);
+        assert_eq!(refused(response), Some(RefusalKind::RateLimited));
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json"
+        );
+        let retry_after = retry_after(response);
+        assert!(retry_after <= Duration::from_secs(3), "{retry_after:?}");
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            r#""per-account";q=2;w=2"#
+        );
+        let standing = response.headers()["ratelimit"].to_str().unwrap();
+        assert!(
+            standing.starts_with(r#""per-account";r=0;t="#),
+            "{standing}"
+        );
+    }
+    assert_eq!(
+        b[0].headers()["ratelimit-policy"],
+        r#""per-account";q=4;w=2"#
+    );
+    assert_eq!(
+        b[0].headers()["ratelimit"].to_str().unwrap(),
+        r#""per-account";r=3;t=1"#
+    );
+    // Nothing of A's refused calls reached the provider.
+    assert_eq!(provider_sends(&scratch.db()).len(), 6);
+    // The refused key is not used: after Retry-After, the same call runs, once.
+    thread::sleep(retry_after(&a[3]));
+    let again = service.call_as("token-a", "send_sms", "a-2", &sms(2));
+    assert_eq!(
+        again.status(),
+        200,
+        "{:?}",
+        String::from_utf8_lossy(again.body())
+    );
+    assert!(again.headers().get(IDEMPOTENT_REPLAYED).is_none());
+    assert_eq!(provider_sends(&scratch.db()).len(), 7);
 }
 
 #[test]

@@ -11,144 +11,18 @@
 mod support;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::typescript::{
+    KEY_IN_FLIGHT, KEY_INVALID, KEY_MISMATCH, KEY_MISSING, Sdk, assert_refused, client_dir,
+    run_client, run_client_of, sms,
+};
 use support::{Scratch, Service, TOKEN, numbers};
 
 const OPTED_OUT: &str = "+15550100000";
-
-/// The client's directory, with the SDK installed.
-fn client_dir() -> PathBuf {
-    static INSTALL: Mutex<()> = Mutex::new(());
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript");
-    let _once = INSTALL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let version = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .ok()
-            .filter(|out| out.status.success())
-    };
-    assert!(
-        version("node").is_some() && version("npm").is_some(),
-        "this test drives the service with the official TypeScript MCP SDK: install Node.js 18 \
-         or newer and npm (on Debian: apt-get install nodejs npm)"
-    );
-    let installed = ["sdk", "client", "inspector"].iter().all(|package| {
-        dir.join(format!(
-            "node_modules/@modelcontextprotocol/{package}/package.json"
-        ))
-        .exists()
-    });
-    if !installed {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .status()
-            .expect("npm runs");
-        assert!(
-            status.success(),
-            "npm ci failed in {}: the npm registry must be reachable the first time",
-            dir.display()
-        );
-    }
-    dir
-}
-
-/// Runs the TypeScript client on `steps` (each a list of calls made at once) and returns its
-/// answers, one list per step.
-fn run_client(service: &Service, steps: &Value) -> Vec<Vec<Value>> {
-    run_client_of(Sdk::V1, service, steps)
-}
-
-/// The SDK a client is built on.
-#[derive(Clone, Copy)]
-enum Sdk {
-    /// `@modelcontextprotocol/sdk` 1.x.
-    V1,
-    /// `@modelcontextprotocol/client` 2.x.
-    V2,
-}
-
-/// [`run_client`] with the client built on `sdk`.
-fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Value>> {
-    let dir = client_dir();
-    let mut child = Command::new("node")
-        .arg(dir.join("client.mjs"))
-        .arg(format!("{}/mcp", service.base))
-        .arg(TOKEN)
-        .arg(match sdk {
-            Sdk::V1 => "v1",
-            Sdk::V2 => "v2",
-        })
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the TypeScript client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        report["tools"],
-        json!([
-            "send_sms",
-            "send_campaign_batch",
-            "lookup_marketing_campaigns",
-            "lookup_sms"
-        ])
-    );
-    let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
-    for answer in answers.iter().flatten() {
-        assert!(
-            answer.get("thrown").is_none(),
-            "client.callTool threw: {answer}"
-        );
-        // The text block carries the same JSON as structuredContent.
-        let text: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
-        assert_eq!(text, answer["structuredContent"], "{answer}");
-    }
-    answers
-}
-
-fn sms(to: &str, key: impl Into<Value>) -> Value {
-    let key: Value = key.into();
-    json!({ "tool": "send_sms", "arguments": { "to": to, "body": "Your code is 4411", "idempotencyKey": key } })
-}
-
-/// A refusal: `isError`, and the problem's type and status.
-fn assert_refused(answer: &Value, problem_type: &str, status: u16) {
-    assert_eq!(answer["isError"], true, "{answer}");
-    let problem = &answer["structuredContent"];
-    assert_eq!(problem["type"], problem_type, "{answer}");
-    assert_eq!(problem["status"], status, "{answer}");
-    assert!(
-        problem["detail"].as_str().is_some_and(|d| !d.is_empty()),
-        "{answer}"
-    );
-}
-
-const KEY_MISSING: &str = "https://agentsfirst.ai/problems/idempotency-key-missing";
-const KEY_INVALID: &str = "https://agentsfirst.ai/problems/idempotency-key-invalid";
-const KEY_MISMATCH: &str = "https://agentsfirst.ai/problems/idempotency-key-mismatch";
-const KEY_IN_FLIGHT: &str = "https://agentsfirst.ai/problems/idempotency-key-in-flight";
 
 #[test]
 fn the_typescript_sdk_reads_every_answer_of_a_guarantee_tool() {
@@ -242,6 +116,53 @@ fn reads_every_answer(sdk: Sdk) {
     // The same key with other arguments is refused; with the same, the first answer replays.
     assert_refused(&answers[1][0], KEY_MISMATCH, 422);
     assert_eq!(answers[1][1], first[0]);
+}
+
+/// A call over the account's rate limit is the `rate-limited` refusal through
+/// `client.callTool`: `isError`, the 429 problem with `retryAt`, which the output schema admits
+/// (never a JSON-RPC error); nothing was sent, and another account's calls meanwhile run.
+#[test]
+fn the_typescript_sdk_reads_the_rate_limited_refusal() {
+    let scratch = Scratch::new("typescript-rates");
+    let flags = [
+        "--account-rate",
+        "acct_demo=2",
+        "--rate-window-secs",
+        "60",
+        "--token",
+        "acct_b=token-b",
+    ];
+    let service = Service::start(scratch.db(), &flags);
+    let steps = json!([
+        [sms("+15550100011", "ts-rate-1")],
+        [sms("+15550100012", "ts-rate-2")],
+        [sms("+15550100013", "ts-rate-3")],
+        [{ "tool": "lookup_sms", "arguments": { "messageId": "msg_none" } }],
+    ]);
+    let answers = run_client(&service, &steps);
+    for admitted in [&answers[0][0], &answers[1][0]] {
+        assert_eq!(admitted["isError"], false, "{admitted}");
+    }
+    let limited = &answers[2][0];
+    assert_refused(limited, "about:blank", 429);
+    assert_eq!(limited["structuredContent"]["title"], "Too Many Requests");
+    assert!(
+        limited["structuredContent"]["retryAt"].is_string(),
+        "{limited}"
+    );
+    // Lookups are not guarantee calls: not counted, not refused (this one reached the tool).
+    let lookup = &answers[3][0]["structuredContent"];
+    assert_eq!(lookup["error"]["code"], "message-not-found", "{lookup}");
+    assert_eq!(support::provider_sends(&scratch.db()).len(), 2);
+    // Another account is unaffected.
+    let other = service.call_as(
+        "token-b",
+        "send_sms",
+        "b-1",
+        &json!({ "to": "+15550100014", "body": "Your code is 4411" }),
+    );
+    assert_eq!(other.status(), 200);
+    assert_eq!(support::provider_sends(&scratch.db()).len(), 3);
 }
 
 /// Posts `tool` with `body` under `key` to `service` on a thread, and kills the service

@@ -8,6 +8,7 @@ use super::super::header::IDEMPOTENCY_KEY;
 use super::super::media::APPLICATION_PROBLEM_JSON;
 use super::super::rest::ProblemTypes;
 use crate::JsonObject;
+use crate::category::RetryClass;
 use crate::guarantee::{ABOUT_BLANK, PolicyDecision, RefusalKind, SettlementState};
 
 /// The member that names, on a problem schema, the refusal kind its type stands for.
@@ -126,7 +127,7 @@ pub(super) fn base_schemas(types: &ProblemTypes) -> JsonObject {
     schemas.insert("PolicyDeny".to_owned(), deny);
     for kind in RefusalKind::ALL {
         let mut extra = JsonObject::new();
-        if matches!(kind, RefusalKind::KeyInFlight | RefusalKind::Unavailable) {
+        if kind.retry_class() == RetryClass::AfterWaiting {
             extra.insert(
                 "retryAt".to_owned(),
                 json!({ "type": "string", "format": "date-time" }),
@@ -178,6 +179,18 @@ pub(super) fn responses() -> JsonObject {
         json!({
             "description": "Denied by policy before any provider call (do not re-authenticate), or the key was used with another request",
             "content": problem(&["PolicyDeny".to_owned(), refusal_schema_name(RefusalKind::KeyMismatch)]),
+        }),
+    );
+    responses.insert(
+        "RateLimited".to_owned(),
+        json!({
+            "description": RefusalKind::RateLimited.next_step(),
+            "headers": {
+                "Retry-After": { "$ref": "#/components/headers/Retry-After" },
+                "RateLimit": { "$ref": "#/components/headers/RateLimit" },
+                "RateLimit-Policy": { "$ref": "#/components/headers/RateLimit-Policy" },
+            },
+            "content": problem(&[refusal_schema_name(RefusalKind::RateLimited)]),
         }),
     );
     responses.insert(
@@ -242,6 +255,14 @@ pub(super) fn headers() -> Value {
     json!({
         "Retry-After": {
             "description": "When to retry or look the operation up (an HTTP-date, or seconds): the same instant on every replay",
+            "schema": { "type": "string" },
+        },
+        "RateLimit": {
+            "description": "Where the caller stands in its quota (IETF RateLimit fields): \"policy\";r=REMAINING;t=SECONDS",
+            "schema": { "type": "string" },
+        },
+        "RateLimit-Policy": {
+            "description": "The caller's quota policy (IETF RateLimit fields): \"policy\";q=QUOTA;w=SECONDS",
             "schema": { "type": "string" },
         },
         "Idempotent-Replayed": {

@@ -88,7 +88,7 @@ impl OpenApi {
 
     /// Adds guarantee tool `name` at `POST path`: its body is `A`, its own result fields `F`,
     /// its key the required `Idempotency-Key` header, and its responses every one the profile
-    /// defines (200, 202, 400, 401, 403, 409, 413, 414, 415, 422, 431, 503).
+    /// defines (200, 202, 400, 401, 403, 409, 413, 414, 415, 422, 429, 431, 503).
     #[must_use]
     pub fn guarantee_tool<A: schemars::JsonSchema, F: schemars::JsonSchema>(
         mut self,
@@ -140,6 +140,7 @@ impl OpenApi {
                 "414": { "$ref": "#/components/responses/UriTooLong" },
                 "415": { "$ref": "#/components/responses/UnsupportedMediaType" },
                 "422": { "$ref": "#/components/responses/Unprocessable" },
+                "429": { "$ref": "#/components/responses/RateLimited" },
                 "431": { "$ref": "#/components/responses/HeadersTooLarge" },
                 "503": { "$ref": "#/components/responses/Unavailable" },
             },

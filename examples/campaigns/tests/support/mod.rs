@@ -4,6 +4,7 @@
 
 pub mod provider;
 pub mod proxy;
+pub mod typescript;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

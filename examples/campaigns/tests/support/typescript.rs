@@ -1,0 +1,141 @@
+//! The official TypeScript MCP SDK client (`@modelcontextprotocol/sdk`, pinned in
+//! `tests/typescript/package-lock.json`), run on a list of calls: it validates
+//! `structuredContent` against each tool's advertised `outputSchema`, on error results too.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use super::{Service, TOKEN};
+
+/// The client's directory, with the SDK installed.
+pub fn client_dir() -> PathBuf {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript");
+    let _once = INSTALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let version = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+    };
+    assert!(
+        version("node").is_some() && version("npm").is_some(),
+        "this test drives the service with the official TypeScript MCP SDK: install Node.js 18 \
+         or newer and npm (on Debian: apt-get install nodejs npm)"
+    );
+    let installed = ["sdk", "client", "inspector"].iter().all(|package| {
+        dir.join(format!(
+            "node_modules/@modelcontextprotocol/{package}/package.json"
+        ))
+        .exists()
+    });
+    if !installed {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .status()
+            .expect("npm runs");
+        assert!(
+            status.success(),
+            "npm ci failed in {}: the npm registry must be reachable the first time",
+            dir.display()
+        );
+    }
+    dir
+}
+
+/// Runs the TypeScript client on `steps` (each a list of calls made at once) and returns its
+/// answers, one list per step.
+pub fn run_client(service: &Service, steps: &Value) -> Vec<Vec<Value>> {
+    run_client_of(Sdk::V1, service, steps)
+}
+
+/// The SDK a client is built on.
+#[derive(Clone, Copy)]
+pub enum Sdk {
+    /// `@modelcontextprotocol/sdk` 1.x.
+    V1,
+    /// `@modelcontextprotocol/client` 2.x.
+    V2,
+}
+
+/// [`run_client`] with the client built on `sdk`.
+pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Value>> {
+    let dir = client_dir();
+    let mut child = Command::new("node")
+        .arg(dir.join("client.mjs"))
+        .arg(format!("{}/mcp", service.base))
+        .arg(TOKEN)
+        .arg(match sdk {
+            Sdk::V1 => "v1",
+            Sdk::V2 => "v2",
+        })
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["tools"],
+        json!([
+            "send_sms",
+            "send_campaign_batch",
+            "lookup_marketing_campaigns",
+            "lookup_sms"
+        ])
+    );
+    let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
+    for answer in answers.iter().flatten() {
+        assert!(
+            answer.get("thrown").is_none(),
+            "client.callTool threw: {answer}"
+        );
+        // The text block carries the same JSON as structuredContent.
+        let text: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, answer["structuredContent"], "{answer}");
+    }
+    answers
+}
+
+pub fn sms(to: &str, key: impl Into<Value>) -> Value {
+    let key: Value = key.into();
+    json!({ "tool": "send_sms", "arguments": { "to": to, "body": "Your code is 4411", "idempotencyKey": key } })
+}
+
+/// A refusal: `isError`, and the problem's type and status.
+pub fn assert_refused(answer: &Value, problem_type: &str, status: u16) {
+    assert_eq!(answer["isError"], true, "{answer}");
+    let problem = &answer["structuredContent"];
+    assert_eq!(problem["type"], problem_type, "{answer}");
+    assert_eq!(problem["status"], status, "{answer}");
+    assert!(
+        problem["detail"].as_str().is_some_and(|d| !d.is_empty()),
+        "{answer}"
+    );
+}
+
+pub const KEY_MISSING: &str = "https://agentsfirst.ai/problems/idempotency-key-missing";
+pub const KEY_INVALID: &str = "https://agentsfirst.ai/problems/idempotency-key-invalid";
+pub const KEY_MISMATCH: &str = "https://agentsfirst.ai/problems/idempotency-key-mismatch";
+pub const KEY_IN_FLIGHT: &str = "https://agentsfirst.ai/problems/idempotency-key-in-flight";
