@@ -10,6 +10,7 @@ mod ledger;
 mod limits;
 mod mcp;
 mod rest;
+mod serve;
 mod service;
 mod store;
 mod tools;
@@ -27,11 +28,38 @@ use axum::extract::DefaultBodyLimit;
 use clap::Parser;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tower::limit::GlobalConcurrencyLimitLayer;
 
 use crate::db::Target;
 use crate::rest::Access;
 use crate::service::{Config, Service};
 use crate::store::SendWindow;
+
+/// jemalloc, with its background threads: memory a burst of requests took goes back to the
+/// system within seconds of being freed, where glibc's allocator keeps most of it while the
+/// service is idle.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[cfg(not(target_env = "msvc"))]
+/// How long freed pages stay with jemalloc before they go back to the system (its default,
+/// 10 s, keeps a burst's memory that long and lets it go gradually).
+const DIRTY_DECAY_MS: isize = 1_000;
+
+/// Sets [`DIRTY_DECAY_MS`] for every arena, those made so far and those to come.
+#[cfg(not(target_env = "msvc"))]
+fn return_memory_promptly() {
+    use tikv_jemalloc_ctl::{Access, AsName};
+    // A setting jemalloc refuses (an arena not made yet) changes nothing: best effort.
+    let _ = b"arenas.dirty_decay_ms\0".name().write(DIRTY_DECAY_MS);
+    let arenas = tikv_jemalloc_ctl::arenas::narenas::read().unwrap_or(0);
+    for arena in 0..arenas {
+        let _ = format!("arena.{arena}.dirty_decay_ms\0")
+            .name()
+            .write(DIRTY_DECAY_MS);
+    }
+}
 
 /// The largest request body the service reads, in bytes.
 const BODY_LIMIT: usize = 1024 * 1024;
@@ -164,6 +192,20 @@ struct Args {
     /// these rather than hang.
     #[arg(long, default_value_t = 2_000)]
     db_timeout_ms: u64,
+    /// How long a client may take to send a request's head (from the connection's start, or
+    /// its previous response), in milliseconds: a slower one is disconnected.
+    #[arg(long, default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// How long a client may take to send a request's body once its head is in, in
+    /// milliseconds: a slower one is answered 408.
+    #[arg(long, default_value_t = 10_000)]
+    body_timeout_ms: u64,
+    /// Requests handled at once by the process; more wait their turn.
+    #[arg(long, default_value_t = 256)]
+    max_concurrent_requests: usize,
+    /// Connections the process keeps open at once; more wait to be accepted.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
     /// A number that opted out of messages (repeat for more).
     #[arg(long = "opt-out", value_name = "NUMBER")]
     opt_outs: Vec<String>,
@@ -204,6 +246,8 @@ impl Args {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    #[cfg(not(target_env = "msvc"))]
+    return_memory_promptly();
     let mut args = Args::parse();
     let config = args.config()?;
     let service = Arc::new(Service::open(&args.db, config).await?);
@@ -267,24 +311,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 admitted,
                 admitted::name_refused,
             ));
+    let bounds = serve::Bounds {
+        header_timeout: Duration::from_millis(args.header_timeout_ms.max(1)),
+        body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
+        body_limit: BODY_LIMIT,
+        concurrent_requests: args.max_concurrent_requests.max(1),
+        connections: args.max_connections.max(1),
+    };
     let app = rest::router(service)
         .merge(mcp)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            bounds,
+            serve::read_body,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             access,
             rest::authorize,
         ))
         .layer(axum::middleware::map_request(refuse_oversized_head))
-        .layer(ProblemLayer);
+        .layer(ProblemLayer)
+        // One limit for every route: the layer's clones share its permits.
+        .layer(GlobalConcurrencyLimitLayer::new(bounds.concurrent_requests));
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}", listener.local_addr()?)?;
     stdout.flush()?;
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    serve::serve(listener, app, bounds, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }
