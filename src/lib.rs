@@ -74,6 +74,12 @@
 //!   no TLS stack; inside a Tokio runtime).
 //! - `openapi`: `http::openapi`, the REST profile as an OpenAPI 3.1 document, and a producer's
 //!   problem types read back from one.
+//! - `tracing`: the replay sequence reports through `tracing` (see `replay::telemetry`): a
+//!   span per keyed call naming its tool, scope and key digest (never the raw key or an
+//!   argument), an event for how it ended, the ledger's latency.
+//! - `metrics`: the replay sequence counts through the `metrics` facade (see
+//!   `replay::telemetry`): calls by outcome, refusals by kind, the ledger's latency and the
+//!   sequence's overhead, for any exporter (Prometheus, say).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod artifact;

@@ -38,6 +38,7 @@ mod result;
 mod revision;
 #[cfg(feature = "rmcp")]
 mod rmcp;
+mod trace;
 
 pub use content::{Content, ImageContent, InvalidImageData, TextContent};
 pub use jsonrpc::{JsonRpcCode, JsonRpcError};
@@ -50,3 +51,4 @@ pub use rmcp::Parameters;
 #[cfg(all(feature = "rmcp", feature = "replay"))]
 #[cfg_attr(docsrs, doc(cfg(all(feature = "rmcp", feature = "replay"))))]
 pub use rmcp::{KeyedParameters, guarantee_tool};
+pub use trace::{InvalidTraceParent, TRACEPARENT, TraceParent};

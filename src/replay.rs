@@ -137,6 +137,7 @@ mod reply;
 mod sequence;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+pub mod telemetry;
 mod tool;
 #[cfg(feature = "sqlite")]
 mod worker;

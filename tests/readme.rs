@@ -138,6 +138,16 @@ const FEATURES: &[(&str, &str)] = &[
         "`http::openapi`: the REST profile as an OpenAPI 3.1 document, and a producer's problem \
          types read back from one",
     ),
+    (
+        "tracing",
+        "`replay::telemetry` through `tracing`: a span per keyed call (tool, scope, key digest), \
+         an event for how it ended, the ledger's latency",
+    ),
+    (
+        "metrics",
+        "`replay::telemetry` through the `metrics` facade: calls by outcome, refusals by kind, \
+         the ledger's latency and the sequence's overhead",
+    ),
 ];
 
 /// The feature table's crate counts are what `cargo tree` says, so they cannot drift.

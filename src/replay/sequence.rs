@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -11,6 +11,7 @@ use super::key::IdempotencyKey;
 use super::ledger::{Abandoned, Begin, Completion, Lease, Ledger, Scope, StoredAnswer};
 use super::probe::{AssumeStarted, Done, EffectProbe};
 use super::reply::{Reply, ReplyKind};
+use super::telemetry::{self, Timings};
 use crate::guarantee::{Answer, GuaranteeResult, Refusal};
 
 /// When a caller refused `unavailable` by the sequence (its store failed) is told to try the
@@ -22,6 +23,7 @@ const RETRY_UNAVAILABLE: Duration = Duration::from_secs(1);
 /// the call creates, say), which names the lookup if the call is ever found abandoned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
+    tool: String,
     scope: Scope,
     key: IdempotencyKey,
     fingerprint: Fingerprint,
@@ -33,6 +35,7 @@ impl Call {
     #[must_use]
     pub fn new(scope: Scope, key: IdempotencyKey, fingerprint: Fingerprint) -> Self {
         Call {
+            tool: String::new(),
             scope,
             key,
             fingerprint,
@@ -49,11 +52,21 @@ impl Call {
         key: IdempotencyKey,
         arguments: &serde_json::Value,
     ) -> Self {
-        Call::new(
-            Scope::principal(principal),
-            key,
-            Fingerprint::of(tool, principal, arguments),
-        )
+        Call {
+            tool: tool.to_owned(),
+            ..Call::new(
+                Scope::principal(principal),
+                key,
+                Fingerprint::of(tool, principal, arguments),
+            )
+        }
+    }
+
+    /// The tool called: named by [`Call::of`], empty for [`Call::new`]. Telemetry names the
+    /// call by it.
+    #[must_use]
+    pub fn tool(&self) -> &str {
+        &self.tool
     }
 
     /// The same call, storing `context` with its key.
@@ -114,6 +127,30 @@ impl Call {
             .iter()
             .fold(0u64, |head, byte| head << 8 | u64::from(*byte));
         format!("{prefix}_{head:016x}")
+    }
+}
+
+/// Awaits the ledger operation `op` that `run` starts, reporting its latency.
+async fn timed<F: Future>(op: &'static str, run: impl FnOnce() -> F) -> F::Output {
+    let started = Instant::now();
+    let output = run().await;
+    telemetry::ledger(op, started.elapsed());
+    output
+}
+
+impl Reply {
+    /// Reports the reply to `call`, which began at `started`, and hands it on.
+    fn reported(
+        self,
+        call: &Call,
+        started: Instant,
+        timings: Timings,
+        #[cfg(feature = "tracing")] span: &tracing::Span,
+    ) -> Self {
+        #[cfg(feature = "tracing")]
+        let _entered = span.enter();
+        telemetry::answered(&call.tool, &self, started.elapsed(), timings);
+        self
     }
 }
 
@@ -315,10 +352,37 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
     {
-        let began = self
-            .ledger
-            .begin(&call.scope, &call.key, call.fingerprint, &call.context)
-            .await;
+        let started = Instant::now();
+        let mut timings = Timings::default();
+        #[cfg(feature = "tracing")]
+        let reply = {
+            use tracing::Instrument;
+            let span = telemetry::span(&call.tool, &call.scope, &call.key);
+            self.sequence(&call, tool, &mut timings)
+                .instrument(span.clone())
+                .await
+                .reported(&call, started, timings, &span)
+        };
+        #[cfg(not(feature = "tracing"))]
+        let reply = self
+            .sequence(&call, tool, &mut timings)
+            .await
+            .reported(&call, started, timings);
+        reply
+    }
+
+    /// The sequence itself, timing the tool and the ledger into `timings`.
+    async fn sequence<T, F, Fut>(&self, call: &Call, tool: F, timings: &mut Timings) -> Reply
+    where
+        T: Serialize,
+        F: FnOnce(Lease) -> Fut,
+        Fut: Future<Output = Done<T>>,
+    {
+        let began = timed("begin", || {
+            self.ledger
+                .begin(&call.scope, &call.key, call.fingerprint, &call.context)
+        })
+        .await;
         let lease = match began {
             Err(err) => {
                 return Reply::refused(
@@ -360,7 +424,10 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 );
             }
         };
-        let answer = match tool(lease.clone()).await {
+        let tool_started = Instant::now();
+        let done = tool(lease.clone()).await;
+        timings.tool = tool_started.elapsed();
+        let answer = match done {
             Done::Answer(answer) => answer,
             Done::Recorded(stored) => {
                 return match stored.answer() {
@@ -374,7 +441,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         let (reply, owed) = match round_trip(&answer) {
             Some((stored, answer)) if stored.is_refusal() => {
                 let reply = Reply::new(ReplyKind::Ran, stored, answer);
-                match self.ledger.release(&lease).await {
+                match timed("release", || self.ledger.release(&lease)).await {
                     Ok(_) => (reply, None),
                     Err(_) => (reply, Some(Owed::Release(lease))),
                 }
@@ -399,7 +466,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         stored: StoredAnswer,
         answer: Answer,
     ) -> (Reply, Option<Owed>) {
-        match self.ledger.complete(&lease, &stored).await {
+        match timed("complete", || self.ledger.complete(&lease, &stored)).await {
             Ok(Completion::Recorded) => (Reply::new(ReplyKind::Ran, stored, answer), None),
             Ok(Completion::LeaseLost) => (Reply::new(ReplyKind::LeaseLost, stored, answer), None),
             Err(_) => (

@@ -210,7 +210,10 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     ) -> Reply {
         let parsed = match read_arguments::<T::Arguments>(&arguments) {
             Ok(parsed) => parsed,
-            Err(refusal) => return refusal.into(),
+            Err(refusal) => {
+                super::telemetry::refused_before(T::NAME, principal, &refusal);
+                return refusal.into();
+            }
         };
         let call = Call::of(T::NAME, principal, key, &arguments);
         let id = call.operation_id(T::OPERATION);
@@ -244,7 +247,11 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 self.serve(tool, principal, key, Value::Object(arguments))
                     .await
             }
-            Err(err) => err.refusal().into(),
+            Err(err) => {
+                let refusal = err.refusal();
+                super::telemetry::refused_before(T::NAME, principal, &refusal);
+                refusal.into()
+            }
         }
     }
 }

@@ -20,6 +20,8 @@ mod postgres;
 mod service;
 #[path = "../src/store.rs"]
 mod store;
+#[path = "../src/telemetry.rs"]
+mod telemetry;
 #[path = "../src/tools.rs"]
 mod tools;
 

@@ -13,6 +13,7 @@ mod rest;
 mod serve;
 mod service;
 mod store;
+mod telemetry;
 mod tools;
 
 use std::io::Write;
@@ -206,6 +207,14 @@ struct Args {
     /// Connections the process keeps open at once; more wait to be accepted.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+    /// Where to serve the metrics as Prometheus text (`GET /metrics`), apart from the API;
+    /// port 0 picks a free one, named on stdout's second line. None without it.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+    /// The log's level on stderr: off, error, warn, info (a line per keyed call), debug (and
+    /// the ledger's latency) or trace.
+    #[arg(long, default_value = "warn", value_name = "LEVEL")]
+    log: tracing_subscriber::filter::LevelFilter,
     /// A number that opted out of messages (repeat for more).
     #[arg(long = "opt-out", value_name = "NUMBER")]
     opt_outs: Vec<String>,
@@ -249,6 +258,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(not(target_env = "msvc"))]
     return_memory_promptly();
     let mut args = Args::parse();
+    telemetry::log_to_stderr(args.log);
+    let metrics = match args.metrics_addr {
+        Some(addr) => Some(telemetry::serve_metrics(addr).await?),
+        None => None,
+    };
     let config = args.config()?;
     let service = Arc::new(Service::open(&args.db, config).await?);
     for number in &args.opt_outs {
@@ -337,6 +351,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}", listener.local_addr()?)?;
+    if let Some(metrics) = metrics {
+        writeln!(stdout, "metrics on http://{metrics}/metrics")?;
+    }
     stdout.flush()?;
     serve::serve(listener, app, bounds, async {
         let _ = tokio::signal::ctrl_c().await;

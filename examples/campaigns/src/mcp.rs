@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use agent_tool_result::mcp::guarantee_tool;
+use agent_tool_result::mcp::{TraceParent, guarantee_tool};
 use agent_tool_result::{Classified, Envelope, ToolError};
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::{IntoCallToolResult, schema_for_type};
@@ -18,6 +18,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::limits::Standing;
 use crate::rest::Principal;
@@ -102,13 +103,27 @@ impl rmcp::ServerHandler for Mcp {
             .ok_or_else(|| internal(&"the request reached no bearer gate"))?;
         let name = &*request.name;
         if Service::is_guarantee_tool(name)
-            && let Standing::Refused { refusal, .. } = self.service.admit(&principal)
+            && let Standing::Refused { refusal, .. } = self.service.admit(name, &principal)
         {
             return refusal.into_call_tool_result();
         }
+        // The client's trace, from the request's `_meta`: the crate's span of the keyed call
+        // is a child of this one, so it carries the trace id and the caller's span id.
+        let parent = request
+            .meta
+            .as_deref()
+            .or(Some(&*context.meta))
+            .and_then(|meta| TraceParent::from_meta(meta));
+        let span = tracing::info_span!(
+            "mcp_call",
+            tool = name,
+            trace_id = parent.as_ref().map(TraceParent::trace_id),
+            parent_id = parent.as_ref().map(TraceParent::parent_id),
+        );
         if let Some(reply) = self
             .service
             .call_keyed(name, &principal, request.arguments.clone())
+            .instrument(span)
             .await
         {
             return reply.into_call_tool_result();

@@ -191,7 +191,7 @@ async fn call(
     if !Service::is_guarantee_tool(&tool) {
         return Fault::unknown_tool(tool).into_response();
     }
-    let standing = service.admit(&principal);
+    let standing = service.admit(&tool, &principal);
     let mut response = if let Standing::Refused { refusal, .. } = &standing {
         refusal.clone().into_response()
     } else {

@@ -174,10 +174,14 @@ impl Service {
         matches!(tool, SendSms::NAME | SendBatch::NAME)
     }
 
-    /// Counts a guarantee call of `principal`'s against its account's rate limit: admitted,
+    /// Counts a guarantee call of `tool` by `principal` against its account's rate limit: admitted,
     /// or the refusal to answer (before the sequence begins anything).
-    pub fn admit(&self, principal: &str) -> Standing<'_> {
-        self.config.rates.admit(principal)
+    pub fn admit(&self, tool: &str, principal: &str) -> Standing<'_> {
+        let standing = self.config.rates.admit(principal);
+        if let Standing::Refused { .. } = standing {
+            crate::telemetry::rate_limited(tool, principal);
+        }
+        standing
     }
 
     /// Records that `phone` opted out.

@@ -75,13 +75,18 @@ pub struct Service {
     /// `http://127.0.0.1:<port>`.
     pub base: String,
     child: Child,
-    _stdout: BufReader<ChildStdout>,
+    stdout: BufReader<ChildStdout>,
 }
 
 impl Service {
     /// Starts the service on `db` (a SQLite path or a `postgres://` URL) with `extra`
     /// arguments, and waits until it listens.
     pub fn start(db: impl AsRef<std::ffi::OsStr>, extra: &[&str]) -> Self {
+        Service::start_with(db, extra, Stdio::inherit())
+    }
+
+    /// [`Service::start`] with the service's stderr (its log) sent to `stderr`.
+    pub fn start_with(db: impl AsRef<std::ffi::OsStr>, extra: &[&str], stderr: Stdio) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_campaigns"));
         command
             .arg("--db")
@@ -95,6 +100,7 @@ impl Service {
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .expect("the service starts");
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -108,8 +114,16 @@ impl Service {
         Service {
             base,
             child,
-            _stdout: stdout,
+            stdout,
         }
+    }
+
+    /// The next line the service writes on stdout (after the first, which names its
+    /// address): where it serves its metrics, say.
+    pub fn next_line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line.trim().to_owned()
     }
 
     /// The process id.
