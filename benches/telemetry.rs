@@ -37,7 +37,10 @@ fn main() {
             let tool = |_| async { Answer::from(GuaranteeResult::<JsonObject>::committed()) };
             let fresh = sequence.run(call(), tool).await;
             let replay = sequence.run(call(), tool).await;
-            assert_eq!((fresh.kind(), replay.kind()), (ReplyKind::Ran, ReplyKind::Replayed));
+            assert_eq!(
+                (fresh.kind(), replay.kind()),
+                (ReplyKind::Ran, ReplyKind::Replayed)
+            );
         };
         // Warm up: the ledger's maps, the allocator.
         for n in 0..PAIRS / 10 {
@@ -51,6 +54,10 @@ fn main() {
     });
     println!(
         "{nanos} ns per fresh call and replay (features: {})",
-        if features.is_empty() { "none" } else { &features }
+        if features.is_empty() {
+            "none"
+        } else {
+            &features
+        }
     );
 }

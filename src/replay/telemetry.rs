@@ -47,17 +47,44 @@ impl CallOutcome {
         CallOutcome::LeaseLost,
     ];
 
+    /// The outcome's row: its label, its log message, and whether it is a warning.
+    const fn row(self) -> (&'static str, &'static str, bool) {
+        match self {
+            CallOutcome::Fresh => ("fresh", "keyed call ran", false),
+            CallOutcome::Replayed => ("replayed", "keyed call replayed", false),
+            CallOutcome::Refused => ("refused", "keyed call refused", false),
+            CallOutcome::AbandonedUnknown => {
+                ("abandoned_unknown", "abandoned key answered unknown", true)
+            }
+            CallOutcome::Unrecorded => (
+                "unrecorded",
+                "answer not recorded yet: the ledger failed",
+                true,
+            ),
+            CallOutcome::LeaseLost => (
+                "lease_lost",
+                "lease lost: the tool ran past its lease, and another process answered the key",
+                true,
+            ),
+        }
+    }
+
     /// The label value.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Fresh => "fresh",
-            CallOutcome::Replayed => "replayed",
-            CallOutcome::Refused => "refused",
-            CallOutcome::AbandonedUnknown => "abandoned_unknown",
-            CallOutcome::Unrecorded => "unrecorded",
-            CallOutcome::LeaseLost => "lease_lost",
-        }
+        self.row().0
+    }
+
+    /// What the log says of it.
+    #[must_use]
+    pub const fn message(self) -> &'static str {
+        self.row().1
+    }
+
+    /// Whether the log warns of it: something to look into, though the call was answered.
+    #[must_use]
+    pub const fn is_warning(self) -> bool {
+        self.row().2
     }
 
     /// The outcome of `reply`.
@@ -76,6 +103,24 @@ impl CallOutcome {
         }
     }
 }
+
+impl std::str::FromStr for CallOutcome {
+    type Err = UnknownOutcome;
+
+    fn from_str(label: &str) -> Result<Self, UnknownOutcome> {
+        CallOutcome::ALL
+            .into_iter()
+            .find(|outcome| outcome.as_str() == label)
+            .ok_or_else(|| UnknownOutcome(label.chars().take(64).collect()))
+    }
+}
+
+/// The error for a label that is not a [`CallOutcome`]'s.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown call outcome `{0}`: expected fresh, replayed, refused, abandoned_unknown, unrecorded or lease_lost"
+)]
+pub struct UnknownOutcome(String);
 
 impl std::fmt::Display for CallOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -150,33 +195,23 @@ pub(crate) fn answered(tool: &str, reply: &Reply, total: Duration, timings: Timi
     #[cfg(feature = "tracing")]
     {
         let overhead_us = total.saturating_sub(timings.tool).as_micros();
-        match (outcome, refusal) {
-            (CallOutcome::Refused, Some(refusal)) => tracing::info!(
+        let refusal = refusal.map(|refusal| refusal.kind().as_str());
+        if outcome.is_warning() {
+            tracing::warn!(
                 outcome = outcome.as_str(),
-                refusal = refusal.kind().as_str(),
+                refusal,
                 overhead_us,
-                "keyed call refused"
-            ),
-            (CallOutcome::LeaseLost, _) => tracing::warn!(
+                "{}",
+                outcome.message()
+            );
+        } else {
+            tracing::info!(
                 outcome = outcome.as_str(),
+                refusal,
                 overhead_us,
-                "lease lost: the tool ran past its lease, and another process answered the key"
-            ),
-            (CallOutcome::AbandonedUnknown, _) => tracing::warn!(
-                outcome = outcome.as_str(),
-                overhead_us,
-                "abandoned key answered unknown"
-            ),
-            (CallOutcome::Unrecorded, _) => tracing::warn!(
-                outcome = outcome.as_str(),
-                overhead_us,
-                "answer not recorded yet: the ledger failed"
-            ),
-            _ => tracing::info!(
-                outcome = outcome.as_str(),
-                overhead_us,
-                "keyed call answered"
-            ),
+                "{}",
+                outcome.message()
+            );
         }
     }
     #[cfg(feature = "metrics")]
@@ -224,7 +259,9 @@ mod tests {
         for (i, label) in labels.iter().enumerate() {
             assert!(label.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
             assert!(!labels[..i].contains(label));
+            assert_eq!(label.parse::<CallOutcome>().unwrap().as_str(), *label);
         }
+        assert!("Fresh".parse::<CallOutcome>().is_err());
     }
 
     #[test]

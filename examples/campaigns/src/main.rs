@@ -68,32 +68,36 @@ const BODY_LIMIT: usize = 1024 * 1024;
 /// The principal of a `--token` given without a name.
 const DEFAULT_PRINCIPAL: &str = "acct_demo";
 
+/// An account's own setting, `NAME=COUNT`: `what` names it in errors (`an account cap`),
+/// `count` its count (`SENDS`).
+fn per_account<T: std::str::FromStr>(
+    text: &str,
+    what: &str,
+    count: &str,
+) -> Result<(String, T), String>
+where
+    T::Err: std::fmt::Display,
+{
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{what} is NAME={count}"))?;
+    let value = value
+        .parse()
+        .map_err(|err| format!("{what}'s {count} is a count: {err}"))?;
+    if name.is_empty() {
+        return Err(format!("{what} names its account: NAME={count}"));
+    }
+    Ok((name.to_owned(), value))
+}
+
 /// An `--account-cap`: `NAME=SENDS`.
 fn account_cap(text: &str) -> Result<(String, u64), String> {
-    let (name, sends) = text
-        .split_once('=')
-        .ok_or_else(|| "an account cap is NAME=SENDS".to_owned())?;
-    let sends = sends
-        .parse()
-        .map_err(|err| format!("an account cap's SENDS is a count: {err}"))?;
-    if name.is_empty() {
-        return Err("an account cap names its account: NAME=SENDS".to_owned());
-    }
-    Ok((name.to_owned(), sends))
+    per_account(text, "an account cap", "SENDS")
 }
 
 /// An `--account-rate`: `NAME=CALLS`, at least one.
 fn account_rate(text: &str) -> Result<(String, NonZeroU32), String> {
-    let (name, calls) = text
-        .split_once('=')
-        .ok_or_else(|| "an account rate is NAME=CALLS".to_owned())?;
-    let calls = calls
-        .parse()
-        .map_err(|err| format!("an account rate's CALLS is a count of 1 or more: {err}"))?;
-    if name.is_empty() {
-        return Err("an account rate names its account: NAME=CALLS".to_owned());
-    }
-    Ok((name.to_owned(), calls))
+    per_account(text, "an account rate", "CALLS")
 }
 
 /// A `--token`: `NAME=SECRET` (the principal `NAME`), or a bare `SECRET` for `acct_demo`.
