@@ -13,6 +13,7 @@
 //! | [`Fault::Forbidden`] | 403 | `WWW-Authenticate: Bearer error="insufficient_scope"` when a scope is named |
 //! | [`Fault::UnknownTool`], [`Fault::NoRoute`] | 404 | |
 //! | [`Fault::MethodNotAllowed`] | 405 | `Allow`, set by the router |
+//! | [`Fault::SlowBody`] | 408 | |
 //! | [`Fault::TooLarge`] | 413 | |
 //! | [`Fault::UnsupportedMediaType`] | 415 | `Accept-Post: application/json` |
 //!

@@ -265,8 +265,8 @@ fn the_document_is_openapi_3_1_with_every_status_and_the_key() {
     assert_eq!(
         statuses,
         [
-            "200", "202", "400", "401", "403", "409", "413", "414", "415", "422", "429", "431",
-            "503"
+            "200", "202", "400", "401", "403", "408", "409", "413", "414", "415", "422", "429",
+            "431", "503"
         ]
     );
     let key = &document["components"]["parameters"]["Idempotency-Key"];

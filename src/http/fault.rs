@@ -83,6 +83,12 @@ pub enum Fault {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// 408: the body did not arrive in full within the time the service waits for it (a
+    /// client trickling it, or stalled).
+    SlowBody {
+        /// How long the service waits for a body, from the end of the head.
+        within: std::time::Duration,
+    },
     /// 415: the body is not `application/json`.
     UnsupportedMediaType {
         /// The `Content-Type` sent, if any.
@@ -181,6 +187,20 @@ impl Fault {
         Fault::TooLarge { limit }
     }
 
+    /// 408 for a body not in full `within` the time the service waits for it.
+    ///
+    /// ```
+    /// use agent_tool_result::http::Fault;
+    ///
+    /// let fault = Fault::slow_body(std::time::Duration::from_secs(10));
+    /// assert_eq!(fault.status(), 408);
+    /// assert_eq!(fault.problem().detail(), Some("the request body did not arrive within 10 s: send it at once"));
+    /// ```
+    #[must_use]
+    pub fn slow_body(within: std::time::Duration) -> Self {
+        Fault::SlowBody { within }
+    }
+
     /// 415 for a body that is not JSON by its `Content-Type`.
     #[must_use]
     pub fn unsupported_media_type(content_type: Option<&str>) -> Self {
@@ -211,6 +231,7 @@ impl Fault {
             Fault::UnknownTool { .. } | Fault::NoRoute { .. } => StatusCode::NOT_FOUND,
             Fault::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Fault::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Fault::SlowBody { .. } => StatusCode::REQUEST_TIMEOUT,
             Fault::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Fault::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Fault::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -320,6 +341,10 @@ impl Fault {
                 ))
                 .with_extension("limit", Value::from(*limit))
                 .expect("`limit` is no standard member"),
+            Fault::SlowBody { within } => problem.with_detail(format!(
+                "the request body did not arrive within {} s: send it at once",
+                within.as_secs_f64()
+            )),
             Fault::UriTooLong { limit } => problem.with_detail(format!(
                 "the request target is longer than the {limit} bytes accepted"
             )),

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_tool_result::http::{Fault, Problem};
+use agent_tool_result::http::Fault;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -56,13 +56,7 @@ pub async fn read_body(State(bounds): State<Bounds>, request: Request, next: Nex
         Ok(Err(err)) => {
             Fault::malformed(format!("the request body broke off: {err}")).into_response()
         }
-        Err(_) => Problem::new(http::StatusCode::REQUEST_TIMEOUT)
-            .expect("408 is an error status")
-            .with_detail(format!(
-                "the request body did not arrive within {} s: send it at once",
-                bounds.body_timeout.as_secs_f64()
-            ))
-            .into_response(),
+        Err(_) => Fault::slow_body(bounds.body_timeout).into_response(),
     }
 }
 

@@ -34,6 +34,11 @@ const FAULTS: &[(u16, &str, &str)] = &[
     ),
     (404, "NotFound", "No tool, or nothing served, at this path"),
     (
+        408,
+        "RequestTimeout",
+        "The body did not arrive in full within the time the service waits for it",
+    ),
+    (
         413,
         "PayloadTooLarge",
         "The body is larger than the service accepts",

@@ -88,7 +88,7 @@ impl OpenApi {
 
     /// Adds guarantee tool `name` at `POST path`: its body is `A`, its own result fields `F`,
     /// its key the required `Idempotency-Key` header, and its responses every one the profile
-    /// defines (200, 202, 400, 401, 403, 409, 413, 414, 415, 422, 429, 431, 503).
+    /// defines (200, 202, 400, 401, 403, 408, 409, 413, 414, 415, 422, 429, 431, 503).
     #[must_use]
     pub fn guarantee_tool<A: schemars::JsonSchema, F: schemars::JsonSchema>(
         mut self,
@@ -135,6 +135,7 @@ impl OpenApi {
                 "400": { "$ref": "#/components/responses/BadRequest" },
                 "401": { "$ref": "#/components/responses/Unauthorized" },
                 "403": { "$ref": "#/components/responses/Forbidden" },
+                "408": { "$ref": "#/components/responses/RequestTimeout" },
                 "409": { "$ref": "#/components/responses/KeyInFlight" },
                 "413": { "$ref": "#/components/responses/PayloadTooLarge" },
                 "414": { "$ref": "#/components/responses/UriTooLong" },
@@ -161,6 +162,10 @@ impl OpenApi {
         let arguments = self.component::<A>(&format!("{name}.arguments"));
         let envelope = self.envelope::<T>(&format!("{name}.envelope"));
         let mut responses = envelope_responses(&envelope);
+        responses.insert(
+            "408".to_owned(),
+            json!({ "$ref": "#/components/responses/RequestTimeout" }),
+        );
         responses.insert(
             "413".to_owned(),
             json!({ "$ref": "#/components/responses/PayloadTooLarge" }),
