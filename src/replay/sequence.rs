@@ -138,22 +138,6 @@ async fn timed<F: Future>(op: &'static str, run: impl FnOnce() -> F) -> F::Outpu
     output
 }
 
-impl Reply {
-    /// Reports the reply to `call`, which began at `started`, and hands it on.
-    fn reported(
-        self,
-        call: &Call,
-        started: Instant,
-        timings: Timings,
-        #[cfg(feature = "tracing")] span: &tracing::Span,
-    ) -> Self {
-        #[cfg(feature = "tracing")]
-        let _entered = span.enter();
-        telemetry::answered(&call.tool, &self, started.elapsed(), timings);
-        self
-    }
-}
-
 /// What [`Sequence::settle`] did.
 ///
 /// ```
@@ -352,23 +336,21 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
     {
-        let started = Instant::now();
-        let mut timings = Timings::default();
-        #[cfg(feature = "tracing")]
-        let reply = {
-            use tracing::Instrument;
-            let span = telemetry::span(&call.tool, &call.scope, &call.key);
-            self.sequence(&call, tool, &mut timings)
-                .instrument(span.clone())
-                .await
-                .reported(&call, started, timings, &span)
+        // The outcome is reported inside the call's span, so its event carries the span's
+        // fields.
+        let run = async {
+            let started = Instant::now();
+            let mut timings = Timings::default();
+            let reply = self.sequence(&call, tool, &mut timings).await;
+            telemetry::answered(&call.tool, &reply, started.elapsed(), timings);
+            reply
         };
-        #[cfg(not(feature = "tracing"))]
-        let reply = self
-            .sequence(&call, tool, &mut timings)
-            .await
-            .reported(&call, started, timings);
-        reply
+        #[cfg(feature = "tracing")]
+        let run = tracing::Instrument::instrument(
+            run,
+            telemetry::span(&call.tool, &call.scope, &call.key),
+        );
+        run.await
     }
 
     /// The sequence itself, timing the tool and the ledger into `timings`.

@@ -19,6 +19,8 @@ use governor::{Quota as Gcra, RateLimiter};
 /// One account's limiter, with the policy its fields name.
 struct Limiter {
     quota: Quota,
+    /// How long one call takes to be restored.
+    period: Duration,
     gcra: RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>,
 }
 
@@ -34,6 +36,7 @@ impl Limiter {
             .allow_burst(calls);
         Limiter {
             quota,
+            period,
             gcra: RateLimiter::direct(gcra).with_middleware(),
         }
     }
@@ -82,7 +85,6 @@ impl Standing<'_> {
 
 /// Every account's rate limit, in this process.
 pub struct RateLimits {
-    window: Duration,
     accounts: HashMap<String, Limiter>,
 }
 
@@ -115,7 +117,7 @@ impl RateLimits {
                 Some((principal.to_owned(), Limiter::new(calls, window)))
             })
             .collect();
-        RateLimits { window, accounts }
+        RateLimits { accounts }
     }
 
     /// Counts a call of `principal`'s: admitted, or refused with when to call again.
@@ -128,11 +130,10 @@ impl RateLimits {
             Ok(snapshot) => {
                 let remaining = u64::from(snapshot.remaining_burst_capacity());
                 let used = u32::try_from(quota.quota().saturating_sub(remaining)).unwrap_or(0);
-                let period = self.window / u32::try_from(quota.quota()).unwrap_or(1).max(1);
                 Standing::Admitted {
                     quota,
                     remaining,
-                    reset: period * used,
+                    reset: limiter.period * used,
                 }
             }
             Err(not_until) => {
