@@ -127,6 +127,7 @@ mod coalesce;
 mod connections;
 mod fence;
 mod fingerprint;
+mod join;
 mod key;
 mod ledger;
 mod memory;
@@ -150,18 +151,18 @@ pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};
 pub use ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, UnreadableAnswer,
+    StoredAnswer, TransactionError, UnreadableAnswer,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger};
+pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger, PostgresTransaction};
 pub use probe::{AssumeStarted, Done, EffectProbe};
 pub use reply::{Reply, ReplyKind};
 pub use sequence::{Call, Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-pub use sqlite::{SqliteError, SqliteLedger};
+pub use sqlite::{SqliteError, SqliteLedger, SqliteTransaction};
 #[cfg(feature = "rmcp")]
 pub(crate) use tool::read_arguments;
 pub use tool::{GuaranteeTool, Operation};

@@ -1,17 +1,17 @@
-//! A tool that records its own answer (`Done::Recorded`), on SQLite: its effect and its
-//! answer commit in one transaction of the application's, the reply is the very bytes
-//! recorded, every replay gives them again, and a lease that passed records nothing, so the
-//! effect is rolled back with it.
+//! A tool that records its answer with its effect (`SqliteTransaction`), on SQLite: its
+//! effect and its answer commit in one transaction of the application's, the reply is the
+//! very bytes recorded, every replay gives them again, and a lease that passed before the
+//! transaction began writes nothing, and the caller is told so with the key released.
 #![cfg(feature = "sqlite")]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, RefusalKind};
 use agent_tool_result::replay::{
     Abandoned, Call, Done, EffectProbe, IdempotencyKey, Lease, ReplyKind, Sequence, SqliteLedger,
-    StoredAnswer,
+    SqliteTransaction, StoredAnswer,
 };
 use rusqlite::{Connection, params};
 use serde_json::json;
@@ -79,40 +79,20 @@ fn notes(path: &Path) -> i64 {
         .unwrap()
 }
 
-/// The tool: writes its note and records `answer` under `lease`, in one immediate
-/// transaction that commits only if the answer was recorded; after `pause` (a stall between
-/// the effect and the record).
+/// The tool: after `pause` (a stall before the effect), writes its note and records
+/// `answer` under `lease` in one fenced transaction: both commit, or neither.
 fn send_note(path: &Path, lease: &Lease, answer: &Answer, pause: Duration) -> Done {
-    let stored = StoredAnswer::of(answer).unwrap();
-    let mut conn = effects(path);
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
-    tx.execute(
-        "INSERT INTO notes (key, fence) VALUES (?1, ?2)",
-        params![lease.key().as_str(), lease.fence().as_i64()],
-    )
-    .unwrap();
     std::thread::sleep(pause);
-    let recorded = tx
-        .execute(
-            SqliteLedger::RECORD,
-            params![
-                lease.scope().as_str(),
-                lease.key().as_str(),
-                lease.fence().as_i64(),
-                stored.is_refusal(),
-                stored.json(),
-            ],
-        )
-        .unwrap();
-    if recorded == 1 {
-        tx.commit().unwrap();
-        Done::Recorded(stored)
-    } else {
-        tx.rollback().unwrap();
-        Done::Answer(Refusal::unavailable("this call's hold on its key passed").into())
-    }
+    let mut conn = effects(path);
+    let done = (|| {
+        let tx = SqliteTransaction::begin(&mut conn, lease)?;
+        tx.execute(
+            "INSERT INTO notes (key, fence) VALUES (?1, ?2)",
+            params![lease.key().as_str(), lease.fence().as_i64()],
+        )?;
+        tx.commit(answer.clone())
+    })();
+    done.unwrap_or_else(Done::from)
 }
 
 fn committed(id: &str) -> Answer {
@@ -176,15 +156,20 @@ async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
             }
         })
         .await;
-    assert!(
-        late.answer().refusal().is_some(),
-        "a passed lease is refused: {:?}",
+    assert_eq!(
+        late.answer().refusal().map(|r| r.kind()),
+        Some(RefusalKind::Unavailable),
+        "a passed lease writes nothing, and says so: {:?}",
         late.answer()
     );
-    assert_eq!(notes(&path), 0, "the note rolled back with the record");
+    assert_eq!(
+        notes(&path),
+        0,
+        "nothing was written under the passed lease"
+    );
 
-    // The same request finds the key abandoned, the probe finds no note, so it runs and
-    // records under a new fence.
+    // The key was released (the probe found no note): the same request runs, and records
+    // under a new fence.
     let next = sequence
         .run_recording(call("k-2"), |lease: Lease| {
             let path = path.clone();

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_tool_result::JsonObject;
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, PolicyCode, Refusal, RefusalKind};
+use agent_tool_result::guarantee::{
+    Answer, GuaranteeResult, PolicyCode, Refusal, RefusalKind, SettlementState,
+};
 use agent_tool_result::replay::{
     Abandoned, Begin, Call, Completion, Fingerprint, IdempotencyKey, Lease, Ledger, MemoryLedger,
     ReplyKind, Scope, Sequence, StoredAnswer,
@@ -65,6 +67,15 @@ impl Ledger for Flaky {
     async fn release(&self, lease: &Lease) -> Result<Completion, Down> {
         self.check()?;
         Ok(self.inner.release(lease).await.unwrap())
+    }
+
+    async fn resolve(
+        &self,
+        lease: &Lease,
+        truth: Option<&StoredAnswer>,
+    ) -> Result<Completion, Down> {
+        self.check()?;
+        Ok(self.inner.resolve(lease, truth).await.unwrap())
     }
 
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, Down> {
@@ -307,7 +318,13 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
             committed(&runs, "m")
         })
         .await;
+    // Not recorded, so not told as done: `unknown`, which the truth replaces once written.
     assert_eq!(ran.kind(), ReplyKind::Unrecorded);
+    assert_eq!(
+        ran.answer().result().map(GuaranteeResult::settlement),
+        Some(SettlementState::Unknown)
+    );
+    assert!(ran.stored().is_provisional());
     let refused = sequence
         .run(call("acct", "down-refused", &args), |_| async {
             Answer::<()>::from(Refusal::invalid_arguments("no"))
@@ -334,7 +351,7 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
         })
         .await;
     assert_eq!(replay.kind(), ReplyKind::Replayed);
-    assert_eq!(replay.stored(), ran.stored());
+    assert_eq!(replay.answer(), &committed(&AtomicUsize::new(0), "m"));
     let fresh = sequence
         .run(call("acct", "down-refused", &args), |_| async {
             committed(&runs, "y")

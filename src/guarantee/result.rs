@@ -76,6 +76,23 @@ impl<T> GuaranteeResult<T> {
         GuaranteeResult::build(SettlementState::Committed, PolicyDecision::Allow, None)
     }
 
+    /// One of one, done: `committed` with `impact` `{ requested: 1, committed: 1 }`, the
+    /// result a tool that makes one thing (a message sent, say) answers most.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{GuaranteeResult, SettlementState};
+    ///
+    /// let sent: GuaranteeResult = GuaranteeResult::committed_one();
+    /// assert_eq!(sent.settlement(), SettlementState::Committed);
+    /// assert_eq!(sent.impact().and_then(|i| i.committed()), Some(1));
+    /// ```
+    #[must_use]
+    pub fn committed_one() -> Self {
+        let mut one = GuaranteeResult::committed();
+        one.impact = Impact::new().with_requested(1).with_committed(1);
+        one
+    }
+
     /// Denied by policy before the provider: `not_started`, nothing committed, nothing
     /// created. Add when to try again with [`with_retry_at`](Self::with_retry_at), and the
     /// counts (requested, denied) with [`with_impact`](Self::with_impact).

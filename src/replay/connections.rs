@@ -36,6 +36,8 @@ enum Failure {
     Shared(#[source] Arc<PostgresError>),
     #[error("the task that begins keys stopped")]
     Stopped,
+    #[error("the answer does not serialize to an object")]
+    Answer(#[source] serde_json::Error),
 }
 
 impl<E: Into<Failure>> From<E> for PostgresError {
@@ -48,6 +50,11 @@ impl PostgresError {
     /// The error of a statement that began several keys, for one of them.
     pub(super) fn shared(err: Arc<PostgresError>) -> Self {
         PostgresError(Failure::Shared(err))
+    }
+
+    /// A tool's answer that does not serialize to an object.
+    pub(super) fn answer(err: serde_json::Error) -> Self {
+        PostgresError(Failure::Answer(err))
     }
 
     /// The task that begins keys stopped (its runtime ended).

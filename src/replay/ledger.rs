@@ -3,6 +3,7 @@
 //! The semantics every store keeps are the module's (see [`crate::replay`]).
 
 use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::fence::{EffectKey, Fence};
@@ -87,6 +88,7 @@ impl Scope {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredAnswer {
     refused: bool,
+    provisional: bool,
     json: String,
 }
 
@@ -101,13 +103,33 @@ impl StoredAnswer {
     ) -> Result<Self, serde_json::Error> {
         Ok(StoredAnswer {
             refused: answer.refusal().is_some(),
+            provisional: false,
             json: answer.to_json()?,
         })
     }
 
     /// An answer as a store reads it back.
     pub(crate) fn from_stored(refused: bool, json: String) -> Self {
-        StoredAnswer { refused, json }
+        StoredAnswer {
+            refused,
+            provisional: false,
+            json,
+        }
+    }
+
+    /// The same answer, marked provisional (or not), as a store reads it back.
+    #[must_use]
+    pub(crate) fn with_provisional(mut self, provisional: bool) -> Self {
+        self.provisional = provisional;
+        self
+    }
+
+    /// Whether the answer is provisional: the `unknown` the sequence answered a key with
+    /// when the call that began it was found abandoned, which the truth may still replace
+    /// ([`Ledger::resolve`]). Every other answer is final.
+    #[must_use]
+    pub fn is_provisional(&self) -> bool {
+        self.provisional
     }
 
     /// Whether the answer is a refusal (else a guarantee result).
@@ -174,14 +196,33 @@ pub struct UnreadableAnswer(String);
 /// assert!(!lease.remaining().is_zero());
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Lease {
     scope: Scope,
     key: IdempotencyKey,
     fence: Fence,
+    length: Duration,
+    /// Shared by every clone: the keepalive renews the one term the tool reads.
+    term: Arc<Mutex<Term>>,
+}
+
+/// Where a lease stands: its expiry by the store's clock, its deadline by this process's,
+/// and whether it is known to be lost.
+#[derive(Clone, Copy, Debug)]
+struct Term {
     expires: SystemTime,
     deadline: Instant,
+    lost: bool,
 }
+
+/// Two leases are the same hold when they name one key under one fence.
+impl PartialEq for Lease {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.scope, &self.key, self.fence) == (&other.scope, &other.key, other.fence)
+    }
+}
+
+impl Eq for Lease {}
 
 impl Lease {
     /// A lease as a store hands it out: `asked` is when the store was asked for it (by this
@@ -198,9 +239,17 @@ impl Lease {
             scope,
             key,
             fence,
-            expires,
-            deadline: asked + length,
+            length,
+            term: Arc::new(Mutex::new(Term {
+                expires,
+                deadline: asked + length,
+                lost: false,
+            })),
         }
+    }
+
+    fn term(&self) -> Term {
+        *self.term.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The scope.
@@ -222,18 +271,39 @@ impl Lease {
         self.fence
     }
 
-    /// When the lease expires, by the store's clock.
+    /// When the lease expires, by the store's clock (later after each renewal).
     #[must_use]
     pub fn expires(&self) -> SystemTime {
-        self.expires
+        self.term().expires
+    }
+
+    /// The store's lease time: how long each grant or renewal holds.
+    #[must_use]
+    pub fn length(&self) -> Duration {
+        self.length
     }
 
     /// How much of the lease is left by this process's monotonic clock, counted from before
-    /// the store was asked for it (so never more than the store would grant): zero once it
-    /// has passed. A pause of the process counts, as it should.
+    /// the store was asked for it (so never more than the store would grant), and zero once
+    /// it has passed or is known to be lost (a renewal found the key another's). The
+    /// [`Sequence`](super::Sequence) renews it while the tool runs, so this stays above zero
+    /// as long as the store keeps granting it. A pause of the process counts, as it should.
     #[must_use]
     pub fn remaining(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        let term = self.term();
+        if term.lost {
+            return Duration::ZERO;
+        }
+        term.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Whether the lease still holds its key as far as this process knows: false once it has
+    /// passed by this process's clock, or a renewal found it lost. Ask before each effect
+    /// that no fence or provider guards; a write checked against the fence is safe either
+    /// way.
+    #[must_use]
+    pub fn is_held(&self) -> bool {
+        !self.remaining().is_zero()
     }
 
     /// The effect key of `part` of this call's operation (a recipient, say): the same for
@@ -244,13 +314,25 @@ impl Lease {
         EffectKey::of(&[self.scope.as_str(), self.key.as_str()], part)
     }
 
-    /// The same lease, expiring at `expires` (after a renewal asked at `asked`).
+    /// The same lease, renewed: expiring at `expires` (after a renewal asked at `asked`).
+    /// Every clone sees the new term.
     pub(crate) fn renewed(&self, expires: SystemTime, asked: Instant, length: Duration) -> Self {
-        Lease {
-            expires,
-            deadline: asked + length,
-            ..self.clone()
+        {
+            let mut term = self.term.lock().unwrap_or_else(PoisonError::into_inner);
+            if !term.lost {
+                term.expires = expires;
+                term.deadline = term.deadline.max(asked + length);
+            }
         }
+        self.clone()
+    }
+
+    /// Marks the lease lost: a renewal found the key another's, or the store said so.
+    pub(crate) fn lose(&self) {
+        self.term
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .lost = true;
     }
 }
 
@@ -424,7 +506,7 @@ impl Completion {
 /// serves the same principals. Every method is one atomic step of the store, on the store's
 /// own clock.
 ///
-/// A store of its own implements the six steps; here, one that counts the keys it begins and
+/// A store of its own implements the seven steps; here, one that counts the keys it begins and
 /// keeps them in a [`MemoryLedger`](super::MemoryLedger). Run the conformance of the `replay`
 /// module's docs against any store before trusting it.
 ///
@@ -463,6 +545,9 @@ impl Completion {
 ///     async fn release(&self, lease: &Lease) -> Result<Completion, Self::Error> {
 ///         self.inner.release(lease).await
 ///     }
+///     async fn resolve(&self, lease: &Lease, truth: Option<&StoredAnswer>) -> Result<Completion, Self::Error> {
+///         self.inner.resolve(lease, truth).await
+///     }
 ///     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, Self::Error> {
 ///         self.inner.abandoned(limit).await
 ///     }
@@ -496,7 +581,8 @@ pub trait Ledger: Send + Sync {
 
     /// Records the answer of a leased key; later begins with the same request replay it.
     /// Only the current fence, before its lease has passed, records:
-    /// [`Completion::LeaseLost`] otherwise.
+    /// [`Completion::LeaseLost`] otherwise. A [provisional](StoredAnswer::is_provisional)
+    /// answer is stored as provisional, and replayed so.
     fn complete(
         &self,
         lease: &Lease,
@@ -510,6 +596,19 @@ pub trait Ledger: Send + Sync {
         lease: &Lease,
     ) -> impl Future<Output = Result<Completion, Self::Error>> + Send;
 
+    /// The truth about a key whose answer is provisional: the call that began it under
+    /// `lease` (an earlier fence than the key's now) came back after the key was found
+    /// abandoned and answered `unknown`, and nobody ran the key since. Atomically, only while
+    /// the key's answer is still provisional: `truth` replaces it (a final answer from then
+    /// on), or, with `None` (the call did nothing: it was refused), the key is forgotten as
+    /// [`Ledger::release`] forgets one. [`Completion::LeaseLost`] when the key's answer is
+    /// not provisional (it is final, or the key is held or gone): nothing is written.
+    fn resolve(
+        &self,
+        lease: &Lease,
+        truth: Option<&StoredAnswer>,
+    ) -> impl Future<Output = Result<Completion, Self::Error>> + Send;
+
     /// Takes up to `limit` abandoned keys (leases expired without an answer), each to be
     /// answered `unknown`: what a process runs in the background so that no such key waits
     /// for its next request.
@@ -521,4 +620,26 @@ pub trait Ledger: Send + Sync {
     /// Removes up to `limit` keys completed longer ago than the retention window; returns how
     /// many. A key without an answer is never removed (it would begin fresh and run again).
     fn purge(&self, limit: usize) -> impl Future<Output = Result<usize, Self::Error>> + Send;
+}
+
+/// Why a transaction a tool runs on the ledger's own database, under its lease's fence,
+/// did not commit with its answer (`PostgresTransaction`, `SqliteTransaction`). A tool turns
+/// it into what it answers with `?` or [`Done::from`](super::Done): a store that failed
+/// before the commit is the `unavailable` refusal (nothing was written; the same request
+/// later), and a lost lease or a commit whose outcome is not known is
+/// [`Done::Lost`](super::Done::Lost), whose reply the sequence reads from the ledger.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransactionError<E> {
+    /// The lease no longer holds the key (it passed, or another process took the key
+    /// over): nothing was written.
+    #[error("the call's lease no longer holds its key; nothing was written")]
+    Fenced,
+    /// The store failed before the commit: nothing was written.
+    #[error("the store failed before the commit; nothing was written")]
+    Failed(#[source] E),
+    /// The store failed during the commit: whether the effect and the answer committed
+    /// (together, or neither) is not known.
+    #[error("the store failed during the commit; whether it committed is not known")]
+    Unsure(#[source] E),
 }

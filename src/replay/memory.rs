@@ -27,6 +27,8 @@ struct Entry {
     context: String,
     /// The fence of the lease holding the key and its expiry, while it has no answer.
     owner: Option<(Fence, SystemTime)>,
+    /// The last fence the key was held under.
+    fence: Fence,
     /// The answer, and when it was recorded.
     answer: Option<(StoredAnswer, SystemTime)>,
 }
@@ -120,6 +122,7 @@ impl MemoryLedger {
                     fingerprint,
                     context: context.to_owned(),
                     owner,
+                    fence: lease.fence(),
                     answer: None,
                 },
             );
@@ -136,6 +139,7 @@ impl MemoryLedger {
             _ => {
                 let lease = self.lease_for(fence, scope, key, now);
                 entry.owner = Some((lease.fence(), lease.expires()));
+                entry.fence = lease.fence();
                 Begin::Abandoned(Abandoned::new(lease, entry.context.clone()))
             }
         }
@@ -206,6 +210,32 @@ impl Ledger for MemoryLedger {
         Ok(Completion::Recorded)
     }
 
+    async fn resolve(
+        &self,
+        lease: &Lease,
+        truth: Option<&StoredAnswer>,
+    ) -> Result<Completion, Infallible> {
+        let mut state = self.lock();
+        let slot = (lease.scope().clone(), lease.key().clone());
+        let Some(entry) = state.keys.get_mut(&slot) else {
+            return Ok(Completion::LeaseLost);
+        };
+        let provisional = entry
+            .answer
+            .as_ref()
+            .is_some_and(|(answer, _)| answer.is_provisional());
+        if !provisional || entry.fence <= lease.fence() {
+            return Ok(Completion::LeaseLost);
+        }
+        match truth {
+            Some(truth) => entry.answer = Some((truth.clone(), SystemTime::now())),
+            None => {
+                state.keys.remove(&slot);
+            }
+        }
+        Ok(Completion::Recorded)
+    }
+
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, Infallible> {
         let now = SystemTime::now();
         let mut state = self.lock();
@@ -219,6 +249,7 @@ impl Ledger for MemoryLedger {
             if entry.answer.is_none() && expired {
                 let lease = self.lease_for(fence, scope, key, now);
                 entry.owner = Some((lease.fence(), lease.expires()));
+                entry.fence = lease.fence();
                 taken.push(Abandoned::new(lease, entry.context.clone()));
             }
         }

@@ -4,6 +4,7 @@
 //! statement, one round trip, on the server's clock; `begin` needs a second only when the key
 //! was not taken (a replay, a mismatch, a key in flight). Every call is bounded in time.
 
+use std::future::Future as _;
 use std::time::{Duration, Instant, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -17,12 +18,14 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, store_settings,
+    StoredAnswer, TransactionError, store_settings,
 };
+use super::probe::Done;
+use crate::guarantee::Answer;
 
 /// The table and the fence sequence, created at connect if they are missing (under an
 /// advisory lock, so processes starting together do not race to create them). A table made
-/// before fences gets its `fence` column.
+/// by an earlier release gets the columns it lacks (`fence`, `provisional`).
 const SCHEMA: &str = "
     BEGIN;
     SELECT pg_advisory_xact_lock(7462020);
@@ -37,9 +40,11 @@ const SCHEMA: &str = "
         completed_at timestamptz,
         refused boolean,
         answer text,
+        provisional boolean NOT NULL DEFAULT false,
         PRIMARY KEY (scope, key)
     );
     ALTER TABLE atr_idempotency ADD COLUMN IF NOT EXISTS fence bigint;
+    ALTER TABLE atr_idempotency ADD COLUMN IF NOT EXISTS provisional boolean NOT NULL DEFAULT false;
     CREATE SEQUENCE IF NOT EXISTS atr_fence;
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
         ON atr_idempotency (completed_at) WHERE completed_at IS NOT NULL;
@@ -48,7 +53,7 @@ const SCHEMA: &str = "
     COMMIT;";
 
 const LOOKUP: &str = "
-    SELECT fingerprint, refused, answer, lease_until FROM atr_idempotency
+    SELECT fingerprint, refused, answer, lease_until, provisional FROM atr_idempotency
     WHERE scope = $1 AND key = $2";
 
 /// Whether the lease `($1, $2, $3)` (scope, key, fence) holds its key: the fence is the key's,
@@ -66,23 +71,59 @@ const RENEW: &str = concat!(
     " RETURNING lease_until"
 );
 
-/// The answer `($4, $5)` recorded under the lease `($1, $2, $3)`.
+/// The answer `($4, $5, $6)` (refused, answer, provisional) recorded under the lease
+/// `($1, $2, $3)`, guarded by `$guard`.
 macro_rules! record {
-    () => {
+    ($guard:expr) => {
         concat!(
             "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, \
-             answer = $5, lease_until = NULL WHERE ",
-            held!()
+             answer = $5, provisional = $6, lease_until = NULL WHERE ",
+            $guard
         )
     };
 }
 
-const COMPLETE: &str = concat!(record!(), " RETURNING 1");
+const COMPLETE: &str = concat!(record!(held!()), " RETURNING 1");
 
 const RELEASE: &str = concat!(
     "DELETE FROM atr_idempotency WHERE ",
     held!(),
     " RETURNING 1"
+);
+
+/// A provisional answer of a key taken over after the lease `($1, $2, $3)`, replaced by the
+/// truth `($4, $5)`.
+const RESOLVE: &str = "
+    UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, answer = $5,
+        provisional = false
+    WHERE scope = $1 AND key = $2 AND fence > $3 AND provisional AND completed_at IS NOT NULL
+    RETURNING 1";
+
+/// A provisional answer of a key taken over after the lease `($1, $2, $3)`, forgotten: the
+/// call did nothing.
+const RESOLVE_RELEASE: &str = "
+    DELETE FROM atr_idempotency
+    WHERE scope = $1 AND key = $2 AND fence > $3 AND provisional AND completed_at IS NOT NULL
+    RETURNING 1";
+
+/// Whether the lease `($1, $2, $3)` holds its key, locking the key's row until the
+/// transaction ends: what a fenced transaction checks first. A process that would take the
+/// key over waits for the lock, so it finds the transaction's writes committed or never made.
+const FENCE_CHECK: &str = concat!(
+    "SELECT 1 FROM atr_idempotency WHERE ",
+    held!(),
+    " FOR UPDATE"
+);
+
+/// The answer recorded last in a fenced transaction, its COMMIT sent right behind it: the
+/// key's row has been locked since the fence check, so it is still the lease's whatever the
+/// clock says now. Should it somehow not be (a tool that wrote the ledger's table itself),
+/// the statement fails (a division by the zero rows recorded), which aborts the transaction,
+/// so the COMMIT behind it rolls back instead of committing the effect without its answer.
+const RECORD: &str = concat!(
+    "WITH recorded AS (",
+    record!("scope = $1 AND key = $2 AND fence = $3 AND completed_at IS NULL"),
+    " RETURNING 1) SELECT 1 / count(*)::int FROM recorded"
 );
 
 const ABANDONED: &str = "
@@ -145,32 +186,6 @@ impl std::fmt::Debug for PostgresLedger {
 }
 
 impl PostgresLedger {
-    /// The statement that makes an application's writes conditional on a lease's fence: run
-    /// it first in the transaction of those writes, on the ledger's database, with the lease's
-    /// scope, key and fence (`lease.scope().as_str()`, `lease.key().as_str()`,
-    /// `lease.fence().as_i64()`) as `$1`, `$2` and `$3`. It returns a row, and locks the key's
-    /// row until the transaction ends, only while that fence holds the key and its lease has
-    /// not passed; no row means the key is another's (or its lease passed): roll back, and
-    /// perform nothing. A process that takes the key over waits for the lock, so it sees the
-    /// writes committed or never made.
-    pub const FENCE_CHECK: &str = concat!(
-        "SELECT 1 FROM atr_idempotency WHERE ",
-        held!(),
-        " FOR UPDATE"
-    );
-
-    /// The statement that records a key's answer inside the application's own transaction,
-    /// the one that performed the effect, so that the effect and the answer commit together
-    /// or neither does: run it last in that transaction, with the lease's scope, key and fence
-    /// as `$1`, `$2` and `$3`, and the answer's [`StoredAnswer::is_refusal`] and
-    /// [`StoredAnswer::json`] as `$4` and `$5`, and commit only if it changed one row. It is
-    /// the fence check too: it changes the row only while that fence holds the key and its
-    /// lease has not passed, and it holds the row until the commit, so a process taking the
-    /// key over finds it answered; no row changed means the key is another's: roll back. Then
-    /// answer [`Done::Recorded`](super::Done::Recorded) from the tool, so the sequence writes
-    /// nothing more.
-    pub const RECORD: &str = record!();
-
     /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
     /// pool of its own ([`PostgresLedger::pool`], 4 connections), and creates the ledger's
     /// table if it is missing.
@@ -358,7 +373,9 @@ impl Ledger for PostgresLedger {
             return Ok(if stored_print != print {
                 Begin::Mismatch
             } else if let (Some(refused), Some(answer)) = (refused, answer) {
-                Begin::Replay(StoredAnswer::from_stored(refused, answer))
+                Begin::Replay(
+                    StoredAnswer::from_stored(refused, answer).with_provisional(row.get(4)),
+                )
             } else {
                 Begin::InFlight {
                     until: row
@@ -404,6 +421,7 @@ impl Ledger for PostgresLedger {
                     &lease.fence().as_i64(),
                     &refused,
                     &answer,
+                    &stored.is_provisional(),
                 ],
             )
             .await?;
@@ -450,6 +468,43 @@ impl Ledger for PostgresLedger {
         Ok(Completion::of_rows_changed(rows.len() as u64))
     }
 
+    async fn resolve(
+        &self,
+        lease: &Lease,
+        truth: Option<&StoredAnswer>,
+    ) -> Result<Completion, PostgresError> {
+        let (scope, key, fence) = (
+            lease.scope().as_str(),
+            lease.key().as_str(),
+            lease.fence().as_i64(),
+        );
+        let (rows, resent) = match truth {
+            Some(truth) => {
+                let (refused, answer) = (truth.is_refusal(), truth.json());
+                self.query(RESOLVE, &[&scope, &key, &fence, &refused, &answer])
+                    .await?
+            }
+            None => self.query(RESOLVE_RELEASE, &[&scope, &key, &fence]).await?,
+        };
+        if rows.is_empty() && resent {
+            // The first attempt may have landed: then the key holds this very truth, or is
+            // gone.
+            let (rows, _) = self.query(LOOKUP, &[&scope, &key]).await?;
+            let landed = match (rows.first(), truth) {
+                (None, None) => true,
+                (Some(row), Some(truth)) => {
+                    !row.get::<_, bool>(4)
+                        && row.get::<_, Option<String>>(2).as_deref() == Some(truth.json())
+                }
+                _ => false,
+            };
+            if landed {
+                return Ok(Completion::Recorded);
+            }
+        }
+        Ok(Completion::of_rows_changed(rows.len() as u64))
+    }
+
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, PostgresError> {
         let lease_ms = self.lease_ms();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -477,5 +532,181 @@ impl Ledger for PostgresLedger {
             })
             .await?;
         Ok(usize::try_from(removed).unwrap_or(usize::MAX))
+    }
+}
+
+/// A transaction on the ledger's own database under a call's lease: the tool's writes and
+/// its answer commit together, or neither does. [`PostgresTransaction::begin`] opens the
+/// transaction and checks that the lease still holds its key, locking the key's row so that
+/// no other process takes the key over until the transaction ends (one round trip: the check
+/// goes right behind the `BEGIN`); the tool makes its writes through it (it dereferences to
+/// the [`tokio_postgres::Client`], whose statements run inside the transaction);
+/// [`PostgresTransaction::commit`] records the tool's typed answer with the key and commits
+/// (one round trip again), and hands back what the tool answers the sequence
+/// ([`Done::Recorded`](super::Done::Recorded)). Dropped without a commit, it rolls back.
+///
+/// Take the connection from the ledger's pool ([`PostgresLedger::connections`]) or any
+/// connection to the same database. Nothing in it relies on session state or named prepared
+/// statements: it works through a pooler in transaction mode.
+///
+/// ```no_run
+/// use agent_tool_result::guarantee::GuaranteeResult;
+/// use agent_tool_result::replay::{
+///     Call, Done, IdempotencyKey, PostgresLedger, PostgresTransaction, Sequence,
+/// };
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let sequence = Sequence::new(PostgresLedger::connect("postgres://atr@127.0.0.1/atr").await?);
+/// let call = Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1")?, &serde_json::json!({}));
+/// let reply = sequence
+///     .run_recording(call, async |lease| {
+///         let send = async {
+///             let mut client = sequence.ledger().connections().get().await.map_err(|err| {
+///                 agent_tool_result::replay::TransactionError::Failed(err.into())
+///             })?;
+///             let tx = PostgresTransaction::begin(&mut client, &lease).await?;
+///             tx.execute("INSERT INTO sent (id) VALUES ('msg_1')", &[]).await?;
+///             tx.commit(GuaranteeResult::<agent_tool_result::JsonObject>::committed_one()).await
+///         };
+///         send.await.unwrap_or_else(Done::from)
+///     })
+///     .await;
+/// # Ok(()) }
+/// ```
+pub struct PostgresTransaction<'c> {
+    client: &'c tokio_postgres::Client,
+    lease: Lease,
+    finished: bool,
+}
+
+impl std::fmt::Debug for PostgresTransaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresTransaction")
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<tokio_postgres::Error> for TransactionError<PostgresError> {
+    /// A write of the tool's that failed, before the commit: nothing was written.
+    fn from(err: tokio_postgres::Error) -> Self {
+        TransactionError::Failed(err.into())
+    }
+}
+
+/// The parameters of the lease `($1, $2, $3)`, with their types.
+fn lease_params(lease: &Lease) -> (String, String, i64) {
+    (
+        lease.scope().as_str().to_owned(),
+        lease.key().as_str().to_owned(),
+        lease.fence().as_i64(),
+    )
+}
+
+impl<'c> PostgresTransaction<'c> {
+    /// Begins a transaction on `client` (a connection to the ledger's database) and checks
+    /// that `lease` holds its key.
+    ///
+    /// # Errors
+    ///
+    /// [`TransactionError::Fenced`] when the lease no longer holds its key (nothing is
+    /// written); [`TransactionError::Failed`] when the server fails.
+    pub async fn begin(
+        client: &'c mut tokio_postgres::Client,
+        lease: &Lease,
+    ) -> Result<Self, TransactionError<PostgresError>> {
+        use tokio_postgres::types::Type;
+        let client: &'c tokio_postgres::Client = client;
+        let mut transaction = PostgresTransaction {
+            client,
+            lease: lease.clone(),
+            finished: false,
+        };
+        let (scope, key, fence) = lease_params(lease);
+        // Sent together: the check runs inside the transaction, one round trip for both.
+        let (began, held) = super::join::both(
+            client.batch_execute("BEGIN"),
+            client.query_typed(
+                FENCE_CHECK,
+                &[
+                    (&scope, Type::TEXT),
+                    (&key, Type::TEXT),
+                    (&fence, Type::INT8),
+                ],
+            ),
+        )
+        .await;
+        if let Err(err) = began {
+            // Nothing began: there is nothing to roll back.
+            transaction.finished = true;
+            return Err(err.into());
+        }
+        if held?.is_empty() {
+            return Err(TransactionError::Fenced);
+        }
+        Ok(transaction)
+    }
+
+    /// Records `answer` with the key and commits: the tool's writes and the answer together.
+    /// What it returns is what the tool answers the sequence.
+    ///
+    /// # Errors
+    ///
+    /// [`TransactionError::Failed`] when the answer does not serialize to an object, or the
+    /// record fails (nothing was written); [`TransactionError::Unsure`] when the commit
+    /// fails, so whether it committed is not known.
+    pub async fn commit<F: serde::Serialize>(
+        mut self,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<PostgresError>> {
+        use tokio_postgres::types::Type;
+        let stored = StoredAnswer::of(&answer.into())
+            .map_err(|err| TransactionError::Failed(PostgresError::answer(err)))?;
+        let (scope, key, fence) = lease_params(&self.lease);
+        let (refused, json, provisional) = (stored.is_refusal(), stored.json(), false);
+        // Sent together: a record that fails aborts the transaction, and the COMMIT behind
+        // it then rolls back.
+        let (recorded, committed) = super::join::both(
+            self.client.query_typed(
+                RECORD,
+                &[
+                    (&scope, Type::TEXT),
+                    (&key, Type::TEXT),
+                    (&fence, Type::INT8),
+                    (&refused, Type::BOOL),
+                    (&json, Type::TEXT),
+                    (&provisional, Type::BOOL),
+                ],
+            ),
+            self.client.batch_execute("COMMIT"),
+        )
+        .await;
+        self.finished = true;
+        match (recorded, committed) {
+            (Ok(_), Ok(())) => Ok(Done::Recorded(stored)),
+            (Err(err), _) if !err.is_closed() => Err(TransactionError::Failed(err.into())),
+            (Err(err), _) | (Ok(_), Err(err)) => Err(TransactionError::Unsure(err.into())),
+        }
+    }
+}
+
+impl std::ops::Deref for PostgresTransaction<'_> {
+    type Target = tokio_postgres::Client;
+
+    fn deref(&self) -> &Self::Target {
+        self.client
+    }
+}
+
+impl Drop for PostgresTransaction<'_> {
+    /// Rolls back a transaction that was not committed. The `ROLLBACK` is queued on the
+    /// connection at once (the driver sends a statement when its future is first polled),
+    /// ahead of anything the connection runs next.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let rollback = std::pin::pin!(self.client.batch_execute("ROLLBACK"));
+        let _ = rollback.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
     }
 }

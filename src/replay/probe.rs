@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::future::Future;
 
 use super::ledger::{Abandoned, StoredAnswer};
-use crate::guarantee::Answer;
+use crate::guarantee::{Answer, GuaranteeResult};
 
 /// What a tool run by [`Sequence::run_recording`](super::Sequence::run_recording) answers: its
 /// answer for the sequence to record, or the answer it recorded with its key itself.
@@ -34,12 +34,54 @@ use crate::guarantee::Answer;
 pub enum Done<T = crate::JsonObject> {
     /// The answer, for the sequence to record (or, for a refusal, to release the key).
     Answer(Answer<T>),
-    /// The answer the tool recorded with its key itself, last in the transaction that
-    /// performed its effect, which committed only because it did (`PostgresLedger::RECORD`,
-    /// `SqliteLedger::RECORD`, which check the fence): the effect and the answer committed
-    /// together, and the sequence writes nothing more. It carries the very bytes recorded, so
-    /// the first reply is the one every replay gives.
+    /// The answer recorded with the key by the transaction that performed the effect
+    /// (`PostgresTransaction::commit`, `SqliteTransaction::commit`, under the lease's
+    /// fence): the effect and the answer committed together, and the sequence writes nothing
+    /// more. It carries the very bytes recorded, so the first reply is the one every replay
+    /// gives.
     Recorded(StoredAnswer),
+    /// The tool's effect did not commit under its lease: the lease no longer held the key
+    /// when its transaction asked, or the commit's outcome is not known. The sequence answers
+    /// what the ledger holds for the key: the answer if the transaction did commit, the
+    /// answer of whoever took the key over, or, when nothing was made, the `unavailable`
+    /// refusal with the key released.
+    Lost,
+}
+
+impl<T, E> From<super::ledger::TransactionError<E>> for Done<T> {
+    /// A store that failed before the commit is the `unavailable` refusal (nothing was
+    /// written); a lost lease, or a commit whose outcome is not known, is [`Done::Lost`].
+    fn from(err: super::ledger::TransactionError<E>) -> Self {
+        use super::ledger::TransactionError;
+        match err {
+            TransactionError::Failed(_) => Done::Answer(Answer::Refused(
+                crate::guarantee::Refusal::unavailable(
+                    "the store failed before the effect committed; nothing was done: send the \
+                     same request with the same key again",
+                )
+                .with_retry_after(std::time::Duration::from_secs(1)),
+            )),
+            TransactionError::Fenced | TransactionError::Unsure(_) => Done::Lost,
+        }
+    }
+}
+
+impl<T> From<Answer<T>> for Done<T> {
+    fn from(answer: Answer<T>) -> Self {
+        Done::Answer(answer)
+    }
+}
+
+impl<T> From<crate::guarantee::GuaranteeResult<T>> for Done<T> {
+    fn from(result: crate::guarantee::GuaranteeResult<T>) -> Self {
+        Done::Answer(Answer::Result(result))
+    }
+}
+
+impl<T> From<crate::guarantee::Refusal> for Done<T> {
+    fn from(refusal: crate::guarantee::Refusal) -> Self {
+        Done::Answer(Answer::Refused(refusal))
+    }
 }
 
 /// What the sequence asks the application of a key it found abandoned (its call stopped, or
@@ -85,6 +127,19 @@ pub trait EffectProbe: Send + Sync {
         &self,
         abandoned: &Abandoned,
     ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
+
+    /// The operation's actual answer, when [`EffectProbe::started`] said it may have
+    /// started and the application knows what it came to (a campaign's own counts, say):
+    /// recorded as the key's final answer instead of a provisional `unknown`. `None` (the
+    /// default) answers `unknown`, which the call that began the key replaces with its own
+    /// answer if it comes back.
+    fn outcome(
+        &self,
+        abandoned: &Abandoned,
+    ) -> impl Future<Output = Result<Option<GuaranteeResult>, Self::Error>> + Send {
+        let _ = abandoned;
+        async { Ok(None) }
+    }
 }
 
 /// A probe shared with the rest of the application (its store, say).
@@ -96,6 +151,13 @@ impl<P: EffectProbe> EffectProbe for std::sync::Arc<P> {
         abandoned: &Abandoned,
     ) -> impl Future<Output = Result<bool, Self::Error>> + Send {
         (**self).started(abandoned)
+    }
+
+    fn outcome(
+        &self,
+        abandoned: &Abandoned,
+    ) -> impl Future<Output = Result<Option<GuaranteeResult>, Self::Error>> + Send {
+        (**self).outcome(abandoned)
     }
 }
 

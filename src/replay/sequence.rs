@@ -2,11 +2,12 @@
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
 use super::fingerprint::Fingerprint;
+use super::join;
 use super::key::IdempotencyKey;
 use super::ledger::{Abandoned, Begin, Completion, Lease, Ledger, Scope, StoredAnswer};
 use super::probe::{AssumeStarted, Done, EffectProbe};
@@ -172,11 +173,15 @@ fn round_trip<T: Serialize>(answer: &Answer<T>) -> Option<(StoredAnswer, Answer)
     Some((stored, read))
 }
 
-/// A write the sequence owes the ledger.
+/// A write the sequence owes the ledger, with the call it is for.
 #[derive(Debug)]
 enum Owed {
-    Complete(Lease, StoredAnswer),
-    Release(Lease),
+    /// The call's answer, not recorded (the ledger failed).
+    Complete(Call, Lease, StoredAnswer),
+    /// The call's refusal: its key, not released.
+    Release(Call, Lease, StoredAnswer),
+    /// The call's answer, the truth owed to a caller answered `unknown`.
+    Resolve(Call, Lease, StoredAnswer),
 }
 
 /// The `unknown` answer of an abandoned key, from the context its first call stored.
@@ -375,28 +380,13 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 );
             }
             Ok(Begin::Fresh(lease)) => lease,
-            Ok(Begin::Replay(stored)) => {
-                return match stored.answer() {
-                    Ok(answer) => Reply::new(ReplyKind::Replayed, stored, answer),
-                    // A row written by something else: the first call ran, so never
-                    // "nothing was done"; what it did is looked up.
-                    Err(_) => self.unknown(ReplyKind::Replayed, &call.context),
-                };
-            }
+            Ok(Begin::Replay(stored)) => return self.replayed(call, stored, ReplyKind::Replayed),
             Ok(Begin::Abandoned(abandoned)) => match self.probe.started(&abandoned).await {
-                Ok(true) => return self.recover(&abandoned).await,
+                Ok(true) => return self.recover(call, &abandoned).await,
                 // It never took effect, and under the new fence its first call never can:
                 // run it now.
                 Ok(false) => abandoned.into_lease(),
-                Err(err) => {
-                    return Reply::refused(
-                        Refusal::unavailable(format!(
-                            "whether the first call with this key took effect could not be \
-                             told ({err}); nothing was run"
-                        ))
-                        .with_retry_after(RETRY_UNAVAILABLE),
-                    );
-                }
+                Err(err) => return not_told(&err),
             },
             Ok(refused) => {
                 return Reply::refused(
@@ -407,7 +397,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             }
         };
         let tool_started = Instant::now();
-        let done = tool(lease.clone()).await;
+        let done = join::beside(tool(lease.clone()), self.keep_alive(&lease)).await;
         timings.tool = tool_started.elapsed();
         let answer = match done {
             Done::Answer(answer) => answer,
@@ -416,50 +406,213 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                     Ok(answer) => Reply::new(ReplyKind::Ran, stored, answer),
                     // Recorded, but not a result this crate reads: what it did is looked up,
                     // as a replay of it would be.
-                    Err(_) => self.unknown(ReplyKind::Ran, &call.context),
+                    Err(_) => self.unknown(ReplyKind::Ran, &call.context, false),
                 };
             }
+            Done::Lost => return self.lost(call, &lease, None).await,
         };
-        let (reply, owed) = match round_trip(&answer) {
-            Some((stored, answer)) if stored.is_refusal() => {
-                let reply = Reply::new(ReplyKind::Ran, stored, answer);
-                match timed("release", || self.ledger.release(&lease)).await {
-                    Ok(_) => (reply, None),
-                    Err(_) => (reply, Some(Owed::Release(lease))),
+        let (stored, answer) = round_trip(&answer).unwrap_or_else(|| {
+            // The tool ran and its answer does not serialize: what it did is looked up, for
+            // good (no truth will come to replace it).
+            let Reply { stored, answer, .. } = self.unknown(ReplyKind::Ran, &call.context, false);
+            (stored, answer)
+        });
+        if stored.is_refusal() {
+            return match timed("release", || self.ledger.release(&lease)).await {
+                Ok(Completion::Recorded) => Reply::new(ReplyKind::Ran, stored, answer),
+                Ok(Completion::LeaseLost) => self.lost(call, &lease, Some((stored, answer))).await,
+                Err(_) => {
+                    // Nothing was done: the refusal stands, and the key is released later.
+                    self.owe(Owed::Release(call.clone(), lease, stored.clone()));
+                    Reply::new(ReplyKind::Ran, stored, answer)
+                }
+            };
+        }
+        match timed("complete", || self.ledger.complete(&lease, &stored)).await {
+            Ok(Completion::Recorded) => Reply::new(ReplyKind::Ran, stored, answer),
+            Ok(Completion::LeaseLost) => self.lost(call, &lease, Some((stored, answer))).await,
+            Err(_) => {
+                self.owe(Owed::Complete(call.clone(), lease, stored));
+                self.unknown(ReplyKind::Unrecorded, &call.context, true)
+            }
+        }
+    }
+
+    /// Renews `lease` at a third of its length for as long as it is polled (beside the
+    /// tool), under the same fence; ends once the store says the lease is lost, or it passes
+    /// with every renewal failing, marking it lost. It needs a Tokio runtime with its timer
+    /// (every axum and rmcp server has one); without a runtime it does nothing.
+    async fn keep_alive(&self, lease: &Lease) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let every = (lease.length() / 3).max(Duration::from_millis(1));
+        loop {
+            tokio::time::sleep(every).await;
+            // A store that is down for now is asked again, while the lease lasts.
+            let lost = match timed("renew", || self.ledger.renew(lease)).await {
+                Ok(renewed) => renewed.is_none(),
+                Err(_) => !lease.is_held(),
+            };
+            if lost {
+                lease.lose();
+                return;
+            }
+        }
+    }
+
+    /// The reply to a call whose own record (or release) came back
+    /// [`Completion::LeaseLost`], or whose effect did not commit under its lease (`mine` is
+    /// `None`): what the ledger holds for the key, never an answer no replay gives. The key
+    /// is read again: an answer recorded since is the reply (replaced by this call's, if it is
+    /// the provisional `unknown` of a recovery); a key nobody answered is taken, and
+    /// answered with this call's answer; a key someone holds is waited for, within the
+    /// lease's length. When the ledger cannot tell, the reply is `unknown`, and the truth is
+    /// owed to it.
+    async fn lost(
+        &self,
+        call: &Call,
+        lease: &Lease,
+        mine: Option<(StoredAnswer, Answer)>,
+    ) -> Reply {
+        if mine.is_none()
+            && let Ok(Completion::Recorded) = self.ledger.release(lease).await
+        {
+            // The lease still held, and nothing committed under it.
+            return did_nothing();
+        }
+        let deadline = Instant::now() + lease.length().max(Duration::from_millis(500));
+        if let Some(reply) = self
+            .settle_lost(call, lease, mine.as_ref(), Some(deadline))
+            .await
+        {
+            return reply;
+        }
+        if let Some((stored, _)) = mine {
+            self.owe(Owed::Resolve(call.clone(), lease.clone(), stored));
+        }
+        self.unknown(ReplyKind::Unrecorded, &call.context, true)
+    }
+
+    /// One attempt at [`Sequence::lost`]'s reading of the key, waiting for a key in flight
+    /// until `deadline` (not at all without one): the reply, or `None` when the ledger
+    /// failed or the key stayed in flight.
+    async fn settle_lost(
+        &self,
+        call: &Call,
+        lease: &Lease,
+        mine: Option<&(StoredAnswer, Answer)>,
+        deadline: Option<Instant>,
+    ) -> Option<Reply> {
+        let mine_reply =
+            |kind| mine.map(|(stored, answer)| Reply::new(kind, stored.clone(), answer.clone()));
+        loop {
+            let began = self
+                .ledger
+                .begin(&call.scope, &call.key, call.fingerprint, &call.context)
+                .await
+                .ok()?;
+            match began {
+                Begin::Replay(stored) => {
+                    let truth = mine.filter(|(ours, _)| !ours.is_provisional());
+                    if stored.is_provisional()
+                        && let Some((ours, _)) = truth
+                    {
+                        let truth = (!ours.is_refusal()).then_some(ours);
+                        match self.ledger.resolve(lease, truth).await.ok()? {
+                            Completion::Recorded => return mine_reply(ReplyKind::Ran),
+                            // Answered otherwise since: read it again.
+                            Completion::LeaseLost => continue,
+                        }
+                    }
+                    return Some(self.replayed(call, stored, ReplyKind::LeaseLost));
+                }
+                Begin::Abandoned(abandoned) => {
+                    let Some((stored, _)) = mine else {
+                        // This call made nothing under its fence, and is spent (its tool is
+                        // not run again): the probe decides, as for any abandoned key.
+                        match self.probe.started(&abandoned).await {
+                            Ok(true) => {
+                                let reply = self.recovery_of(&abandoned).await;
+                                match self
+                                    .ledger
+                                    .complete(abandoned.lease(), reply.stored())
+                                    .await
+                                    .ok()?
+                                {
+                                    Completion::Recorded => return Some(reply),
+                                    Completion::LeaseLost => continue,
+                                }
+                            }
+                            Ok(false) => {
+                                let _ = self.ledger.release(abandoned.lease()).await;
+                                return Some(did_nothing());
+                            }
+                            Err(err) => return Some(not_told(&err)),
+                        }
+                    };
+                    return match self.answer_under(abandoned.lease(), stored).await.ok()? {
+                        Completion::Recorded => mine_reply(ReplyKind::Ran),
+                        Completion::LeaseLost => continue,
+                    };
+                }
+                Begin::Fresh(fresh) => {
+                    // The key was released since: this call's answer is the truth.
+                    let Some((stored, _)) = mine else {
+                        let _ = self.ledger.release(&fresh).await;
+                        return Some(did_nothing());
+                    };
+                    return match self.answer_under(&fresh, stored).await.ok()? {
+                        Completion::Recorded => mine_reply(ReplyKind::Ran),
+                        Completion::LeaseLost => continue,
+                    };
+                }
+                Begin::InFlight { until } => {
+                    let deadline = deadline?;
+                    let now = Instant::now();
+                    if now >= deadline || tokio::runtime::Handle::try_current().is_err() {
+                        return None;
+                    }
+                    let left = until
+                        .duration_since(SystemTime::now())
+                        .unwrap_or_default()
+                        .clamp(Duration::from_millis(5), Duration::from_millis(100));
+                    tokio::time::sleep(left.min(deadline - now)).await;
+                }
+                refused @ Begin::Mismatch => {
+                    return Some(Reply::refused(refused.refusal()?));
                 }
             }
-            Some((stored, answer)) => self.complete(lease, stored, answer).await,
-            // The tool ran and its answer does not serialize: what it did is looked up.
-            None => {
-                let Reply { stored, answer, .. } = self.unknown(ReplyKind::Ran, &call.context);
-                self.complete(lease, stored, answer).await
-            }
-        };
-        if let Some(owed) = owed {
-            self.lock_owed().push(owed);
         }
-        reply
     }
 
-    /// Completes a fresh key with its answer; what could not be written is owed.
-    async fn complete(
+    /// Records `stored` under `lease` (a key this call took again): a result completes the
+    /// key, a refusal releases it.
+    async fn answer_under(
         &self,
-        lease: Lease,
-        stored: StoredAnswer,
-        answer: Answer,
-    ) -> (Reply, Option<Owed>) {
-        match timed("complete", || self.ledger.complete(&lease, &stored)).await {
-            Ok(Completion::Recorded) => (Reply::new(ReplyKind::Ran, stored, answer), None),
-            Ok(Completion::LeaseLost) => (Reply::new(ReplyKind::LeaseLost, stored, answer), None),
-            Err(_) => (
-                Reply::new(ReplyKind::Unrecorded, stored.clone(), answer),
-                Some(Owed::Complete(lease, stored)),
-            ),
+        lease: &Lease,
+        stored: &StoredAnswer,
+    ) -> Result<Completion, L::Error> {
+        if stored.is_refusal() {
+            self.ledger.release(lease).await
+        } else {
+            self.ledger.complete(lease, stored).await
         }
     }
 
-    /// The `unknown` answer of `context`, in its stored form.
-    fn unknown(&self, kind: ReplyKind, context: &str) -> Reply {
+    /// A replay of `stored`, as `kind`.
+    fn replayed(&self, call: &Call, stored: StoredAnswer, kind: ReplyKind) -> Reply {
+        match stored.answer() {
+            Ok(answer) => Reply::new(kind, stored, answer),
+            // A row written by something else: the first call ran, so never "nothing was
+            // done"; what it did is looked up.
+            Err(_) => self.unknown(kind, &call.context, false),
+        }
+    }
+
+    /// The `unknown` answer of `context`, in its stored form: provisional when the truth may
+    /// still replace it.
+    fn unknown(&self, kind: ReplyKind, context: &str, provisional: bool) -> Reply {
         let (stored, answer) = round_trip(&Answer::Result((self.recover)(context)))
             .or_else(|| {
                 round_trip(&Answer::Result(
@@ -467,29 +620,84 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 ))
             })
             .expect("a bare unknown result serializes and reads back");
-        Reply::new(kind, stored, answer)
+        Reply::new(kind, stored.with_provisional(provisional), answer)
     }
 
-    /// Answers an abandoned key `unknown` and completes it with that answer.
-    async fn recover(&self, abandoned: &Abandoned) -> Reply {
-        let reply = self.unknown(ReplyKind::Recovered, abandoned.context());
-        if self
+    /// The answer of an abandoned key whose operation may have started: the probe's outcome
+    /// of the operation (final), or else `unknown` with the lookup its context names
+    /// (provisional).
+    async fn recovery_of(&self, abandoned: &Abandoned) -> Reply {
+        if let Ok(Some(outcome)) = self.probe.outcome(abandoned).await
+            && let Some((stored, answer)) = round_trip(&Answer::Result(outcome))
+        {
+            return Reply::new(ReplyKind::Recovered, stored, answer);
+        }
+        self.unknown(ReplyKind::Recovered, abandoned.context(), true)
+    }
+
+    /// Answers an abandoned key from the probe (its operation's outcome, or `unknown`) and
+    /// completes it with that answer; should the completion come back lost, the key's answer
+    /// is read again, as for any call.
+    async fn recover(&self, call: &Call, abandoned: &Abandoned) -> Reply {
+        let reply = self.recovery_of(abandoned).await;
+        match self
             .ledger
             .complete(abandoned.lease(), reply.stored())
             .await
-            .is_err()
         {
-            self.lock_owed().push(Owed::Complete(
-                abandoned.lease().clone(),
-                reply.stored.clone(),
-            ));
+            Ok(Completion::Recorded) => reply,
+            Ok(Completion::LeaseLost) => {
+                let Reply { stored, answer, .. } = reply;
+                self.lost(call, abandoned.lease(), Some((stored, answer)))
+                    .await
+            }
+            Err(_) => {
+                self.owe(Owed::Complete(
+                    call.clone(),
+                    abandoned.lease().clone(),
+                    reply.stored.clone(),
+                ));
+                self.unknown(ReplyKind::Recovered, abandoned.context(), true)
+            }
         }
-        reply
+    }
+
+    fn owe(&self, owed: Owed) {
+        self.lock_owed().push(owed);
+    }
+
+    /// Makes one owed write; `false` when it must stay owed.
+    async fn pay(&self, owed: &Owed) -> Result<bool, L::Error> {
+        let (call, lease, stored, first) = match owed {
+            Owed::Complete(call, lease, stored) => (
+                call,
+                lease,
+                stored,
+                self.ledger.complete(lease, stored).await?,
+            ),
+            Owed::Release(call, lease, stored) => {
+                (call, lease, stored, self.ledger.release(lease).await?)
+            }
+            Owed::Resolve(call, lease, stored) => (call, lease, stored, Completion::LeaseLost),
+        };
+        if first == Completion::Recorded {
+            return Ok(true);
+        }
+        // The lease was lost meanwhile: the truth goes where the key stands now.
+        let Ok(answer) = stored.answer() else {
+            return Ok(true);
+        };
+        let mine = Some((stored.clone(), answer));
+        Ok(self
+            .settle_lost(call, lease, mine.as_ref(), None)
+            .await
+            .is_some())
     }
 
     /// The background step a process runs every little while: writes what earlier calls
-    /// could not, answers up to `limit` abandoned keys `unknown` (so none waits for its next
-    /// request), and purges up to `limit` answered keys older than the retention window.
+    /// could not (an answer not recorded, a key not released, the truth owed to an
+    /// `unknown`), answers up to `limit` abandoned keys (so none waits for its next request),
+    /// and purges up to `limit` answered keys older than the retention window.
     ///
     /// # Errors
     ///
@@ -503,22 +711,21 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         let owed = std::mem::take(&mut *self.lock_owed());
         let mut owed = owed.into_iter();
         while let Some(write) = owed.next() {
-            let done = match &write {
-                Owed::Complete(lease, stored) => self.ledger.complete(lease, stored).await,
-                Owed::Release(lease) => self.ledger.release(lease).await,
-            };
-            if let Err(err) = done {
-                let mut still = self.lock_owed();
-                still.push(write);
-                still.extend(owed);
-                return Err(err);
+            match self.pay(&write).await {
+                Ok(true) => settled.recorded += 1,
+                Ok(false) => self.owe(write),
+                Err(err) => {
+                    let mut still = self.lock_owed();
+                    still.push(write);
+                    still.extend(owed);
+                    return Err(err);
+                }
             }
-            settled.recorded += 1;
         }
         for abandoned in self.ledger.abandoned(limit).await? {
             match self.probe.started(&abandoned).await {
                 Ok(true) => {
-                    let reply = self.unknown(ReplyKind::Recovered, abandoned.context());
+                    let reply = self.recovery_of(&abandoned).await;
                     let _ = self
                         .ledger
                         .complete(abandoned.lease(), &reply.stored)
@@ -537,6 +744,29 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         settled.purged = self.ledger.purge(limit).await?;
         Ok(settled)
     }
+}
+
+/// The reply to a call that made nothing under its lease (its effect did not commit), with
+/// its key released: send the same request again.
+fn did_nothing() -> Reply {
+    Reply::refused(
+        Refusal::unavailable(
+            "the call lost its hold on its key before its effect committed; nothing was done: \
+             send the same request with the same key again",
+        )
+        .with_retry_after(RETRY_UNAVAILABLE),
+    )
+}
+
+/// The reply when the probe could not tell whether an abandoned key's operation started.
+fn not_told(err: &dyn std::fmt::Display) -> Reply {
+    Reply::refused(
+        Refusal::unavailable(format!(
+            "whether the first call with this key took effect could not be told ({err}); \
+             nothing was run"
+        ))
+        .with_retry_after(RETRY_UNAVAILABLE),
+    )
 }
 
 impl<L, P> Sequence<L, P> {

@@ -14,9 +14,11 @@ use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
 use super::ledger::{
     Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, store_settings,
+    StoredAnswer, TransactionError, store_settings,
 };
+use super::probe::Done;
 use super::worker::Worker;
+use crate::guarantee::Answer;
 
 /// A ledger in a SQLite file: keys survive the process, and several processes on one machine
 /// may share the file.
@@ -57,6 +59,9 @@ pub enum SqliteError {
     /// The ledger's thread could not start, or stopped.
     #[error("the SQLite ledger's thread is not running")]
     Stopped(#[source] Option<std::io::Error>),
+    /// A tool's answer did not serialize to an object, so nothing was recorded.
+    #[error("the answer does not serialize to an object")]
+    Answer(#[source] serde_json::Error),
 }
 
 impl From<rusqlite::Error> for SqliteError {
@@ -79,6 +84,7 @@ const SCHEMA: &str = "
         completed_ms INTEGER,
         refused INTEGER,
         answer TEXT,
+        provisional INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (scope, key)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS atr_idempotency_completed
@@ -87,8 +93,18 @@ const SCHEMA: &str = "
     INSERT OR IGNORE INTO atr_fence (id, last) VALUES (1, 0);
 ";
 
-/// A table made before fences (with an `owner` column instead) gets its `fence` column.
-const MIGRATE: &str = "ALTER TABLE atr_idempotency ADD COLUMN fence INTEGER";
+/// The columns a table made by an earlier release lacks, each with the statement that adds
+/// it: fences, then provisional answers.
+const MIGRATIONS: [(&str, &str); 2] = [
+    (
+        "fence",
+        "ALTER TABLE atr_idempotency ADD COLUMN fence INTEGER",
+    ),
+    (
+        "provisional",
+        "ALTER TABLE atr_idempotency ADD COLUMN provisional INTEGER NOT NULL DEFAULT 0",
+    ),
+];
 
 /// The next fence: one counter for the file, so a fence is greater than every one before it,
 /// whichever key it was for, and never handed out twice (a key released and begun again
@@ -131,7 +147,7 @@ const BEGIN: &str = concat!(
     "RETURNING claims, context, lease_until_ms"
 );
 
-const LOOKUP: &str = "SELECT fingerprint, refused, answer, lease_until_ms \
+const LOOKUP: &str = "SELECT fingerprint, refused, answer, lease_until_ms, provisional \
     FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
 
 const RENEW: &str = concat!(
@@ -142,14 +158,44 @@ const RENEW: &str = concat!(
     " RETURNING lease_until_ms"
 );
 
-const COMPLETE: &str = concat!(
-    "UPDATE atr_idempotency SET completed_ms = ",
-    now!(),
-    ", refused = ?4, answer = ?5, lease_until_ms = NULL WHERE ",
-    held!()
-);
+/// The answer `(?4, ?5, ?6)` (refused, answer, provisional) recorded under the lease
+/// `(?1, ?2, ?3)`, guarded by `$guard`.
+macro_rules! record {
+    ($guard:expr) => {
+        concat!(
+            "UPDATE atr_idempotency SET completed_ms = ",
+            now!(),
+            ", refused = ?4, answer = ?5, provisional = ?6, lease_until_ms = NULL WHERE ",
+            $guard
+        )
+    };
+}
+
+const COMPLETE: &str = record!(held!());
 
 const RELEASE: &str = concat!("DELETE FROM atr_idempotency WHERE ", held!());
+
+/// Whether the lease `(?1, ?2, ?3)` holds its key: what a fenced transaction checks first,
+/// with the file's write lock held from then until its commit.
+const FENCE_CHECK: &str = concat!("SELECT 1 FROM atr_idempotency WHERE ", held!());
+
+/// The answer recorded last in a fenced transaction: the write lock has been held since its
+/// fence check, so the key is still the lease's, whatever the clock says now.
+const RECORD: &str = record!("scope = ?1 AND key = ?2 AND fence = ?3 AND completed_ms IS NULL");
+
+/// A provisional answer of a key taken over after the lease `(?1, ?2, ?3)`, replaced by the
+/// truth `(?4, ?5)`.
+const RESOLVE: &str = concat!(
+    "UPDATE atr_idempotency SET completed_ms = ",
+    now!(),
+    ", refused = ?4, answer = ?5, provisional = 0 WHERE scope = ?1 AND key = ?2 \
+     AND fence > ?3 AND provisional = 1 AND completed_ms IS NOT NULL"
+);
+
+/// A provisional answer of a key taken over after the lease `(?1, ?2, ?3)`, forgotten: the
+/// call did nothing.
+const RESOLVE_RELEASE: &str = "DELETE FROM atr_idempotency WHERE scope = ?1 AND key = ?2 \
+    AND fence > ?3 AND provisional = 1 AND completed_ms IS NOT NULL";
 
 /// The keys whose lease expired without an answer: read without taking the write lock (there
 /// is no index for it, so that a call's statements write one index fewer; a sweep is rare).
@@ -178,26 +224,6 @@ const PURGE: &str = concat!(
 );
 
 impl SqliteLedger {
-    /// The statement that makes an application's writes conditional on a lease's fence: run
-    /// it first in an immediate transaction (`BEGIN IMMEDIATE`, which holds the file's write
-    /// lock) of those writes, on the ledger's file, with the lease's scope, key and fence
-    /// (`lease.scope().as_str()`, `lease.key().as_str()`, `lease.fence().as_i64()`) as `?1`,
-    /// `?2` and `?3`. It returns a row only while that fence holds the key and its lease has
-    /// not passed; no row means the key is another's (or its lease passed): roll back, and
-    /// perform nothing.
-    pub const FENCE_CHECK: &str = concat!("SELECT 1 FROM atr_idempotency WHERE ", held!());
-
-    /// The statement that records a key's answer inside the application's own transaction,
-    /// the one that performed the effect, so that the effect and the answer commit together
-    /// or neither does: run it last in that immediate transaction (`BEGIN IMMEDIATE`), with
-    /// the lease's scope, key and fence as `?1`, `?2` and `?3`, and the answer's
-    /// [`StoredAnswer::is_refusal`] and [`StoredAnswer::json`] as `?4` and `?5`, and commit
-    /// only if it changed one row. It is the fence check too: it changes the row only while
-    /// that fence holds the key and its lease has not passed; no row changed means the key is
-    /// another's: roll back. Then answer [`Done::Recorded`](super::Done::Recorded) from the
-    /// tool, so the sequence writes nothing more.
-    pub const RECORD: &str = COMPLETE;
-
     /// Opens (and creates, if need be) the ledger in the file at `path`.
     ///
     /// # Errors
@@ -218,13 +244,15 @@ impl SqliteLedger {
 
     fn with(connection: Connection) -> Result<Self, SqliteError> {
         connection.execute_batch(SCHEMA)?;
-        let has_fence: bool = connection.query_row(
-            "SELECT COUNT(*) FROM pragma_table_info('atr_idempotency') WHERE name = 'fence'",
-            [],
-            |row| row.get::<_, i64>(0).map(|n| n > 0),
-        )?;
-        if !has_fence {
-            connection.execute_batch(MIGRATE)?;
+        for (column, migrate) in MIGRATIONS {
+            let has: bool = connection.query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('atr_idempotency') WHERE name = ?1",
+                [column],
+                |row| row.get::<_, i64>(0).map(|n| n > 0),
+            )?;
+            if !has {
+                connection.execute_batch(migrate)?;
+            }
         }
         connection.busy_timeout(BUSY_TIMEOUT)?;
         let connection = Arc::new(Mutex::new(connection));
@@ -290,8 +318,9 @@ fn instant(ms: i64) -> SystemTime {
 }
 
 /// A key's row as `begin` reads it when it could not take it: its fingerprint, whether its
-/// answer is a refusal, the answer, and its lease's expiry.
-type Row = (String, Option<bool>, Option<String>, Option<i64>);
+/// answer is a refusal, the answer, its lease's expiry, and whether the answer is
+/// provisional.
+type Row = (String, Option<bool>, Option<String>, Option<i64>, bool);
 
 fn begin_in(
     connection: &mut Connection,
@@ -341,7 +370,13 @@ fn begin_in(
         let row: Option<Row> = transaction
             .prepare_cached(LOOKUP)?
             .query_row(params![scope.as_str(), key.as_str()], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
             })
             .optional()?;
         transaction.commit()?;
@@ -349,10 +384,10 @@ fn begin_in(
             // Released since the insert: begin again.
             None => continue,
             Some((stored_print, ..)) if stored_print != fingerprint => Begin::Mismatch,
-            Some((_, Some(refused), Some(answer), _)) => {
-                Begin::Replay(StoredAnswer::from_stored(refused, answer))
-            }
-            Some((_, _, _, until)) => Begin::InFlight {
+            Some((_, Some(refused), Some(answer), _, provisional)) => Begin::Replay(
+                StoredAnswer::from_stored(refused, answer).with_provisional(provisional),
+            ),
+            Some((_, _, _, until, _)) => Begin::InFlight {
                 until: instant(until.unwrap_or(0)),
             },
         });
@@ -421,7 +456,8 @@ impl Ledger for SqliteLedger {
                     held.key().as_str(),
                     held.fence().as_i64(),
                     answer.is_refusal(),
-                    answer.json()
+                    answer.json(),
+                    answer.is_provisional()
                 ])
             })
             .await?;
@@ -439,6 +475,39 @@ impl Ledger for SqliteLedger {
                     held.key().as_str(),
                     held.fence().as_i64()
                 ])
+            })
+            .await?;
+        Ok(Completion::of_rows_changed(
+            u64::try_from(changed).unwrap_or(0),
+        ))
+    }
+
+    async fn resolve(
+        &self,
+        lease: &Lease,
+        truth: Option<&StoredAnswer>,
+    ) -> Result<Completion, SqliteError> {
+        let held = lease.clone();
+        let truth = truth.cloned();
+        let changed = self
+            .run(move |connection| {
+                let lease = [
+                    &held.scope().as_str() as &dyn rusqlite::ToSql,
+                    &held.key().as_str(),
+                    &held.fence().as_i64(),
+                ];
+                match &truth {
+                    Some(truth) => connection.prepare_cached(RESOLVE)?.execute(params![
+                        lease[0],
+                        lease[1],
+                        lease[2],
+                        truth.is_refusal(),
+                        truth.json()
+                    ]),
+                    None => connection
+                        .prepare_cached(RESOLVE_RELEASE)?
+                        .execute(&lease[..]),
+                }
             })
             .await?;
         Ok(Completion::of_rows_changed(
@@ -507,5 +576,134 @@ impl Ledger for SqliteLedger {
                 .execute(params![retention, limit])
         })
         .await
+    }
+}
+
+/// A transaction on the ledger's own file under a call's lease: the tool's writes and its
+/// answer commit together, or neither does. [`SqliteTransaction::begin`] takes the file's
+/// write lock (`BEGIN IMMEDIATE`) and checks that the lease still holds its key, so no other
+/// process can take the key over until the transaction ends; the tool makes its writes
+/// through it (it dereferences to a [`rusqlite::Transaction`]); [`SqliteTransaction::commit`]
+/// records the tool's typed answer with the key and commits, and hands back what the tool
+/// answers the sequence ([`Done::Recorded`](super::Done::Recorded)). Dropped without a commit,
+/// it rolls back.
+///
+/// Open the connection on the ledger's file (a connection of the application's own, beside
+/// the [`SqliteLedger`]); it is synchronous, as `rusqlite` is.
+///
+/// ```
+/// use agent_tool_result::guarantee::{GuaranteeResult, Impact};
+/// use agent_tool_result::replay::{
+///     Call, Done, IdempotencyKey, ReplyKind, Sequence, SqliteLedger, SqliteTransaction,
+/// };
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = std::env::temp_dir().join(format!("atr-doc-tx-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("app.sqlite");
+/// let sequence = Sequence::new(SqliteLedger::open(&path)?);
+/// let mut db = rusqlite::Connection::open(&path)?;
+/// db.execute_batch("CREATE TABLE IF NOT EXISTS sent (id TEXT PRIMARY KEY)")?;
+///
+/// let call = Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1")?, &serde_json::json!({}));
+/// let reply = sequence
+///     .run_recording(call, |lease| {
+///         let done = (|| {
+///             let tx = SqliteTransaction::begin(&mut db, &lease)?;
+///             tx.execute("INSERT INTO sent (id) VALUES ('msg_1')", [])?;
+///             tx.commit(GuaranteeResult::<agent_tool_result::JsonObject>::committed_one())
+///         })();
+///         async move { done.unwrap_or_else(Done::from) }
+///     })
+///     .await;
+/// assert_eq!(reply.kind(), ReplyKind::Ran);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok(()) }
+/// ```
+pub struct SqliteTransaction<'c> {
+    transaction: rusqlite::Transaction<'c>,
+    lease: Lease,
+}
+
+impl std::fmt::Debug for SqliteTransaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteTransaction")
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<rusqlite::Error> for TransactionError<SqliteError> {
+    /// A write of the tool's that failed, before the commit: nothing was written.
+    fn from(err: rusqlite::Error) -> Self {
+        TransactionError::Failed(SqliteError::Sqlite(err))
+    }
+}
+
+impl<'c> SqliteTransaction<'c> {
+    /// Begins an immediate transaction on `connection` (a connection to the ledger's file)
+    /// and checks that `lease` holds its key.
+    ///
+    /// # Errors
+    ///
+    /// [`TransactionError::Fenced`] when the lease no longer holds its key (nothing is
+    /// written); [`TransactionError::Failed`] when SQLite fails.
+    pub fn begin(
+        connection: &'c mut Connection,
+        lease: &Lease,
+    ) -> Result<Self, TransactionError<SqliteError>> {
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let held = transaction.prepare_cached(FENCE_CHECK)?.exists(params![
+            lease.scope().as_str(),
+            lease.key().as_str(),
+            lease.fence().as_i64()
+        ])?;
+        if !held {
+            return Err(TransactionError::Fenced);
+        }
+        Ok(SqliteTransaction {
+            transaction,
+            lease: lease.clone(),
+        })
+    }
+
+    /// Records `answer` with the key and commits: the tool's writes and the answer together.
+    /// What it returns is what the tool answers the sequence.
+    ///
+    /// # Errors
+    ///
+    /// [`TransactionError::Failed`] when the answer does not serialize to an object, or
+    /// SQLite fails before the commit (nothing was written); [`TransactionError::Unsure`]
+    /// when the commit itself fails.
+    pub fn commit<F: serde::Serialize>(
+        self,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<SqliteError>> {
+        let stored = StoredAnswer::of(&answer.into())
+            .map_err(|err| TransactionError::Failed(SqliteError::Answer(err)))?;
+        let recorded = self.transaction.prepare_cached(RECORD)?.execute(params![
+            self.lease.scope().as_str(),
+            self.lease.key().as_str(),
+            self.lease.fence().as_i64(),
+            stored.is_refusal(),
+            stored.json(),
+            false
+        ])?;
+        if recorded != 1 {
+            return Err(TransactionError::Fenced);
+        }
+        self.transaction
+            .commit()
+            .map_err(|err| TransactionError::Unsure(SqliteError::Sqlite(err)))?;
+        Ok(Done::Recorded(stored))
+    }
+}
+
+impl<'c> std::ops::Deref for SqliteTransaction<'c> {
+    type Target = rusqlite::Transaction<'c>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.transaction
     }
 }
