@@ -36,6 +36,27 @@
 //! - **Complete** ([`Ledger::complete`]) records the answer under the lease and says whether it
 //!   took effect: [`Completion::LeaseLost`] means the lease had passed or the key had been
 //!   taken over, and what its new holder decides stays the key's answer.
+//! - **Resolve** ([`Ledger::resolve`]) replaces a [provisional](StoredAnswer::is_provisional)
+//!   answer (the `unknown` of a key found abandoned) with the truth, when the call that began
+//!   the key comes back with it and nobody ran the key since.
+//!
+//! # Which answers are final
+//!
+//! The first reply a caller gets for a key is the answer the ledger keeps for it, and every
+//! replay gives it again, byte for byte, with one exception: `unknown`. The [`Sequence`] keeps
+//! a running call's lease alive (renewed at a third of its length under the same fence), so a
+//! long call keeps its key; a call that loses it anyway (paused, cut off) and whose record
+//! comes back [`Completion::LeaseLost`] answers what the ledger holds for the key (taking it
+//! again if nobody did, waiting for whoever holds it), never its own answer unrecorded.
+//! `unknown` is the only answer that may change after it is given, and only to the truth:
+//!
+//! - a key found abandoned is answered `unknown` provisionally, unless the application's
+//!   [`EffectProbe::outcome`] knows what the operation came to (that answer is final);
+//! - when the call that began the key comes back with its answer and nobody ran the key
+//!   since, its answer replaces the provisional `unknown` ([`Ledger::resolve`]); a refusal
+//!   (nothing was done) forgets the key instead;
+//! - a call whose answer the ledger could not take (it failed) is answered `unknown`, and its
+//!   answer is written later by [`Sequence::settle`], replacing it.
 //! - **Release** ([`Ledger::release`]) forgets a key whose call provably did nothing (refused
 //!   before any side effect), so the key can be used again, as Stripe does not store
 //!   validation failures.
@@ -59,18 +80,15 @@
 //!    recipient of a campaign, say) the same way for every holder of the key, so a provider
 //!    that deduplicates on it (an idempotency key of its own) performs the part once however
 //!    many holders ask.
-//! 2. **A write conditional on the current fence, in the same statement or transaction.**
-//!    When the effect is a write to the ledger's own database (or one the provider makes
-//!    conditional on a token it keeps), check the lease's fence in the transaction that
-//!    performs it: [`PostgresLedger::FENCE_CHECK`] and [`SqliteLedger::FENCE_CHECK`] are the
-//!    statements. A holder whose key was taken over finds no row and performs nothing; the
-//!    taker waits for the check's lock, so its [`EffectProbe`] sees the write committed or
-//!    never made. [`PostgresLedger::RECORD`] and [`SqliteLedger::RECORD`] go further: run
-//!    last in that transaction, they check the fence and record the call's answer
-//!    ([`Sequence::run_recording`]), and the transaction commits only if they did, so the
-//!    effect and the answer commit together, or neither does. A check made in one statement
-//!    and the effect made in another is no fence: a pause between them is exactly the fault it
-//!    must survive.
+//! 2. **A write conditional on the current fence, in the same transaction.** When the effect
+//!    is a write to the ledger's own database, make it in the typed transaction the crate
+//!    hands the tool ([`PostgresTransaction`], [`SqliteTransaction`]): its `begin` checks the
+//!    lease's fence and locks the key until the transaction ends, the tool makes its writes
+//!    through it, and its `commit` records the tool's typed answer with the key and commits,
+//!    so the effect and the answer commit together, or neither does. A holder whose key was
+//!    taken over performs nothing; the taker waits for the lock, so its [`EffectProbe`] sees
+//!    the write committed or never made. A check made in one statement and the effect made
+//!    in another is no fence: a pause between them is exactly the fault it must survive.
 //!
 //! Where neither is possible (a provider that neither deduplicates nor checks a token), a
 //! window is left: an effect started just before the lease passed, by a holder then paused

@@ -10,6 +10,40 @@ mod postgres;
 use agent_tool_result::replay::MemoryLedger;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_keyed_call_on_the_memory_ledger_answers_what_the_key_keeps() {
+    conformance::call::run(|lease| async move { MemoryLedger::new().with_lease(lease) }).await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_keyed_call_on_the_sqlite_ledger_answers_what_the_key_keeps() {
+    use agent_tool_result::replay::SqliteLedger;
+    conformance::call::run(|lease| async move {
+        SqliteLedger::open_in_memory().unwrap().with_lease(lease)
+    })
+    .await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_keyed_call_on_the_postgres_ledger_answers_what_the_key_keeps() {
+    use agent_tool_result::replay::PostgresLedger;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let server = postgres::Postgres::start();
+    let made = AtomicU32::new(0);
+    conformance::call::run(|lease| {
+        let url = server.database(&format!("call{}", made.fetch_add(1, Ordering::Relaxed)));
+        async move {
+            PostgresLedger::connect(&url)
+                .await
+                .unwrap()
+                .with_lease(lease)
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_memory_ledger_keeps_the_contract() {
     conformance::run(|lease, retention| async move {
         MemoryLedger::new()

@@ -46,12 +46,12 @@ pub enum ReplyKind {
     /// The key was abandoned by a call that stopped: answered `unknown` with the lookup its
     /// context names, and completed with that answer; nothing ran.
     Recovered,
-    /// The tool ran, and its answer could not be recorded yet (the ledger failed): it is
-    /// written by the next [`Sequence::settle`](super::Sequence::settle); until then the key
-    /// is in flight.
+    /// The tool ran, and its answer could not be recorded yet (the ledger failed): the reply
+    /// is `unknown`, naming the operation to look up, and the answer is written by the next
+    /// [`Sequence::settle`](super::Sequence::settle), replacing it.
     Unrecorded,
-    /// The tool ran past its lease and another process answered the key `unknown`, which
-    /// stays the key's answer; this reply is the tool's own (naming the same operation).
+    /// The tool ran past its lease and another holder answered the key first: the reply is
+    /// the answer the ledger keeps for the key, as every replay gives it.
     LeaseLost,
 }
 

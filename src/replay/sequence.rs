@@ -205,10 +205,13 @@ type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 ///    again in [`Sequence::settle`], which also takes abandoned keys in the background
 ///    (answering or releasing each as the probe says) and purges old ones.
 ///
-/// The sequence does not renew a lease while the tool runs: choose a lease longer than the
-/// longest call (`with_lease` on the store). A call that still runs past it is answered as it
-/// ran ([`ReplyKind::LeaseLost`]), and the key keeps what the process that took it over
-/// decided; the call's own writes, checked against its fence, land only while no one has.
+/// While the tool runs, the sequence renews its lease at a third of the lease's length,
+/// under the same fence, on the application's Tokio runtime (without one it cannot, and a
+/// call must end within its lease); it stops when the tool ends. A call that loses its key
+/// anyway (paused or cut off past its lease) sees it in [`Lease::is_held`], and its fenced
+/// writes cannot land; its reply is then what the ledger holds for the key
+/// ([`ReplyKind::LeaseLost`]), never an answer no replay gives (see [`crate::replay`], "Which
+/// answers are final").
 ///
 /// [`Fence`]: super::Fence
 ///

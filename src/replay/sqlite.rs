@@ -583,7 +583,8 @@ impl Ledger for SqliteLedger {
 /// answer commit together, or neither does. [`SqliteTransaction::begin`] takes the file's
 /// write lock (`BEGIN IMMEDIATE`) and checks that the lease still holds its key, so no other
 /// process can take the key over until the transaction ends; the tool makes its writes
-/// through it (it dereferences to a [`rusqlite::Transaction`]); [`SqliteTransaction::commit`]
+/// through it (it dereferences to the [`rusqlite::Connection`], whose statements run inside
+/// the transaction); [`SqliteTransaction::commit`]
 /// records the tool's typed answer with the key and commits, and hands back what the tool
 /// answers the sequence ([`Done::Recorded`](super::Done::Recorded)). Dropped without a commit,
 /// it rolls back.
@@ -622,8 +623,11 @@ impl Ledger for SqliteLedger {
 /// # Ok(()) }
 /// ```
 pub struct SqliteTransaction<'c> {
-    transaction: rusqlite::Transaction<'c>,
+    /// Held exclusively (not as a `rusqlite::Transaction`, which shares it), so that a
+    /// transaction held across an `.await` leaves the future `Send`.
+    connection: &'c mut Connection,
     lease: Lease,
+    finished: bool,
 }
 
 impl std::fmt::Debug for SqliteTransaction<'_> {
@@ -653,19 +657,24 @@ impl<'c> SqliteTransaction<'c> {
         connection: &'c mut Connection,
         lease: &Lease,
     ) -> Result<Self, TransactionError<SqliteError>> {
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let held = transaction.prepare_cached(FENCE_CHECK)?.exists(params![
-            lease.scope().as_str(),
-            lease.key().as_str(),
-            lease.fence().as_i64()
-        ])?;
+        connection.execute_batch("BEGIN IMMEDIATE")?;
+        let transaction = SqliteTransaction {
+            connection,
+            lease: lease.clone(),
+            finished: false,
+        };
+        let held = transaction
+            .connection
+            .prepare_cached(FENCE_CHECK)?
+            .exists(params![
+                lease.scope().as_str(),
+                lease.key().as_str(),
+                lease.fence().as_i64()
+            ])?;
         if !held {
             return Err(TransactionError::Fenced);
         }
-        Ok(SqliteTransaction {
-            transaction,
-            lease: lease.clone(),
-        })
+        Ok(transaction)
     }
 
     /// Records `answer` with the key and commits: the tool's writes and the answer together.
@@ -677,12 +686,12 @@ impl<'c> SqliteTransaction<'c> {
     /// SQLite fails before the commit (nothing was written); [`TransactionError::Unsure`]
     /// when the commit itself fails.
     pub fn commit<F: serde::Serialize>(
-        self,
+        mut self,
         answer: impl Into<Answer<F>>,
     ) -> Result<Done<F>, TransactionError<SqliteError>> {
         let stored = StoredAnswer::of(&answer.into())
             .map_err(|err| TransactionError::Failed(SqliteError::Answer(err)))?;
-        let recorded = self.transaction.prepare_cached(RECORD)?.execute(params![
+        let recorded = self.connection.prepare_cached(RECORD)?.execute(params![
             self.lease.scope().as_str(),
             self.lease.key().as_str(),
             self.lease.fence().as_i64(),
@@ -693,17 +702,30 @@ impl<'c> SqliteTransaction<'c> {
         if recorded != 1 {
             return Err(TransactionError::Fenced);
         }
-        self.transaction
-            .commit()
-            .map_err(|err| TransactionError::Unsure(SqliteError::Sqlite(err)))?;
+        self.finished = true;
+        if let Err(err) = self.connection.execute_batch("COMMIT") {
+            // SQLite keeps the transaction open after a failed COMMIT (a busy reader, say):
+            // end it, so the connection is usable again.
+            let _ = self.connection.execute_batch("ROLLBACK");
+            return Err(TransactionError::Unsure(SqliteError::Sqlite(err)));
+        }
         Ok(Done::Recorded(stored))
     }
 }
 
-impl<'c> std::ops::Deref for SqliteTransaction<'c> {
-    type Target = rusqlite::Transaction<'c>;
+impl std::ops::Deref for SqliteTransaction<'_> {
+    type Target = Connection;
 
-    fn deref(&self) -> &Self::Target {
-        &self.transaction
+    fn deref(&self) -> &Connection {
+        self.connection
+    }
+}
+
+impl Drop for SqliteTransaction<'_> {
+    /// Rolls back a transaction that was not committed.
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.connection.execute_batch("ROLLBACK");
+        }
     }
 }

@@ -505,3 +505,245 @@ async fn a_passed_lease_cannot_complete_renew_or_release(ledger: impl Ledger) {
         assert!(next.lease().fence() > lease.fence());
     }
 }
+
+/// The checks of the keyed call end to end, on the same store: the sequence over it.
+pub mod call {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use agent_tool_result::JsonObject;
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, SettlementState};
+    use agent_tool_result::replay::{
+        Abandoned, Call, EffectProbe, IdempotencyKey, Ledger, Reply, ReplyKind, Sequence,
+    };
+    use serde_json::json;
+
+    use super::{LONG, SHORT};
+
+    fn call(key: &str) -> Call {
+        Call::of(
+            "send_sms",
+            "acct_call",
+            IdempotencyKey::new(key).unwrap(),
+            &json!({ "to": "+15550100" }),
+        )
+        .with_context("msg_1")
+    }
+
+    fn committed(note: &str) -> Answer {
+        let mut fields = JsonObject::new();
+        fields.insert("note".into(), note.into());
+        GuaranteeResult::committed_one()
+            .with_fields(fields)
+            .unwrap()
+            .into()
+    }
+
+    /// A tool that must not run.
+    fn never(why: &str) -> Answer {
+        panic!("{why}")
+    }
+
+    fn settlement(reply: &Reply) -> Option<SettlementState> {
+        reply.answer().result().map(GuaranteeResult::settlement)
+    }
+
+    /// A probe that says no abandoned key's operation started: the taker runs the call.
+    struct NothingStarted;
+
+    impl EffectProbe for NothingStarted {
+        type Error = std::convert::Infallible;
+
+        async fn started(&self, _: &Abandoned) -> Result<bool, Self::Error> {
+            Ok(false)
+        }
+    }
+
+    /// Runs every check; `make(lease)` opens a fresh, empty ledger.
+    pub async fn run<L, F, M>(make: M)
+    where
+        L: Ledger + 'static,
+        F: std::future::Future<Output = L>,
+        M: Fn(Duration) -> F,
+    {
+        a_call_longer_than_its_lease_keeps_its_key(make(SHORT).await).await;
+        a_lost_record_answers_the_ledgers_state(make(SHORT).await).await;
+        an_unknown_is_replaced_by_the_truth_and_nothing_else_changes(make(SHORT).await).await;
+        a_refusal_whose_release_was_lost_frees_the_key(make(SHORT).await).await;
+        a_key_recovered_by_two_callers_answers_both_alike(make(SHORT).await).await;
+        let _ = LONG;
+    }
+
+    /// The keepalive: a tool that runs three leases long keeps its key (a second caller
+    /// meanwhile is refused as in flight, never takes it over), and its reply is recorded.
+    async fn a_call_longer_than_its_lease_keeps_its_key<L: Ledger + 'static>(ledger: L) {
+        let sequence = Arc::new(Sequence::new(ledger));
+        let long = {
+            let sequence = Arc::clone(&sequence);
+            tokio::spawn(async move {
+                sequence
+                    .run(call("long"), |lease| async move {
+                        tokio::time::sleep(SHORT * 3).await;
+                        assert!(lease.is_held(), "the keepalive kept the lease");
+                        committed("long")
+                    })
+                    .await
+            })
+        };
+        tokio::time::sleep(SHORT * 2).await;
+        let during = sequence
+            .run(call("long"), |_| async { never("never run twice") })
+            .await;
+        assert_eq!(during.kind(), ReplyKind::Refused, "{:?}", during.answer());
+        let first = long.await.unwrap();
+        assert_eq!(first.kind(), ReplyKind::Ran);
+        assert_eq!(first.answer(), &committed("long"));
+        let again = sequence
+            .run(call("long"), |_| async { never("never run twice") })
+            .await;
+        assert_eq!(
+            again.stored(),
+            first.stored(),
+            "the first reply is the recorded one"
+        );
+    }
+
+    /// A tool paused past its lease (the keepalive cannot run), whose key another caller took
+    /// and ran meanwhile: its record comes back lost, and it answers what the ledger holds.
+    async fn a_lost_record_answers_the_ledgers_state<L: Ledger + 'static>(ledger: L) {
+        let sequence = Arc::new(Sequence::new(ledger).with_probe(NothingStarted));
+        let paused = {
+            let sequence = Arc::clone(&sequence);
+            tokio::spawn(async move {
+                sequence
+                    .run(call("paused"), |_| async {
+                        // A pause: the task does not yield, so nothing renews the lease.
+                        std::thread::sleep(SHORT * 3);
+                        committed("paused")
+                    })
+                    .await
+            })
+        };
+        tokio::time::sleep(SHORT + Duration::from_millis(200)).await;
+        let taker = sequence
+            .run(call("paused"), |_| async { committed("taker") })
+            .await;
+        assert_eq!(taker.kind(), ReplyKind::Ran);
+        let first = paused.await.unwrap();
+        assert_eq!(first.kind(), ReplyKind::LeaseLost);
+        assert_eq!(
+            first.stored(),
+            taker.stored(),
+            "the ledger's answer, not its own"
+        );
+        let again = sequence
+            .run(call("paused"), |_| async { committed("never") })
+            .await;
+        assert_eq!(again.stored(), taker.stored());
+    }
+
+    /// A tool paused past its lease whose key a caller meanwhile answered `unknown`: when it
+    /// comes back, its answer replaces the `unknown`; every later replay is that answer.
+    async fn an_unknown_is_replaced_by_the_truth_and_nothing_else_changes<L: Ledger + 'static>(
+        ledger: L,
+    ) {
+        let sequence = Arc::new(Sequence::new(ledger));
+        let paused = {
+            let sequence = Arc::clone(&sequence);
+            tokio::spawn(async move {
+                sequence
+                    .run(call("truth"), |_| async {
+                        std::thread::sleep(SHORT * 3);
+                        committed("truth")
+                    })
+                    .await
+            })
+        };
+        tokio::time::sleep(SHORT + Duration::from_millis(200)).await;
+        let recovered = sequence
+            .run(call("truth"), |_| async {
+                never("an abandoned key never runs")
+            })
+            .await;
+        assert_eq!(recovered.kind(), ReplyKind::Recovered);
+        assert_eq!(settlement(&recovered), Some(SettlementState::Unknown));
+        assert!(recovered.stored().is_provisional());
+        let first = paused.await.unwrap();
+        assert_eq!(first.kind(), ReplyKind::Ran);
+        assert_eq!(first.answer(), &committed("truth"));
+        for _ in 0..2 {
+            let again = sequence
+                .run(call("truth"), |_| async { committed("never") })
+                .await;
+            assert_eq!(again.stored(), first.stored(), "the truth, for good");
+            assert!(!again.stored().is_provisional());
+        }
+    }
+
+    /// A tool that refuses after its lease passed: its release comes back lost, the key is
+    /// still freed (nothing was done), and the next call with it runs.
+    async fn a_refusal_whose_release_was_lost_frees_the_key<L: Ledger + 'static>(ledger: L) {
+        let sequence = Sequence::new(ledger);
+        let refused = sequence
+            .run(call("refused"), |_| async {
+                std::thread::sleep(SHORT + Duration::from_millis(200));
+                Answer::<JsonObject>::from(Refusal::invalid_arguments("no"))
+            })
+            .await;
+        assert!(refused.answer().refusal().is_some());
+        let runs = AtomicUsize::new(0);
+        let next = sequence
+            .run(call("refused"), |_| async {
+                runs.fetch_add(1, Ordering::SeqCst);
+                committed("next")
+            })
+            .await;
+        assert_eq!(
+            (next.kind(), runs.load(Ordering::SeqCst)),
+            (ReplyKind::Ran, 1)
+        );
+    }
+
+    /// An abandoned key found by two callers at once: whatever each is told, no result
+    /// either gets differs from the key's final answer.
+    async fn a_key_recovered_by_two_callers_answers_both_alike<L: Ledger + 'static>(ledger: L) {
+        let sequence = Arc::new(Sequence::new(ledger));
+        // A call that stops between beginning and answering.
+        let stopped = sequence.run(call("twice"), |_| async {
+            std::thread::sleep(SHORT + Duration::from_millis(200));
+            Answer::<JsonObject>::from(GuaranteeResult::unknown())
+        });
+        drop(stopped);
+        let _ = sequence
+            .ledger()
+            .begin(
+                call("twice").scope(),
+                call("twice").key(),
+                call("twice").fingerprint(),
+                "msg_1",
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(SHORT + Duration::from_millis(200)).await;
+        let both: Vec<Reply> = {
+            let (a, b) = (Arc::clone(&sequence), Arc::clone(&sequence));
+            let a = tokio::spawn(async move {
+                a.run(call("twice"), |_| async { never("never run") }).await
+            });
+            let b = tokio::spawn(async move {
+                b.run(call("twice"), |_| async { never("never run") }).await
+            });
+            vec![a.await.unwrap(), b.await.unwrap()]
+        };
+        let last = sequence
+            .run(call("twice"), |_| async { never("never run") })
+            .await;
+        assert_eq!(last.kind(), ReplyKind::Replayed);
+        for reply in &both {
+            if reply.answer().result().is_some() {
+                assert_eq!(reply.stored().json(), last.stored().json());
+            }
+        }
+    }
+}

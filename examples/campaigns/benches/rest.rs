@@ -68,7 +68,7 @@ async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response 
         Err(err) => return Refusal::invalid_arguments(err.to_string()).into_response(),
     };
     let id = Call::of(SendSms::NAME, PRINCIPAL, key, &arguments).operation_id(SendSms::OPERATION);
-    let Done::Answer(answer) = service.sms(&args, PRINCIPAL, &id, None).await else {
+    let Done::Answer(answer) = service.sms(&args, &id, PRINCIPAL, None).await else {
         unreachable!("without a lease the tool records nothing itself")
     };
     RestProfile::default()

@@ -8,7 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent_tool_result::replay::{PostgresError, PostgresLedger, SqliteLedger};
+use agent_tool_result::guarantee::Answer;
+use agent_tool_result::replay::{
+    Done, Lease, PostgresError, PostgresLedger, PostgresTransaction, SqliteError,
+    SqliteTransaction, TransactionError,
+};
 use deadpool_postgres::{Object, Pool};
 use tokio::sync::{Mutex, MutexGuard};
 
@@ -58,6 +62,12 @@ pub enum DbError {
     /// The (injected) disk is full.
     #[error("database or disk is full (injected)")]
     Full,
+    /// The crate's SQLite transaction failed.
+    #[error("SQLite: {0}")]
+    Ledger(#[from] SqliteError),
+    /// An answer broke the guarantee contract (a bug of the service's).
+    #[error("the answer breaks the contract: {0}")]
+    Answer(#[from] agent_tool_result::guarantee::InvariantError),
 }
 
 /// A statement's parameter.
@@ -263,25 +273,6 @@ impl Db {
         }
     }
 
-    /// The ledger's statement that checks a lease's fence (`$1` scope, `$2` key, `$3` fence)
-    /// and holds the key's row until the transaction ends, in this database's dialect.
-    pub fn fence_check(&self) -> &'static str {
-        match self {
-            Db::Sqlite(_) => SqliteLedger::FENCE_CHECK,
-            Db::Postgres { .. } => PostgresLedger::FENCE_CHECK,
-        }
-    }
-
-    /// The ledger's statement that records a key's answer (`$1` scope, `$2` key, `$3` fence,
-    /// `$4` whether a refusal, `$5` the answer) last in the transaction of the effect, the
-    /// fence check too, in this database's dialect.
-    pub fn record(&self) -> &'static str {
-        match self {
-            Db::Sqlite(_) => SqliteLedger::RECORD,
-            Db::Postgres { .. } => PostgresLedger::RECORD,
-        }
-    }
-
     /// A connection: SQLite's once it is free, or one of the pool's within the timeout.
     pub async fn conn(&self) -> Result<Conn<'_>, DbError> {
         match self {
@@ -363,7 +354,7 @@ pub enum Conn<'a> {
     Postgres(Box<PgConn>),
 }
 
-impl Conn<'_> {
+impl<'a> Conn<'a> {
     fn set_in_transaction(&mut self, open: bool) {
         match self {
             Conn::Sqlite(held) => held.in_transaction = open,
@@ -421,21 +412,10 @@ impl Conn<'_> {
     /// Runs a statement; returns how many rows it changed.
     pub async fn execute(&mut self, sql: &str, args: &[Arg]) -> Result<u64, DbError> {
         match self {
-            Conn::Sqlite(held) => {
-                let sql = sqlite_sql(sql);
-                let changed = held
-                    .connection
-                    .prepare_cached(&sql)?
-                    .execute(rusqlite::params_from_iter(args))?;
-                Ok(changed as u64)
-            }
+            Conn::Sqlite(held) => sqlite_execute(&held.connection, sql, args),
             Conn::Postgres(conn) => {
-                let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                conn.bounded(async |client: &Object| {
-                    let statement = client.prepare_cached(&sql).await?;
-                    client.execute(&statement, &postgres_params(args)).await
-                })
-                .await
+                conn.bounded(async |client: &Object| pg_execute(client, sql, args).await)
+                    .await
             }
         }
     }
@@ -443,38 +423,257 @@ impl Conn<'_> {
     /// Runs a query; returns its rows.
     pub async fn query(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
         match self {
-            Conn::Sqlite(held) => {
-                let sql = sqlite_sql(sql);
-                let mut statement = held.connection.prepare_cached(&sql)?;
-                let width = statement.column_count();
-                let rows = statement.query_map(rusqlite::params_from_iter(args), |row| {
-                    (0..width)
-                        .map(|i| {
-                            Ok(match row.get_ref(i)? {
-                                rusqlite::types::ValueRef::Integer(n) => Value::Int(n),
-                                rusqlite::types::ValueRef::Text(text) => {
-                                    Value::Text(String::from_utf8_lossy(text).into_owned())
-                                }
-                                _ => Value::Null,
-                            })
-                        })
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                        .map(Row)
-                })?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
-            }
+            Conn::Sqlite(held) => sqlite_query(&held.connection, sql, args),
             Conn::Postgres(conn) => {
-                let sql = sql.replace("NOW_MS", POSTGRES_NOW);
-                let rows = conn
-                    .bounded(async |client: &Object| {
-                        let statement = client.prepare_cached(&sql).await?;
-                        client.query(&statement, &postgres_params(args)).await
-                    })
-                    .await?;
-                Ok(rows.iter().map(postgres_row).collect())
+                conn.bounded(async |client: &Object| pg_query(client, sql, args).await)
+                    .await
             }
         }
     }
+
+    /// Begins the transaction of an effect: under `lease`'s fence when the call has one (the
+    /// crate's typed transaction, which commits the effect with the call's answer), a plain
+    /// one when it has none (outside the replay sequence: the benchmark's baseline).
+    pub async fn effect(
+        &mut self,
+        lease: Option<&Lease>,
+    ) -> Result<Tx<'_, 'a>, TransactionError<DbError>> {
+        let failed = |err: DbError| TransactionError::Failed(err);
+        match (self, lease) {
+            (Conn::Sqlite(held), Some(lease)) => {
+                SqliteTransaction::begin(&mut held.connection, lease)
+                    .map(Tx::Sqlite)
+                    .map_err(|err| map_tx(err, DbError::Ledger))
+            }
+            (Conn::Postgres(conn), Some(lease)) => {
+                let PgConn {
+                    client,
+                    unsure,
+                    timeout,
+                } = &mut **conn;
+                let client = client.as_mut().expect("a connection until dropped");
+                // Until it commits, the connection's state is not known.
+                *unsure = true;
+                let begun =
+                    tokio::time::timeout(*timeout, PostgresTransaction::begin(client, lease))
+                        .await
+                        .map_err(|_| failed(DbError::TimedOut(*timeout)))?;
+                Ok(Tx::Postgres {
+                    tx: begun.map_err(|err| map_tx(err, DbError::Setup))?,
+                    unsure,
+                    timeout: *timeout,
+                })
+            }
+            (conn, None) => {
+                conn.begin().await.map_err(failed)?;
+                Ok(Tx::Plain(conn))
+            }
+        }
+    }
+}
+
+/// A ledger's transaction error, with the store's error as the service's.
+fn map_tx<E>(
+    err: TransactionError<E>,
+    into: impl FnOnce(E) -> DbError,
+) -> TransactionError<DbError> {
+    match err {
+        TransactionError::Failed(err) => TransactionError::Failed(into(err)),
+        TransactionError::Unsure(err) => TransactionError::Unsure(into(err)),
+        _ => TransactionError::Fenced,
+    }
+}
+
+/// The transaction of an effect: fenced by a call's lease (committing the call's answer with
+/// the effect), or plain.
+pub enum Tx<'c, 'a> {
+    /// Fenced, on SQLite.
+    Sqlite(SqliteTransaction<'c>),
+    /// Fenced, on PostgreSQL.
+    Postgres {
+        /// The transaction.
+        tx: PostgresTransaction<'c>,
+        /// The connection's flag: left set unless the transaction commits.
+        unsure: &'c mut bool,
+        /// The bound on each statement.
+        timeout: Duration,
+    },
+    /// Plain, outside the replay sequence.
+    Plain(&'c mut Conn<'a>),
+}
+
+impl Tx<'_, '_> {
+    /// Runs a statement in the transaction; returns how many rows it changed.
+    pub async fn execute(&mut self, sql: &str, args: &[Arg]) -> Result<u64, DbError> {
+        match self {
+            Tx::Sqlite(tx) => sqlite_execute(tx, sql, args),
+            Tx::Postgres { tx, timeout, .. } => bounded(*timeout, pg_execute(tx, sql, args)).await,
+            Tx::Plain(conn) => conn.execute(sql, args).await,
+        }
+    }
+
+    /// Runs a query in the transaction; returns its rows.
+    pub async fn query(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
+        match self {
+            Tx::Sqlite(tx) => sqlite_query(tx, sql, args),
+            Tx::Postgres { tx, timeout, .. } => bounded(*timeout, pg_query(tx, sql, args)).await,
+            Tx::Plain(conn) => conn.query(sql, args).await,
+        }
+    }
+
+    /// Commits the effect with `answer`: what the tool answers the sequence (the answer
+    /// recorded with the key, or, for a plain transaction, the answer itself).
+    pub async fn commit<F: serde::Serialize>(self, answer: Answer<F>) -> Done<F> {
+        let committed = match self {
+            Tx::Sqlite(tx) => tx
+                .commit(answer)
+                .map_err(|err| map_tx(err, DbError::Ledger)),
+            Tx::Postgres {
+                tx,
+                unsure,
+                timeout,
+            } => match tokio::time::timeout(timeout, tx.commit(answer)).await {
+                Ok(Ok(done)) => {
+                    *unsure = false;
+                    Ok(done)
+                }
+                Ok(Err(err)) => Err(map_tx(err, DbError::Setup)),
+                Err(_) => Err(TransactionError::Unsure(DbError::TimedOut(timeout))),
+            },
+            Tx::Plain(conn) => match conn.commit().await {
+                Ok(()) => Ok(Done::Answer(answer)),
+                Err(err) => Err(TransactionError::Unsure(err)),
+            },
+        };
+        committed.unwrap_or_else(Done::from)
+    }
+}
+
+/// What runs the service's statements: a connection, or a transaction on one.
+pub trait Statements: Send {
+    /// Runs a statement; returns how many rows it changed.
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send;
+
+    /// Runs a query; returns its rows.
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<Vec<Row>, DbError>> + Send;
+}
+
+impl Statements for Conn<'_> {
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send {
+        Conn::execute(self, sql, args)
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<Vec<Row>, DbError>> + Send {
+        Conn::query(self, sql, args)
+    }
+}
+
+impl Statements for Tx<'_, '_> {
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send {
+        Tx::execute(self, sql, args)
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<Vec<Row>, DbError>> + Send {
+        Tx::query(self, sql, args)
+    }
+}
+
+impl From<DbError> for TransactionError<DbError> {
+    /// A statement of the service's that failed before the commit: nothing was written.
+    fn from(err: DbError) -> Self {
+        TransactionError::Failed(err)
+    }
+}
+
+/// `work` within `timeout`.
+async fn bounded<T, E: Into<DbError>>(
+    timeout: Duration,
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, DbError> {
+    tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| DbError::TimedOut(timeout))?
+        .map_err(Into::into)
+}
+
+fn sqlite_execute(
+    connection: &rusqlite::Connection,
+    sql: &str,
+    args: &[Arg],
+) -> Result<u64, DbError> {
+    let changed = connection
+        .prepare_cached(&sqlite_sql(sql))?
+        .execute(rusqlite::params_from_iter(args))?;
+    Ok(changed as u64)
+}
+
+fn sqlite_query(
+    connection: &rusqlite::Connection,
+    sql: &str,
+    args: &[Arg],
+) -> Result<Vec<Row>, DbError> {
+    let mut statement = connection.prepare_cached(&sqlite_sql(sql))?;
+    let width = statement.column_count();
+    let rows = statement.query_map(rusqlite::params_from_iter(args), |row| {
+        (0..width)
+            .map(|i| {
+                Ok(match row.get_ref(i)? {
+                    rusqlite::types::ValueRef::Integer(n) => Value::Int(n),
+                    rusqlite::types::ValueRef::Text(text) => {
+                        Value::Text(String::from_utf8_lossy(text).into_owned())
+                    }
+                    _ => Value::Null,
+                })
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map(Row)
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A statement on PostgreSQL, its parameters typed in it: one round trip, no prepared
+/// statement kept on the connection (a pooler in transaction mode keeps none).
+async fn pg_execute(
+    client: &tokio_postgres::Client,
+    sql: &str,
+    args: &[Arg],
+) -> Result<u64, tokio_postgres::Error> {
+    let sql = sql.replace("NOW_MS", POSTGRES_NOW);
+    client.execute_typed(&sql, &postgres_params(args)).await
+}
+
+async fn pg_query(
+    client: &tokio_postgres::Client,
+    sql: &str,
+    args: &[Arg],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    let sql = sql.replace("NOW_MS", POSTGRES_NOW);
+    let rows = client.query_typed(&sql, &postgres_params(args)).await?;
+    Ok(rows.iter().map(postgres_row).collect())
 }
 
 /// A PostgreSQL row as the service reads it.
@@ -493,10 +692,24 @@ fn postgres_row(row: &tokio_postgres::Row) -> Row {
         .collect())
 }
 
-/// The parameters as `tokio-postgres` takes them.
-fn postgres_params(args: &[Arg]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+/// The parameters as `tokio-postgres` takes them, each with its type, so that a statement
+/// needs no separate prepare.
+fn postgres_params(
+    args: &[Arg],
+) -> Vec<(
+    &(dyn tokio_postgres::types::ToSql + Sync),
+    tokio_postgres::types::Type,
+)> {
+    use tokio_postgres::types::Type;
     args.iter()
-        .map(|arg| arg as &(dyn tokio_postgres::types::ToSql + Sync))
+        .map(|arg| {
+            let ty = match arg {
+                Arg::Int(_) => Type::INT8,
+                Arg::Text(_) => Type::TEXT,
+                Arg::Bool(_) => Type::BOOL,
+            };
+            (arg as &(dyn tokio_postgres::types::ToSql + Sync), ty)
+        })
         .collect()
 }
 

@@ -110,6 +110,15 @@ impl Ledger for ServiceLedger {
         on_store!(self, ledger => ledger.release(lease))
     }
 
+    async fn resolve(
+        &self,
+        lease: &Lease,
+        truth: Option<&StoredAnswer>,
+    ) -> Result<Completion, LedgerError> {
+        self.faults.may_write()?;
+        on_store!(self, ledger => ledger.resolve(lease, truth))
+    }
+
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, LedgerError> {
         self.faults.check()?;
         on_store!(self, ledger => ledger.abandoned(limit))

@@ -13,7 +13,6 @@ use agent_tool_result::guarantee::{
 };
 use agent_tool_result::replay::{
     Abandoned, Done, EffectProbe, GuaranteeTool, IdempotencyKey, Lease, Operation, Reply, Sequence,
-    StoredAnswer,
 };
 use agent_tool_result::{Classified, Envelope, JsonObject, ToolError, classified};
 use serde_json::Value;
@@ -21,7 +20,7 @@ use serde_json::Value;
 use crate::db::{DbError, Target};
 use crate::ledger::{LedgerError, ServiceLedger};
 use crate::limits::{RateLimits, Standing};
-use crate::store::{CampaignRow, Claim, FullDisk, Made, Message, SendWindow, Store};
+use crate::store::{CampaignRow, Claim, FullDisk, Message, SendWindow, Store};
 use crate::tools::{
     BatchArgs, CampaignRef, CampaignStatus, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
     MessageStatus, SendBatch, SendSms, SmsArgs,
@@ -91,6 +90,31 @@ impl EffectProbe for Store {
             return Ok(true);
         }
         self.operation_exists(abandoned.context()).await
+    }
+
+    /// What the operation came to, from the store: a campaign as it stands, a message sent.
+    /// Each commits with its call's answer, so this is what that answer said (or, for a
+    /// campaign, where it stands since).
+    async fn outcome(&self, abandoned: &Abandoned) -> Result<Option<GuaranteeResult>, DbError> {
+        let id = abandoned.context();
+        let principal = abandoned.lease().scope().as_str();
+        let found = match id.split_once('_') {
+            Some((CAMPAIGN, _)) => self
+                .campaign(id, principal)
+                .await?
+                .map(|row| as_found(&row).with_next_tool(LOOKUP_CAMPAIGNS)),
+            Some((MESSAGE, _)) => self
+                .message(id, principal)
+                .await?
+                .map(|_| GuaranteeResult::committed_one()),
+            _ => None,
+        };
+        let field = if id.starts_with(CAMPAIGN) {
+            CAMPAIGN_ID
+        } else {
+            MESSAGE_ID
+        };
+        Ok(found.and_then(|result| result.with_fields(naming(field, id)).ok()))
     }
 }
 
@@ -241,142 +265,83 @@ impl Service {
         })
     }
 
-    /// `send_sms` under the replay sequence: see [`Service::sms`].
-    pub async fn send_sms(&self, args: &SmsArgs, operation: &Operation) -> Done<MessageRef> {
-        let (principal, id) = (operation.principal(), operation.id());
-        self.sms(args, principal, id, Some(operation.lease())).await
-    }
-
     /// `send_sms`: an opted-out number is denied before the provider; any other is sent,
-    /// under the key's fence, and its answer recorded with the key in the same transaction.
-    /// Without a lease (outside the replay sequence: the benchmark's baseline) nothing is
-    /// fenced or recorded.
+    /// under the key's fence, its answer committed with the send. Without an operation
+    /// (outside the replay sequence: the benchmark's baseline) the same send is made in a
+    /// plain transaction, and its answer is the tool's own.
     pub async fn sms(
         &self,
         args: &SmsArgs,
-        principal: &str,
         id: &str,
+        principal: &str,
         lease: Option<&Lease>,
     ) -> Done<MessageRef> {
+        match self.store.is_opted_out(&args.to).await {
+            Ok(false) => {}
+            Ok(true) => return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+            Err(err) => return unavailable(&err).into(),
+        }
+        tokio::time::sleep(self.config.provider_delay).await;
+        let message = Message {
+            id,
+            principal,
+            phone: &args.to,
+            body: &args.body,
+        };
         let sent = MessageRef {
             message_id: id.to_owned(),
         };
-        let committed: Answer<MessageRef> = GuaranteeResult::committed()
-            .with_impact(Impact::new().with_requested(1).with_committed(1))
-            .and_then(|result| result.with_fields(sent))
-            .expect("one of one, and an id is no contract field")
-            .into();
-        let stored = StoredAnswer::of(&committed).expect("a result's fields are an object");
-        let sent = async {
-            if self.store.is_opted_out(&args.to).await? {
-                return Ok(None);
-            }
-            tokio::time::sleep(self.config.provider_delay).await;
-            let message = Message {
-                id,
-                principal,
-                phone: &args.to,
-                body: &args.body,
-            };
-            let made = self.store.send_message(lease, &message, &stored).await?;
-            Ok::<_, DbError>(Some(made))
-        };
-        match sent.await {
-            Ok(None) => Done::Answer(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()),
-            Ok(Some(Made::Now(()))) if lease.is_some() => Done::Recorded(stored),
-            Ok(Some(Made::Now(()) | Made::Before)) => Done::Answer(committed),
-            Ok(Some(Made::Fenced)) => {
-                Done::Answer(unavailable(&"this call's hold on its key passed"))
-            }
-            Err(err) => Done::Answer(unavailable(&err)),
-        }
+        self.store.send_message(lease, &message, sent).await
     }
 
     /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window
-    /// has room for are sent now, and the rest are held durably for the next window.
-    pub async fn send_batch(&self, args: &BatchArgs, operation: &Operation) -> Answer<CampaignRef> {
+    /// has room for are claimed and the rest held durably for the next window, and the
+    /// answer commits with the campaign; then the claimed ones are sent.
+    pub async fn send_batch(&self, args: &BatchArgs, operation: &Operation) -> Done<CampaignRef> {
         let (principal, id) = (operation.principal(), operation.id());
-        let lease = Some(operation.lease());
-        let named = || CampaignRef {
-            campaign_id: id.to_owned(),
-        };
         let mut recipients = args.recipients.clone();
         recipients.sort();
         recipients.dedup();
-        match self
-            .run_batch(args, principal, &recipients, id, lease)
-            .await
-        {
-            Ok(Made::Now(Some(result))) => result
-                .with_next_tool(LOOKUP_CAMPAIGNS)
-                .with_fields(named())
-                .expect("an id is no contract field")
-                .into(),
-            Ok(Made::Now(None)) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
-            Ok(Made::Before) => match self.store.campaign(id, principal).await {
-                Ok(Some(row)) => as_found(&row)
-                    .with_next_tool(LOOKUP_CAMPAIGNS)
-                    .with_fields(named())
-                    .expect("an id is no contract field")
-                    .into(),
-                Ok(None) => unavailable(&"the campaign is not found"),
-                Err(err) => unavailable(&err),
-            },
-            Ok(Made::Fenced) => unavailable(&"this call's hold on its key passed"),
-            Err(err) => unavailable(&err),
-        }
-    }
-
-    /// The batch's result, or `None` when every recipient is opted out (a deny); or that an
-    /// earlier call under the key created the campaign, or that the key is another's.
-    async fn run_batch(
-        &self,
-        args: &BatchArgs,
-        principal: &str,
-        recipients: &[String],
-        id: &str,
-        lease: Option<&Lease>,
-    ) -> Result<Made<Option<GuaranteeResult<CampaignRef>>>, DbError> {
         let mut opted_out = 0;
-        for phone in recipients {
-            opted_out += usize::from(self.store.is_opted_out(phone).await?);
+        for phone in &recipients {
+            match self.store.is_opted_out(phone).await {
+                Ok(out) => opted_out += usize::from(out),
+                Err(err) => return unavailable(&err).into(),
+            }
         }
         if opted_out == recipients.len() {
-            return Ok(Made::Now(None));
+            return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
         }
-        let created = match self
+        let named = CampaignRef {
+            campaign_id: id.to_owned(),
+        };
+        let answer = |row: &CampaignRow| match as_found(row)
+            .with_next_tool(LOOKUP_CAMPAIGNS)
+            .with_fields(named)
+        {
+            Ok(result) => result.into(),
+            Err(err) => unavailable(&err),
+        };
+        let (done, claimed) = self
             .store
             .create_campaign(
-                lease,
+                Some(operation.lease()),
                 id,
                 principal,
                 &args.message,
-                recipients,
+                &recipients,
                 self.config.window_of(principal),
+                answer,
             )
-            .await?
-        {
-            Made::Now(created) => created,
-            Made::Before => return Ok(Made::Before),
-            Made::Fenced => return Ok(Made::Fenced),
-        };
-        for claim in &created.claimed {
-            self.send_one(claim).await?;
+            .await;
+        for claim in &claimed {
+            // A send that fails leaves its claim to expire: it is held again, and sent by
+            // whichever process settles it. The answer stands either way.
+            if self.send_one(claim).await.is_err() {
+                break;
+            }
         }
-        let impact = Impact::new()
-            .with_requested(recipients.len() as u64)
-            .with_committed(created.claimed.len() as u64)
-            .with_deferred(created.held)
-            .with_denied(created.denied);
-        let result = match created.next_attempt_ms {
-            Some(next) => GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
-                .with_impact(impact)
-                .and_then(|held| held.with_retry_at(instant(next))),
-            None => GuaranteeResult::committed().with_impact(impact),
-        };
-        Ok(Made::Now(Some(
-            result.expect("the counts add up to requested"),
-        )))
+        done
     }
 
     /// The provider sends to one claimed recipient, if the claim is still current: renewed

@@ -27,9 +27,10 @@ use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_tool_result::replay::{EffectKey, Lease, StoredAnswer};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
 
-use crate::db::{Arg, Conn, Db, DbError, Target};
+use crate::db::{Conn, Db, DbError, Statements, Target, Tx};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);
@@ -106,18 +107,6 @@ pub struct Created {
     pub denied: u64,
     /// When the held ones are next attempted.
     pub next_attempt_ms: Option<i64>,
-}
-
-/// What creating a campaign (or sending a message) under a call's lease came to.
-#[derive(Debug)]
-pub enum Made<T> {
-    /// Made now.
-    Now(T),
-    /// An earlier call under the same key made it already (its answer was lost): nothing
-    /// more is made.
-    Before,
-    /// The key is another's now (the call's lease passed, or was taken over): nothing is made.
-    Fenced,
 }
 
 /// A single message to send: its id (the operation's), whose it is, to whom, and what.
@@ -276,15 +265,6 @@ async fn now(conn: &mut Conn<'_>) -> Result<i64, DbError> {
     Ok(conn.query("SELECT NOW_MS", &[]).await?[0].int(0))
 }
 
-/// The lease's scope, key and fence, as the ledger's fence check takes them.
-fn fence_args(lease: &Lease) -> [Arg; 3] {
-    [
-        lease.scope().as_str().into(),
-        lease.key().as_str().into(),
-        lease.fence().as_i64().into(),
-    ]
-}
-
 impl Store {
     /// Opens (and creates, if need be) the tables at `target`, under the injected `full`
     /// disk, with `sender` as this process's name in the provider's log; a PostgreSQL
@@ -330,19 +310,6 @@ impl Store {
         self.db.conn().await
     }
 
-    /// Whether `lease` still holds its key, checked (and the key's row held until the
-    /// transaction ends) inside `conn`'s transaction; without a lease (outside the replay
-    /// sequence) there is nothing to check.
-    async fn holds(&self, conn: &mut Conn<'_>, lease: Option<&Lease>) -> Result<bool, DbError> {
-        let Some(lease) = lease else {
-            return Ok(true);
-        };
-        Ok(!conn
-            .query(self.db.fence_check(), &fence_args(lease))
-            .await?
-            .is_empty())
-    }
-
     /// Records that `phone` opted out of messages.
     pub async fn opt_out(&self, phone: &str) -> Result<(), DbError> {
         let sql = "INSERT INTO opt_outs (phone) VALUES ($1) ON CONFLICT DO NOTHING";
@@ -362,10 +329,14 @@ impl Store {
     }
 
     /// Creates campaign `id` of `principal` for `recipients` (distinct numbers) in one
-    /// exclusive transaction, under `lease` (the fence of the call's key, checked first in the
+    /// exclusive transaction under `lease` (the fence of the call's key, checked first in the
     /// same transaction): opted-out numbers are denied, as many of the rest as the window has
-    /// room for are claimed to send now, and the others are held until the next window.
-    pub async fn create_campaign(
+    /// room for are claimed to send now, and the others are held until the next window. The
+    /// call's answer, `answer` of where the campaign stands, commits with it. A campaign an
+    /// earlier call under the key created already (its answer lost to a purge) is answered
+    /// as it stands. Returns what the tool answers, and the recipients to send now.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn create_campaign<F: serde::Serialize>(
         &self,
         lease: Option<&Lease>,
         id: &str,
@@ -373,28 +344,57 @@ impl Store {
         message: &str,
         recipients: &[String],
         window: SendWindow,
-    ) -> Result<Made<Created>, DbError> {
-        let mut conn = self.writer().await?;
-        conn.begin_exclusive().await?;
-        if !self.holds(&mut conn, lease).await? {
-            conn.rollback().await?;
-            return Ok(Made::Fenced);
-        }
-        let existing = conn
-            .query("SELECT 1 FROM campaigns WHERE id = $1", &[id.into()])
-            .await?;
-        if !existing.is_empty() {
-            conn.rollback().await?;
-            return Ok(Made::Before);
-        }
-        let now = now(&mut conn).await?;
-        conn.execute(
+        answer: impl FnOnce(&CampaignRow) -> Answer<F>,
+    ) -> (Done<F>, Vec<Claim>) {
+        let created = async {
+            let mut conn = self.writer().await?;
+            let mut tx = conn.effect(lease).await?;
+            if self.db.pool().is_some() {
+                // What SQLite's immediate transaction is by itself: one at a time.
+                tx.query("SELECT pg_advisory_xact_lock(7462022)", &[])
+                    .await?;
+            }
+            if let Some(row) = campaign_in(&mut tx, id, principal).await? {
+                // Created by an earlier call under this key: answered as it stands.
+                return Ok((tx.commit(answer(&row)).await, Vec::new()));
+            }
+            let created = self
+                .insert_campaign(&mut tx, id, principal, message, recipients, window)
+                .await?;
+            let row = CampaignRow {
+                requested: recipients.len() as u64,
+                sending: created.claimed.len() as u64,
+                sent: 0,
+                held: created.held,
+                denied: created.denied,
+                updated_ms: 0,
+                next_attempt_ms: created.next_attempt_ms,
+            };
+            Ok::<_, TransactionError<DbError>>((tx.commit(answer(&row)).await, created.claimed))
+        };
+        created
+            .await
+            .unwrap_or_else(|err| (Done::from(err), Vec::new()))
+    }
+
+    /// The campaign's rows, inserted in `tx`.
+    async fn insert_campaign(
+        &self,
+        tx: &mut Tx<'_, '_>,
+        id: &str,
+        principal: &str,
+        message: &str,
+        recipients: &[String],
+        window: SendWindow,
+    ) -> Result<Created, DbError> {
+        let now = tx.query("SELECT NOW_MS", &[]).await?[0].int(0);
+        tx.execute(
             "INSERT INTO campaigns (id, principal, message, created_ms, updated_ms) \
              VALUES ($1, $2, $3, $4, $4)",
             &[id.into(), principal.into(), message.into(), now.into()],
         )
         .await?;
-        let mut room = room(&mut conn, window, principal, now).await?;
+        let mut room = room(tx, window, principal, now).await?;
         let next = window.next(now);
         let mut created = Created {
             claimed: Vec::new(),
@@ -403,7 +403,7 @@ impl Store {
             next_attempt_ms: None,
         };
         for phone in recipients {
-            let opted_out = !conn
+            let opted_out = !tx
                 .query(
                     "SELECT 1 FROM opt_outs WHERE phone = $1",
                     &[phone.as_str().into()],
@@ -427,7 +427,7 @@ impl Store {
                 created.next_attempt_ms = Some(next);
                 ("held", Some(next), 0)
             };
-            conn.execute(
+            tx.execute(
                 "INSERT INTO recipients (campaign_id, phone, state, next_attempt_ms, fence, \
                  claim_until_ms) VALUES ($1, $2, $3, $4, $5, $6)",
                 &[
@@ -441,8 +441,7 @@ impl Store {
             )
             .await?;
         }
-        conn.commit().await?;
-        Ok(Made::Now(created))
+        Ok(created)
     }
 
     /// Claims held recipients that are due, as many of each account's as its window has room
@@ -558,7 +557,7 @@ impl Store {
             effect: &effect,
             fence: claim.fence,
         };
-        self.log_send(&mut conn, &send, None).await?;
+        self.log_send(&mut conn, &send).await?;
         conn.execute(
             "UPDATE campaigns SET updated_ms = NOW_MS WHERE id = $1",
             &[claim.campaign_id.as_str().into()],
@@ -568,127 +567,71 @@ impl Store {
         Ok(true)
     }
 
-    /// The provider sends message `id` of `principal` to `phone`, under `lease`: in one
-    /// transaction, the message is recorded sent, `answer` (the call's answer) recorded with
-    /// the call's key, which checks the lease's fence, and the send logged only if it was;
-    /// the transaction commits only then, so a crash, or a key that is another's, leaves
-    /// nothing. Without a lease (outside the replay sequence) nothing is fenced or recorded.
-    pub async fn send_message(
+    /// The provider sends message `id` of `principal` to `phone`, in one transaction under
+    /// `lease` (the fence of the call's key; without a lease, outside the replay sequence, a
+    /// plain one): the message recorded sent, the send logged, and the call's answer, `sent`
+    /// (committed, one of one, with `fields`), recorded with the key; all commit together, or
+    /// nothing does, so a crash, or a key that is another's, leaves nothing. A message an
+    /// earlier call under the key sent already (its answer lost to a purge) is not sent again.
+    pub async fn send_message<F: serde::Serialize>(
         &self,
         lease: Option<&Lease>,
         message: &Message<'_>,
-        answer: &StoredAnswer,
-    ) -> Result<Made<()>, DbError> {
+        fields: F,
+    ) -> Done<F> {
         let Message {
             id,
             principal,
             phone,
             body,
         } = *message;
-        let mut conn = self.writer().await?;
-        conn.begin().await?;
-        let inserted = conn
-            .execute(
-                "INSERT INTO messages (id, principal, phone, state, updated_ms) \
-                 VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
-                &[id.into(), principal.into(), phone.into()],
-            )
-            .await?;
-        if inserted == 0 {
-            // Sent by an earlier call under this key.
-            conn.rollback().await?;
-            return Ok(Made::Before);
-        }
-        let effect = EffectKey::new(id, phone);
-        let fence = lease.map_or(0, |lease| lease.fence().as_i64());
-        let send = Send {
-            ids: [None, Some(id)],
-            phone,
-            body,
-            effect: &effect,
-            fence,
+        let sent = async {
+            let answer = GuaranteeResult::committed_one()
+                .with_fields(fields)
+                .map_err(DbError::from)?;
+            let mut conn = self.writer().await?;
+            let mut tx = conn.effect(lease).await?;
+            let inserted = tx
+                .execute(
+                    "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                     VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
+                    &[id.into(), principal.into(), phone.into()],
+                )
+                .await?;
+            if inserted == 1 {
+                let effect = EffectKey::new(id, phone);
+                let fence = lease.map_or(0, |lease| lease.fence().as_i64());
+                let send = Send {
+                    ids: [None, Some(id)],
+                    phone,
+                    body,
+                    effect: &effect,
+                    fence,
+                };
+                self.log_send(&mut tx, &send).await?;
+            }
+            Ok::<_, TransactionError<DbError>>(tx.commit(answer.into()).await)
         };
-        let logged = self
-            .log_send(&mut conn, &send, lease.map(|lease| (lease, answer)))
-            .await?;
-        if logged != 1 {
-            // The answer was not recorded: the key is another's, so nothing is sent.
-            conn.rollback().await?;
-            return Ok(Made::Fenced);
-        }
-        conn.commit().await?;
-        Ok(Made::Now(()))
+        sent.await.unwrap_or_else(Done::from)
     }
 
-    /// Logs one send the provider accepted, with this process as its sender; with a lease
-    /// and an answer, records the answer with the lease's key first, in the same statement
-    /// on PostgreSQL (the send is logged only if it was recorded). Returns how many sends
-    /// were logged.
-    async fn log_send(
-        &self,
-        conn: &mut Conn<'_>,
-        send: &Send<'_>,
-        record: Option<(&Lease, &StoredAnswer)>,
-    ) -> Result<u64, DbError> {
-        let mut args: Vec<Arg> = Vec::with_capacity(12);
-        if let Some((lease, answer)) = record {
-            args.extend(fence_args(lease));
-            args.extend([answer.is_refusal().into(), answer.json().into()]);
-        }
-        let from = args.len();
-        args.extend([
-            send.ids[0].into(),
-            send.ids[1].into(),
-            send.phone.into(),
-            send.body.into(),
-            self.sender.as_str().into(),
-            send.effect.as_str().into(),
-            send.fence.into(),
-        ]);
-        let values = (from + 1..=from + 7)
-            .map(|n| {
-                if n == from + 5 {
-                    format!("NOW_MS, ${n}")
-                } else {
-                    format!("${n}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        let insert = "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, \
-                      sender, effect_key, fence)";
-        match (record, self.db.pool()) {
-            (None, _) => {
-                conn.execute(&format!("{insert} VALUES ({values})"), &args)
-                    .await
-            }
-            // One statement: the answer recorded, and the send logged only if it was.
-            (Some(_), Some(_)) => {
-                let sql = format!(
-                    "WITH recorded AS ({} RETURNING 1) {insert} SELECT {values} FROM recorded",
-                    self.db.record()
-                );
-                conn.execute(&sql, &args).await
-            }
-            // SQLite: two statements in the transaction that holds the file's write lock.
-            (Some(_), None) => {
-                if conn.execute(self.db.record(), &args[..from]).await? != 1 {
-                    return Ok(0);
-                }
-                let renumbered = (1..=7)
-                    .map(|n| {
-                        if n == 5 {
-                            format!("NOW_MS, ${n}")
-                        } else {
-                            format!("${n}")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                conn.execute(&format!("{insert} VALUES ({renumbered})"), &args[from..])
-                    .await
-            }
-        }
+    /// Logs one send the provider accepted, with this process as its sender.
+    async fn log_send(&self, db: &mut impl Statements, send: &Send<'_>) -> Result<(), DbError> {
+        db.execute(
+            "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, sender, \
+             effect_key, fence) VALUES ($1, $2, $3, $4, NOW_MS, $5, $6, $7)",
+            &[
+                send.ids[0].into(),
+                send.ids[1].into(),
+                send.phone.into(),
+                send.body.into(),
+                self.sender.as_str().into(),
+                send.effect.as_str().into(),
+                send.fence.into(),
+            ],
+        )
+        .await?;
+        Ok(())
     }
 
     /// Holds again, due now, every recipient whose claim expired (its process stopped, paused
@@ -758,49 +701,57 @@ impl Store {
         id: &str,
         principal: &str,
     ) -> Result<Option<CampaignRow>, DbError> {
-        let mut conn = self.conn().await?;
-        let found = conn
-            .query(
-                "SELECT updated_ms FROM campaigns WHERE id = $1 AND principal = $2",
-                &[id.into(), principal.into()],
-            )
-            .await?;
-        let Some(updated) = found.first() else {
-            return Ok(None);
-        };
-        let mut row = CampaignRow {
-            updated_ms: updated.int(0),
-            ..CampaignRow::default()
-        };
-        let states = conn
-            .query(
-                "SELECT state, COUNT(*), MIN(next_attempt_ms) FROM recipients \
-                 WHERE campaign_id = $1 GROUP BY state",
-                &[id.into()],
-            )
-            .await?;
-        for state in &states {
-            let count = u64::try_from(state.int(1)).unwrap_or(0);
-            row.requested += count;
-            match state.text(0).as_str() {
-                "sending" => row.sending = count,
-                "sent" => row.sent = count,
-                "held" => {
-                    row.held = count;
-                    row.next_attempt_ms = state.opt_int(2);
-                }
-                _ => row.denied = count,
-            }
-        }
-        Ok(Some(row))
+        campaign_in(&mut self.conn().await?, id, principal).await
     }
+}
+
+/// Campaign `id`'s counts as `db` sees them, or `None` when `principal` has no such campaign.
+async fn campaign_in(
+    db: &mut impl Statements,
+    id: &str,
+    principal: &str,
+) -> Result<Option<CampaignRow>, DbError> {
+    let found = db
+        .query(
+            "SELECT updated_ms FROM campaigns WHERE id = $1 AND principal = $2",
+            &[id.into(), principal.into()],
+        )
+        .await?;
+    let Some(updated) = found.first() else {
+        return Ok(None);
+    };
+    let mut row = CampaignRow {
+        updated_ms: updated.int(0),
+        ..CampaignRow::default()
+    };
+    let states = db
+        .query(
+            "SELECT state, COUNT(*), MIN(next_attempt_ms) FROM recipients \
+             WHERE campaign_id = $1 GROUP BY state",
+            &[id.into()],
+        )
+        .await?;
+    for state in &states {
+        let count = u64::try_from(state.int(1)).unwrap_or(0);
+        row.requested += count;
+        match state.text(0).as_str() {
+            "sending" => row.sending = count,
+            "sent" => row.sent = count,
+            "held" => {
+                row.held = count;
+                row.next_attempt_ms = state.opt_int(2);
+            }
+            _ => row.denied = count,
+        }
+    }
+    Ok(Some(row))
 }
 
 /// Campaign sends `principal`'s window still has room for: its cap, less the sends of its
 /// campaigns the provider accepted in it and its recipients claimed and not yet sent. Each
 /// account has a window of its own, so one account's sends never use another's room.
 async fn room(
-    conn: &mut Conn<'_>,
+    conn: &mut impl Statements,
     window: SendWindow,
     principal: &str,
     now_ms: i64,
@@ -818,7 +769,7 @@ async fn room(
     Ok(window.cap.saturating_sub(u64::try_from(used).unwrap_or(0)))
 }
 
-async fn touch(conn: &mut Conn<'_>, campaign_id: &str, now_ms: i64) -> Result<(), DbError> {
+async fn touch(conn: &mut impl Statements, campaign_id: &str, now_ms: i64) -> Result<(), DbError> {
     conn.execute(
         "UPDATE campaigns SET updated_ms = $2 WHERE id = $1",
         &[campaign_id.into(), now_ms.into()],
@@ -830,6 +781,7 @@ async fn touch(conn: &mut Conn<'_>, campaign_id: &str, now_ms: i64) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_tool_result::JsonObject;
     use agent_tool_result::replay::{
         Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger,
     };
@@ -846,16 +798,27 @@ mod tests {
         body: "hi",
     };
 
-    fn answer() -> StoredAnswer {
-        use agent_tool_result::guarantee::{Answer, GuaranteeResult};
-        StoredAnswer::of(&Answer::from(GuaranteeResult::<
-            agent_tool_result::JsonObject,
-        >::committed()))
-        .unwrap()
-    }
-
     fn phones(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("+1555000{i:04}")).collect()
+    }
+
+    fn note(text: &str) -> JsonObject {
+        let mut fields = JsonObject::new();
+        fields.insert("note".into(), text.into());
+        fields
+    }
+
+    /// A batch's answer as the service makes it: where the campaign stands.
+    fn standing(row: &CampaignRow) -> Answer<JsonObject> {
+        let impact = agent_tool_result::guarantee::Impact::new()
+            .with_requested(row.requested)
+            .with_committed(row.sent + row.sending)
+            .with_deferred(row.held)
+            .with_denied(row.denied);
+        GuaranteeResult::committed()
+            .with_impact(impact)
+            .unwrap()
+            .into()
     }
 
     /// Two processes' stores on one scratch file, and the ledger beside them.
@@ -901,15 +864,20 @@ mod tests {
     async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
         let (a, b, ledger, dir) = two("expired", Duration::from_millis(150)).await;
         let key = lease(&ledger, "k1").await;
-        let Made::Now(created) = a
-            .create_campaign(Some(&key), "cmp_a", "acct", "hi", &phones(5), WINDOW)
-            .await
-            .unwrap()
-        else {
-            panic!("created")
-        };
-        assert_eq!((created.claimed.len(), created.held), (3, 2));
-        let [sent, late, _] = [0, 1, 2].map(|i| created.claimed[i].clone());
+        let (done, claimed) = a
+            .create_campaign(
+                Some(&key),
+                "cmp_a",
+                "acct",
+                "hi",
+                &phones(5),
+                WINDOW,
+                standing,
+            )
+            .await;
+        assert!(matches!(done, Done::Recorded(_)), "{done:?}");
+        assert_eq!(claimed.len(), 3);
+        let [sent, late, _] = [0, 1, 2].map(|i| claimed[i].clone());
         assert!(a.send_recipient(&sent).await.unwrap());
         assert!(!a.send_recipient(&sent).await.unwrap(), "sent once");
 
@@ -940,7 +908,8 @@ mod tests {
     }
 
     /// A campaign or message is created only under the current fence of its call's key: once
-    /// the key is taken over, the first call makes nothing, and the probe finds nothing made.
+    /// the key is taken over, the first call makes nothing, and the probe finds nothing made;
+    /// the answer commits with the effect.
     #[tokio::test]
     async fn creation_is_fenced_by_the_calls_key() {
         let (a, _, ledger, dir) = two("fenced", Duration::from_millis(100)).await;
@@ -948,8 +917,8 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(150)).await;
         // Passed: nothing is made, even before anyone takes the key over.
         assert!(matches!(
-            a.send_message(Some(&first), &HI, &answer()).await.unwrap(),
-            Made::Fenced
+            a.send_message(Some(&first), &HI, note("late")).await,
+            Done::Lost
         ));
         let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": "k2" }));
         let begin = async || {
@@ -962,31 +931,28 @@ mod tests {
         let Begin::Abandoned(taken) = begin().await else {
             panic!("abandoned")
         };
-        assert!(matches!(
-            a.create_campaign(Some(&first), "cmp_1", "acct", "hi", &phones(2), WINDOW)
-                .await
-                .unwrap(),
-            Made::Fenced
-        ));
+        let (done, claimed) = a
+            .create_campaign(
+                Some(&first),
+                "cmp_1",
+                "acct",
+                "hi",
+                &phones(2),
+                WINDOW,
+                standing,
+            )
+            .await;
+        assert!(matches!(done, Done::Lost) && claimed.is_empty());
         assert!(!a.operation_exists("cmp_1").await.unwrap());
         assert!(!a.operation_exists("msg_1").await.unwrap());
-        // The new holder makes it, once.
+        // The new holder makes it, once, its answer recorded with it.
         let current = taken.into_lease();
-        assert!(matches!(
-            a.send_message(Some(&current), &HI, &answer())
-                .await
-                .unwrap(),
-            Made::Now(())
-        ));
-        assert!(matches!(
-            a.send_message(Some(&current), &HI, &answer())
-                .await
-                .unwrap(),
-            Made::Before
-        ));
+        let Done::Recorded(recorded) = a.send_message(Some(&current), &HI, note("sent")).await
+        else {
+            panic!("recorded")
+        };
         assert!(a.operation_exists("msg_1").await.unwrap());
-        // The answer was recorded with the key, in the send's transaction.
-        assert_eq!(begin().await, Begin::Replay(answer()));
+        assert_eq!(begin().await, Begin::Replay(recorded));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -996,19 +962,44 @@ mod tests {
         let key = lease(&ledger, "k3").await;
         let all = phones(4);
         a.opt_out(&all[0]).await.unwrap();
-        let Made::Now(created) = a
-            .create_campaign(Some(&key), "cmp_b", "acct", "hi", &all, WINDOW)
-            .await
+        let (done, claimed) = a
+            .create_campaign(Some(&key), "cmp_b", "acct", "hi", &all, WINDOW, standing)
+            .await;
+        let Done::Recorded(recorded) = done else {
+            panic!("recorded")
+        };
+        let impact = recorded
+            .answer()
             .unwrap()
-        else {
-            panic!("created")
+            .result()
+            .unwrap()
+            .impact()
+            .cloned()
+            .unwrap();
+        assert_eq!((impact.denied(), impact.committed()), (Some(1), Some(3)));
+        assert_eq!(claimed.len(), 3);
+        assert!(!claimed.iter().any(|c| c.phone == all[0]));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Without a lease (outside the replay sequence) the send is a plain transaction, and its
+    /// answer the tool's own; a store that fails before it is the `unavailable` refusal.
+    #[tokio::test]
+    async fn an_unkeyed_send_answers_for_itself() {
+        let (a, _, _, dir) = two("unkeyed", Duration::from_secs(30)).await;
+        let Done::Answer(answer) = a.send_message(None, &HI, note("plain")).await else {
+            panic!("answered")
+        };
+        assert!(answer.result().is_some());
+        assert!(a.operation_exists("msg_1").await.unwrap());
+        std::fs::remove_file(dir.join("store.sqlite")).unwrap();
+        let Done::Answer(refused) = a.send_message(None, &HI, note("gone")).await else {
+            panic!("refused")
         };
         assert_eq!(
-            (created.denied, created.claimed.len(), created.held),
-            (1, 3, 0)
+            refused.refusal().map(|r| r.kind()),
+            Some(agent_tool_result::guarantee::RefusalKind::Unavailable)
         );
-        assert!(!created.claimed.iter().any(|c| c.phone == all[0]));
-        assert_eq!(created.next_attempt_ms, None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

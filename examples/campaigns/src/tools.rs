@@ -20,7 +20,10 @@ impl GuaranteeTool for SendSms<'_> {
     type Fields = MessageRef;
 
     async fn run(&self, args: SmsArgs, operation: Operation) -> Done<MessageRef> {
-        self.0.send_sms(&args, &operation).await
+        let (id, principal) = (operation.id(), operation.principal());
+        self.0
+            .sms(&args, id, principal, Some(operation.lease()))
+            .await
     }
 }
 
@@ -38,7 +41,7 @@ impl GuaranteeTool for SendBatch<'_> {
     type Fields = CampaignRef;
 
     async fn run(&self, args: BatchArgs, operation: Operation) -> Done<CampaignRef> {
-        Done::Answer(self.0.send_batch(&args, &operation).await)
+        self.0.send_batch(&args, &operation).await
     }
 }
 

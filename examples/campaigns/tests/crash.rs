@@ -1,7 +1,7 @@
 //! The service killed (SIGKILL) in the middle of a batch, then started again on the same
-//! SQLite file: the same key answers `unknown` with the campaign to look up (never a second
-//! send, never `not_started` with sends on record), the lookup's counts add up, and the
-//! provider never sent anyone twice.
+//! SQLite file: the same key answers what the batch committed with its campaign (the answer
+//! is recorded in the campaign's own transaction, before the sends), the lookup's counts add
+//! up, and the provider never sent anyone twice.
 
 mod support;
 
@@ -61,20 +61,20 @@ fn kill_mid_batch(after_sends: usize) {
     );
 
     let service = Service::start(&db, FLAGS);
-    // Once the killed call's lease has passed, its key is answered (`unknown` when its
-    // answer was never recorded), and never run again.
-    let replay = service.call_after_lease("send_campaign_batch", "winter-1", &batch);
+    // The killed call's answer was recorded with its campaign: the key replays it, and
+    // never runs again.
+    let replay = service.call("send_campaign_batch", "winter-1", &batch);
+    assert_eq!(replay.headers()[IDEMPOTENT_REPLAYED], "true");
     let result = match classify(&replay) {
-        RestOutcome::Settled(result) => result,
-        other => panic!("a recovered key answers a settled result: {other:?}"),
+        RestOutcome::Deferred { result, .. } => result,
+        other => panic!("the batch's recorded answer is a defer: {other:?}"),
     };
-    assert!(
-        matches!(
-            result.settlement(),
-            SettlementState::Committed | SettlementState::Unknown
-        ),
-        "with sends on record the answer is committed or unknown, not {:?}",
-        result.settlement()
+    assert_eq!(result.settlement(), SettlementState::Committed);
+    let impact = result.impact().expect("counts");
+    assert_eq!(
+        (impact.committed(), impact.deferred(), impact.denied()),
+        (Some(20), Some(8), Some(2)),
+        "the answer the batch committed with its campaign"
     );
     assert_eq!(
         result.suggested_next_tool(),
