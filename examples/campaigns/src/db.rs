@@ -685,8 +685,11 @@ fn postgres_row(row: &tokio_postgres::Row) -> Row {
             ty if *ty == Type::INT4 => row
                 .get::<_, Option<i32>>(i)
                 .map_or(Value::Null, |n| Value::Int(n.into())),
+            // Text, or nothing the service reads (`void`, say).
             _ => row
-                .get::<_, Option<String>>(i)
+                .try_get::<_, Option<String>>(i)
+                .ok()
+                .flatten()
                 .map_or(Value::Null, Value::Text),
         })
         .collect())

@@ -351,7 +351,7 @@ impl Store {
             let mut tx = conn.effect(lease).await?;
             if self.db.pool().is_some() {
                 // What SQLite's immediate transaction is by itself: one at a time.
-                tx.query("SELECT pg_advisory_xact_lock(7462022)", &[])
+                tx.execute("SELECT pg_advisory_xact_lock(7462022)", &[])
                     .await?;
             }
             if let Some(row) = campaign_in(&mut tx, id, principal).await? {

@@ -149,7 +149,8 @@ fn rounds_of(server: &Postgres, url: &str, tag: &str, outage: impl Fn(&Postgres)
             sending.join().unwrap()
         });
         served_within_five_seconds(&services, round, tag);
-        tally.batch_unavailable += usize::from(request.join().unwrap() == Some(503));
+        let first = request.join().unwrap();
+        tally.batch_unavailable += usize::from(first.as_ref().is_some_and(|f| f.status == 503));
 
         // Each key, sent again: committed (or unknown with its send), sent once.
         for (i, key, sms, status) in during {
@@ -170,7 +171,7 @@ fn rounds_of(server: &Postgres, url: &str, tag: &str, outage: impl Fn(&Postgres)
             assert_eq!(of_message, 1, "{key}: sent once, whatever it answered");
         }
         // The batch: the same answer everywhere; sent in full, each recipient once.
-        let (id, settlement) = answered_everywhere(&services, &key, &batch, round);
+        let (id, settlement) = answered_everywhere(&services, &key, &batch, round, first.as_ref());
         tally.batch_unknown += usize::from(settlement == SettlementState::Unknown);
         services[rounds.index(3)].lookup_until(&id, |status| {
             status["counts"]["sent"] == BATCH && status["counts"]["sending"] == 0

@@ -84,8 +84,8 @@ fn processes_paused_past_their_lease_send_nobody_twice() {
         services[target].signal("STOP");
         thread::sleep(fault(&mut rounds));
         services[target].signal("CONT");
-        let _ = request.join().unwrap();
-        let (id, settlement) = answered_everywhere(&services, &key, &batch, round);
+        let first = request.join().unwrap();
+        let (id, settlement) = answered_everywhere(&services, &key, &batch, round, first.as_ref());
         unknown +=
             usize::from(settlement == agent_tool_result::guarantee::SettlementState::Unknown);
         sent_in_full(&services[rounds.index(3)], || provider.sends(), &id, round);
@@ -120,8 +120,14 @@ fn one_process_on_sqlite_paused_past_its_lease_sends_nobody_twice() {
         service.signal("STOP");
         thread::sleep(fault(&mut rounds));
         service.signal("CONT");
-        let _ = request.join().unwrap();
-        let (id, _) = answered_everywhere(std::slice::from_ref(&service), &key, &batch, round);
+        let first = request.join().unwrap();
+        let (id, _) = answered_everywhere(
+            std::slice::from_ref(&service),
+            &key,
+            &batch,
+            round,
+            first.as_ref(),
+        );
         sent_in_full(&service, sends, &id, round);
     }
     let all = sends();
@@ -180,8 +186,8 @@ fn a_process_cut_off_from_its_database_past_its_lease_sends_nobody_twice() {
         proxy.freeze();
         thread::sleep(fault(&mut rounds));
         proxy.thaw();
-        let _ = request.join().unwrap();
-        let (id, _) = answered_everywhere(&services, &key, &batch, round);
+        let first = request.join().unwrap();
+        let (id, _) = answered_everywhere(&services, &key, &batch, round, first.as_ref());
         sent_in_full(&services[rounds.index(3)], || provider.sends(), &id, round);
     }
     let sends = provider.sends();

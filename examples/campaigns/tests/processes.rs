@@ -240,13 +240,19 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
         at_a_window_start();
         let request = services[target].batch_in_background(&key, &batch);
         let mut request = Some(request);
+        let mut first = None;
         let victim = if during_request {
             // Killed with `cut` of its five sends made: the caller never learns the outcome.
             provider.until(before + cut);
             target
         } else {
             let answered = request.take().unwrap().join().unwrap();
-            assert_eq!(answered, Some(202), "round {round}");
+            assert_eq!(
+                answered.as_ref().map(|a| a.status),
+                Some(202),
+                "round {round}"
+            );
+            first = answered;
             // Killed while it releases the held four, with `cut` of them sent.
             let sends = provider.until(before + CAP + cut.min(3));
             let pid = sends.last().unwrap().3;
@@ -258,10 +264,10 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
         services.remove(victim).kill();
         services.insert(victim, Service::start(&url, &flags));
         if let Some(request) = request {
-            let _ = request.join().unwrap();
+            first = request.join().unwrap();
         }
 
-        let (id, settlement) = answered_everywhere(&services, &key, &batch, round);
+        let (id, settlement) = answered_everywhere(&services, &key, &batch, round, first.as_ref());
         // The survivors finish the hold; the counts add up.
         let looker = &services[usize::try_from(rounds.below(3)).unwrap()];
         hold_finished(looker, &provider, &id, round);

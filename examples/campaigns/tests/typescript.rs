@@ -189,7 +189,7 @@ fn cut_by_a_crash(service: Service, tool: &str, key: &str, body: &str, after: Du
 }
 
 #[test]
-fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_database() {
+fn the_typescript_sdk_reads_the_recorded_answer_after_a_crash_and_unavailable_without_a_database() {
     let scratch = Scratch::new("typescript-faults");
     let flags = ["--provider-delay-ms", "400"];
     // An SMS cut by a crash before the provider took it did nothing: once the killed call's
@@ -214,8 +214,8 @@ fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_data
     );
     assert_eq!(support::provider_sends(&scratch.db()).len(), 1);
 
-    // A batch cut by a crash after it created its campaign may have sent: its key answers
-    // `unknown`, naming the campaign to look up.
+    // A batch cut by a crash after it created its campaign: its answer committed with the
+    // campaign, so its key answers that (never `unknown`), naming the campaign to look up.
     let batch_body = r#"{"recipients":["+15550100006","+15550100007"],"message":"Sale"}"#;
     cut_by_a_crash(
         service,
@@ -235,18 +235,19 @@ fn the_typescript_sdk_reads_unknown_after_a_crash_and_unavailable_without_a_data
         }
     });
     let answers = run_client(&service, &json!([[batch]]));
-    let unknown = &answers[0][0];
-    assert_eq!(unknown["isError"], false, "{unknown}");
+    let recorded = &answers[0][0];
+    assert_eq!(recorded["isError"], false, "{recorded}");
     assert_eq!(
-        unknown["structuredContent"]["settlement"]["state"],
-        "unknown"
+        recorded["structuredContent"]["settlement"]["state"],
+        "committed"
     );
+    assert_eq!(recorded["structuredContent"]["impact"]["committed"], 2);
     assert!(
-        unknown["structuredContent"]["campaignId"].is_string(),
-        "{unknown}"
+        recorded["structuredContent"]["campaignId"].is_string(),
+        "{recorded}"
     );
     assert_eq!(
-        unknown["structuredContent"]["recovery"]["suggestedNextTool"],
+        recorded["structuredContent"]["recovery"]["suggestedNextTool"],
         "lookup_marketing_campaigns"
     );
 
@@ -471,10 +472,17 @@ fn percent_decoded(text: &str) -> String {
 
 /// Runs the MCP Inspector's `--strict` `tools/list` on the server `target` names (a URL and
 /// its headers, or a command): it exits 0 and reports no portability problem.
-fn assert_strict(target: &[&str]) {
+fn assert_strict(target: &[&str], scratch: &Scratch) {
     let dir = client_dir();
+    // A stdio server (the keyed example) keeps its ledger in the scratch directory, never in
+    // the repository.
+    let ledger = format!(
+        "NOTES_LEDGER={}",
+        scratch.db().with_extension("notes.db").display()
+    );
     let out = Command::new(dir.join("node_modules/.bin/mcp-inspector"))
         .arg("--cli")
+        .args(["-e", &ledger])
         .args(target)
         .args(["--method", "tools/list", "--strict"])
         .current_dir(&dir)
@@ -507,10 +515,10 @@ fn the_mcp_inspector_strict_accepts_every_example_servers_tools() {
     let service = Service::start(scratch.db(), &[]);
     let url = format!("{}/mcp", service.base);
     let bearer = format!("Authorization: Bearer {TOKEN}");
-    assert_strict(&[&url, "--header", &bearer]);
+    assert_strict(&[&url, "--header", &bearer], &scratch);
     for example in ["mcp_server", "keyed_mcp_server"] {
         let server =
             support::workspace_binary(&["--example", example], &format!("examples/{example}"));
-        assert_strict(&[server.to_str().unwrap()]);
+        assert_strict(&[server.to_str().unwrap()], &scratch);
     }
 }

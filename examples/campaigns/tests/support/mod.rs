@@ -169,14 +169,14 @@ impl Service {
         send(request)
     }
 
-    /// Posts `send_campaign_batch` with `key` on a thread of its own: its status, or `None`
-    /// when the connection died first (the service was killed: the caller never learns the
-    /// outcome).
+    /// Posts `send_campaign_batch` with `key` on a thread of its own: its status and body,
+    /// or `None` when the connection died first (the service was killed: the caller never
+    /// learns the outcome).
     pub fn batch_in_background(
         &self,
         key: &str,
         batch: &Value,
-    ) -> std::thread::JoinHandle<Option<u16>> {
+    ) -> std::thread::JoinHandle<Option<FirstReply>> {
         let request = http::Request::post(format!("{}/v1/tools/send_campaign_batch", self.base))
             .header("content-type", "application/json")
             .header("authorization", format!("Bearer {TOKEN}"))
@@ -188,10 +188,10 @@ impl Service {
                 .http_status_as_error(false)
                 .build()
                 .into();
-            agent
-                .run(request)
-                .ok()
-                .map(|response| response.status().as_u16())
+            let mut response = agent.run(request).ok()?;
+            let status = response.status().as_u16();
+            let body = response.body_mut().read_to_vec().ok()?;
+            Some(FirstReply { status, body })
         })
     }
 
@@ -490,11 +490,29 @@ pub fn named<T: serde::Serialize>(result: &GuaranteeResult<T>, field: &str) -> S
 
 /// The key answers, the same from every process: `committed` (held or not) or `unknown`,
 /// with the campaign to look up. Returns the campaign and the settlement.
+/// What the first caller of a key got: its status and body.
+#[derive(Debug)]
+pub struct FirstReply {
+    /// The status.
+    pub status: u16,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl FirstReply {
+    /// Whether the reply is a result whose settlement is `unknown`.
+    pub fn is_unknown(&self) -> bool {
+        serde_json::from_slice::<Value>(&self.body)
+            .is_ok_and(|body| body["settlement"]["state"] == "unknown")
+    }
+}
+
 pub fn answered_everywhere(
     services: &[Service],
     key: &str,
     batch: &Value,
     round: usize,
+    first: Option<&FirstReply>,
 ) -> (String, SettlementState) {
     let answers: Vec<_> = services
         .iter()
@@ -502,6 +520,18 @@ pub fn answered_everywhere(
         .collect();
     for answer in &answers {
         assert_eq!(answer.body(), answers[0].body(), "round {round}");
+    }
+    // The first reply is the key's answer, byte for byte, unless it was a refusal (nothing
+    // was done: the key was released) or `unknown` (which only the truth replaces).
+    if let Some(first) = first
+        && [200, 202].contains(&first.status)
+        && !first.is_unknown()
+    {
+        assert_eq!(
+            String::from_utf8_lossy(&first.body),
+            String::from_utf8_lossy(answers[0].body()),
+            "round {round}: the first caller's reply is the key's answer"
+        );
     }
     let settlement = match classify(&answers[0]) {
         RestOutcome::Settled(result) | RestOutcome::Deferred { result, .. } => result.settlement(),
