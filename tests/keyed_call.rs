@@ -1,7 +1,8 @@
 //! The rule of a keyed call, checked over interleavings: callers of one key begin, run tools
 //! that answer quickly, run long (kept alive), or stall past their lease (a pause the
 //! keepalive cannot cover), answer a result, a refusal, or lose their effect; background
-//! settles take abandoned keys over; the probe says the operation started or not. Whatever
+//! settles take abandoned keys over; the probe says the operation started or not; the key is
+//! begun before the tool runs, or at its answer's record (an effect in the ledger). Whatever
 //! the interleaving, every result any caller was given is the key's final answer, or
 //! `unknown` (which only the truth may replace).
 
@@ -84,14 +85,19 @@ impl EffectProbe for Probe {
     }
 }
 
-fn call() -> Call {
-    Call::of(
+fn call(folded: bool) -> Call {
+    let call = Call::of(
         "send_sms",
         "acct_rule",
         IdempotencyKey::new("the-key").unwrap(),
         &json!({ "to": "+15550100" }),
     )
-    .with_context("msg_rule")
+    .with_context("msg_rule");
+    if folded {
+        call.with_effect_in_ledger()
+    } else {
+        call
+    }
 }
 
 fn committed(note: u16) -> Answer {
@@ -118,7 +124,7 @@ async fn tool(pace: Pace, outcome: Outcome) -> Done {
 
 /// Runs `steps` against `ledger`, then settles until the key is answered, and checks the
 /// rule against every reply.
-async fn check<L: Ledger + 'static>(ledger: L, started: bool, steps: Vec<Step>) {
+async fn check<L: Ledger + 'static>(ledger: L, started: bool, folded: bool, steps: Vec<Step>) {
     let sequence = Arc::new(Sequence::new(ledger).with_probe(Probe(started)));
     let tasks: Vec<_> = steps
         .into_iter()
@@ -130,7 +136,7 @@ async fn check<L: Ledger + 'static>(ledger: L, started: bool, steps: Vec<Step>) 
                         tokio::time::sleep(Duration::from_millis(at)).await;
                         Some(
                             sequence
-                                .run_recording(call(), |_| tool(pace, outcome))
+                                .run_recording(call(folded), |_| tool(pace, outcome))
                                 .await,
                         )
                     }
@@ -151,7 +157,7 @@ async fn check<L: Ledger + 'static>(ledger: L, started: bool, steps: Vec<Step>) 
     tokio::time::sleep(LEASE * 2).await;
     sequence.settle(16).await.unwrap();
     let last = sequence
-        .run_recording(call(), |_| async { Done::Answer(committed(1000)) })
+        .run_recording(call(folded), |_| async { Done::Answer(committed(1000)) })
         .await;
     assert!(
         matches!(last.kind(), ReplyKind::Replayed | ReplyKind::Ran),
@@ -190,9 +196,10 @@ proptest! {
     #[test]
     fn every_result_a_caller_got_is_the_keys_final_answer_on_memory(
         started in any::<bool>(),
+        folded in any::<bool>(),
         steps in proptest::collection::vec(step(), 1..7),
     ) {
-        runtime().block_on(check(MemoryLedger::new().with_lease(LEASE), started, steps));
+        runtime().block_on(check(MemoryLedger::new().with_lease(LEASE), started, folded, steps));
     }
 }
 
@@ -203,10 +210,11 @@ proptest! {
     #[test]
     fn every_result_a_caller_got_is_the_keys_final_answer_on_sqlite(
         started in any::<bool>(),
+        folded in any::<bool>(),
         steps in proptest::collection::vec(step(), 1..7),
     ) {
         use agent_tool_result::replay::SqliteLedger;
         let ledger = SqliteLedger::open_in_memory().unwrap().with_lease(LEASE);
-        runtime().block_on(check(ledger, started, steps));
+        runtime().block_on(check(ledger, started, folded, steps));
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, RefusalKind};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, RefusalKind};
 use agent_tool_result::replay::{
     Abandoned, Call, Done, EffectProbe, IdempotencyKey, Lease, ReplyKind, Sequence, SqliteLedger,
     SqliteTransaction, StoredAnswer,
@@ -157,7 +157,7 @@ async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
         })
         .await;
     assert_eq!(
-        late.answer().refusal().map(|r| r.kind()),
+        late.answer().refusal().map(Refusal::kind),
         Some(RefusalKind::Unavailable),
         "a passed lease writes nothing, and says so: {:?}",
         late.answer()
@@ -178,4 +178,86 @@ async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
         .await;
     assert_eq!(next.answer(), &committed("note_2"));
     assert_eq!(notes(&path), 1);
+}
+
+/// A call whose effect is in the ledger's database begins its key in the effect's own
+/// transaction: the reply is recorded with the effect, a replay gives it again, the same key
+/// run meanwhile by another caller rolls back and replays the first's answer, and a
+/// transaction that never commits leaves neither the effect nor the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_call_whose_effect_is_in_the_ledger_begins_its_key_in_that_transaction() {
+    let scratch = Scratch::new("folded");
+    let path = scratch.db();
+    let sequence = std::sync::Arc::new(Sequence::new(SqliteLedger::open(&path).unwrap()));
+    let folded = |key: &str| call(key).with_effect_in_ledger();
+
+    let first = sequence
+        .run_recording(folded("f-1"), |lease: Lease| {
+            let path = path.clone();
+            async move { send_note(&path, &lease, &committed("note_f"), Duration::ZERO) }
+        })
+        .await;
+    assert_eq!(first.kind(), ReplyKind::Ran);
+    assert_eq!(first.answer(), &committed("note_f"));
+    let again = sequence
+        .run_recording(folded("f-1"), |lease: Lease| {
+            let path = path.clone();
+            async move { send_note(&path, &lease, &committed("other"), Duration::ZERO) }
+        })
+        .await;
+    assert_eq!(again.kind(), ReplyKind::Replayed);
+    assert_eq!(again.stored(), first.stored());
+    assert_eq!(notes(&path), 1);
+
+    // Never committed (the process stopped inside its transaction): nothing is left, and the
+    // same request runs.
+    let stopped = sequence
+        .run_recording(folded("f-2"), |lease: Lease| {
+            let path = path.clone();
+            async move {
+                let mut conn = effects(&path);
+                let tx = SqliteTransaction::begin(&mut conn, &lease).unwrap();
+                tx.execute("INSERT INTO notes (key, fence) VALUES ('f-2', 0)", [])
+                    .unwrap();
+                drop(tx);
+                Done::<agent_tool_result::JsonObject>::Answer(
+                    Refusal::unavailable("stopped").into(),
+                )
+            }
+        })
+        .await;
+    assert!(stopped.answer().refusal().is_some());
+    assert_eq!(notes(&path), 1, "the effect rolled back with the key");
+    let ran = sequence
+        .run_recording(folded("f-2"), |lease: Lease| {
+            let path = path.clone();
+            async move { send_note(&path, &lease, &committed("note_f2"), Duration::ZERO) }
+        })
+        .await;
+    assert_eq!(ran.kind(), ReplyKind::Ran);
+
+    // Two callers of one key at once: one effect, one answer for both.
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let (sequence, path) = (std::sync::Arc::clone(&sequence), path.clone());
+            tokio::spawn(async move {
+                sequence
+                    .run_recording(folded("f-3"), move |lease: Lease| async move {
+                        send_note(
+                            &path,
+                            &lease,
+                            &committed("note_f3"),
+                            Duration::from_millis(50),
+                        )
+                    })
+                    .await
+            })
+        })
+        .collect();
+    let mut replies = Vec::new();
+    for run in runs {
+        replies.push(run.await.unwrap());
+    }
+    assert_eq!(replies[0].stored(), replies[1].stored());
+    assert_eq!(notes(&path), 3, "one note for f-3");
 }

@@ -204,6 +204,17 @@ pub struct Lease {
     length: Duration,
     /// Shared by every clone: the keepalive renews the one term the tool reads.
     term: Arc<Mutex<Term>>,
+    /// For a key not begun yet (its call's effect is in the ledger's database): what the
+    /// typed transaction begins it with, inside the effect's own transaction.
+    pending: Option<Arc<Pending>>,
+}
+
+/// A key to begin inside the transaction of its call's effect: its request's fingerprint and
+/// the context stored with it.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) context: String,
 }
 
 /// Where a lease stands: its expiry by the store's clock, its deadline by this process's,
@@ -245,7 +256,40 @@ impl Lease {
                 deadline: asked + length,
                 lost: false,
             })),
+            pending: None,
         }
+    }
+
+    /// The lease of a key not begun yet: the typed transaction of the call's effect begins
+    /// it (checking that nobody has) and records it with its answer, in one transaction. It
+    /// carries no fence (a fence of 0, which no key holds).
+    pub(crate) fn pending(
+        scope: Scope,
+        key: IdempotencyKey,
+        fingerprint: Fingerprint,
+        context: String,
+        length: Duration,
+    ) -> Self {
+        let now = Instant::now();
+        Lease {
+            pending: Some(Arc::new(Pending {
+                fingerprint,
+                context,
+            })),
+            ..Lease::new(
+                scope,
+                key,
+                Fence::new(0),
+                SystemTime::now() + length,
+                now,
+                length,
+            )
+        }
+    }
+
+    /// What to begin the key with, when it is not begun yet.
+    pub(crate) fn pending_begin(&self) -> Option<&Pending> {
+        self.pending.as_deref()
     }
 
     fn term(&self) -> Term {

@@ -25,7 +25,10 @@ use crate::guarantee::Answer;
 
 /// The table and the fence sequence, created at connect if they are missing (under an
 /// advisory lock, so processes starting together do not race to create them). A table made
-/// by an earlier release gets the columns it lacks (`fence`, `provisional`).
+/// by an earlier release gets the columns it lacks (`fence`, `provisional`). Answered keys
+/// are found for the purge by a BRIN index on when they were answered (they are written in
+/// that order): next to nothing for each key's write to keep up, where a B-tree was a second
+/// index entry for every key.
 const SCHEMA: &str = "
     BEGIN;
     SELECT pg_advisory_xact_lock(7462020);
@@ -46,8 +49,9 @@ const SCHEMA: &str = "
     ALTER TABLE atr_idempotency ADD COLUMN IF NOT EXISTS fence bigint;
     ALTER TABLE atr_idempotency ADD COLUMN IF NOT EXISTS provisional boolean NOT NULL DEFAULT false;
     CREATE SEQUENCE IF NOT EXISTS atr_fence;
-    CREATE INDEX IF NOT EXISTS atr_idempotency_completed
-        ON atr_idempotency (completed_at) WHERE completed_at IS NOT NULL;
+    DROP INDEX IF EXISTS atr_idempotency_completed;
+    CREATE INDEX IF NOT EXISTS atr_idempotency_completed_brin
+        ON atr_idempotency USING brin (completed_at);
     CREATE INDEX IF NOT EXISTS atr_idempotency_leased
         ON atr_idempotency (lease_until) WHERE completed_at IS NULL;
     COMMIT;";
@@ -115,16 +119,50 @@ const FENCE_CHECK: &str = concat!(
     " FOR UPDATE"
 );
 
-/// The answer recorded last in a fenced transaction, its COMMIT sent right behind it: the
-/// key's row has been locked since the fence check, so it is still the lease's whatever the
-/// clock says now. Should it somehow not be (a tool that wrote the ledger's table itself),
-/// the statement fails (a division by the zero rows recorded), which aborts the transaction,
-/// so the COMMIT behind it rolls back instead of committing the effect without its answer.
-const RECORD: &str = concat!(
-    "WITH recorded AS (",
-    record!("scope = $1 AND key = $2 AND fence = $3 AND completed_at IS NULL"),
-    " RETURNING 1) SELECT 1 / count(*)::int FROM recorded"
-);
+/// The statement that records a call's answer last in the transaction of its effect, its
+/// COMMIT sent right behind it, its parameters numbered from `$first`: for a key not begun
+/// yet (`pending`), the key inserted with its answer (scope, key, fingerprint, context,
+/// refused, answer); else the answer recorded under the lease (scope, key, fence, refused,
+/// answer). A lease's key row has been locked since the transaction's fence check, so it is
+/// still the lease's whatever the clock says now; a key not begun yet waits, on its unique
+/// entry, for any other call that began it meanwhile. `effect`, the tool's own last write,
+/// runs in the same statement. Should nothing be recorded (the key is another's), the
+/// statement fails (a division by the zero rows recorded), which aborts the transaction, so
+/// the COMMIT behind it rolls the effect back instead of committing it without its answer.
+fn recording(pending: bool, first: usize, effect: Option<&str>) -> String {
+    let n = |i: usize| first + i;
+    let key = if pending {
+        format!(
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, completed_at, \
+             refused, answer) VALUES (${}, ${}, ${}, ${}, 0, clock_timestamp(), ${}, ${}) \
+             ON CONFLICT (scope, key) DO NOTHING RETURNING 1",
+            n(0),
+            n(1),
+            n(2),
+            n(3),
+            n(4),
+            n(5)
+        )
+    } else {
+        format!(
+            "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = ${}, \
+             answer = ${}, provisional = false, lease_until = NULL WHERE scope = ${} \
+             AND key = ${} AND fence = ${} AND completed_at IS NULL RETURNING 1",
+            n(3),
+            n(4),
+            n(0),
+            n(1),
+            n(2)
+        )
+    };
+    match effect {
+        Some(effect) => format!(
+            "WITH atr_key AS ({key}), atr_effect AS ({effect}) \
+             SELECT 1 / count(*)::int FROM atr_key"
+        ),
+        None => format!("WITH atr_key AS ({key}) SELECT 1 / count(*)::int FROM atr_key"),
+    }
+}
 
 const ABANDONED: &str = "
     UPDATE atr_idempotency AS t
@@ -623,25 +661,33 @@ impl<'c> PostgresTransaction<'c> {
             finished: false,
         };
         let (scope, key, fence) = lease_params(lease);
-        // Sent together: the check runs inside the transaction, one round trip for both.
-        let (began, held) = super::join::both(
-            client.batch_execute("BEGIN"),
-            client.query_typed(
-                FENCE_CHECK,
-                &[
-                    (&scope, Type::TEXT),
-                    (&key, Type::TEXT),
-                    (&fence, Type::INT8),
-                ],
-            ),
-        )
-        .await;
+        let pending = lease.pending_begin().is_some();
+        // Sent together: the check runs inside the transaction, one round trip for both. A
+        // key not begun yet has nothing to check: its record, at the commit, finds whether
+        // another call began it.
+        let check = async {
+            if pending {
+                return Ok(true);
+            }
+            client
+                .query_typed(
+                    FENCE_CHECK,
+                    &[
+                        (&scope, Type::TEXT),
+                        (&key, Type::TEXT),
+                        (&fence, Type::INT8),
+                    ],
+                )
+                .await
+                .map(|rows| !rows.is_empty())
+        };
+        let (began, held) = super::join::both(client.batch_execute("BEGIN"), check).await;
         if let Err(err) = began {
             // Nothing began: there is nothing to roll back.
             transaction.finished = true;
             return Err(err.into());
         }
-        if held?.is_empty() {
+        if !held? {
             return Err(TransactionError::Fenced);
         }
         Ok(transaction)
@@ -653,37 +699,71 @@ impl<'c> PostgresTransaction<'c> {
     /// # Errors
     ///
     /// [`TransactionError::Failed`] when the answer does not serialize to an object, or the
-    /// record fails (nothing was written); [`TransactionError::Unsure`] when the commit
-    /// fails, so whether it committed is not known.
+    /// record fails (nothing was written); [`TransactionError::Fenced`] when the key is
+    /// another's (nothing was written); [`TransactionError::Unsure`] when the commit fails,
+    /// so whether it committed is not known.
     pub async fn commit<F: serde::Serialize>(
+        self,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<PostgresError>> {
+        self.commit_with("", &[], answer).await
+    }
+
+    /// [`PostgresTransaction::commit`] with the tool's last write (an `INSERT`, `UPDATE` or
+    /// `DELETE` with its parameters `$1`.. and their types, and no `WITH` of its own) made in
+    /// the same statement as the record: one statement fewer for the server. An empty
+    /// `statement` is no write.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresTransaction::commit`]; a write that fails is
+    /// [`TransactionError::Failed`] (nothing was written).
+    pub async fn commit_with<F: serde::Serialize>(
         mut self,
+        statement: &str,
+        params: &[(
+            &(dyn tokio_postgres::types::ToSql + Sync),
+            tokio_postgres::types::Type,
+        )],
         answer: impl Into<Answer<F>>,
     ) -> Result<Done<F>, TransactionError<PostgresError>> {
         use tokio_postgres::types::Type;
         let stored = StoredAnswer::of(&answer.into())
             .map_err(|err| TransactionError::Failed(PostgresError::answer(err)))?;
         let (scope, key, fence) = lease_params(&self.lease);
-        let (refused, json, provisional) = (stored.is_refusal(), stored.json(), false);
+        let (refused, json) = (stored.is_refusal(), stored.json());
+        let pending = self.lease.pending_begin();
+        let print = pending.map(|pending| pending.fingerprint.to_hex());
+        let mut all = params.to_vec();
+        all.extend([(&scope as _, Type::TEXT), (&key as _, Type::TEXT)]);
+        match (&print, pending) {
+            (Some(print), Some(pending)) => {
+                all.extend([
+                    (print as _, Type::TEXT),
+                    (&pending.context as _, Type::TEXT),
+                ]);
+            }
+            _ => all.push((&fence as _, Type::INT8)),
+        }
+        all.extend([(&refused as _, Type::BOOL), (&json as _, Type::TEXT)]);
+        let effect = (!statement.is_empty()).then_some(statement);
+        let sql = recording(pending.is_some(), params.len() + 1, effect);
         // Sent together: a record that fails aborts the transaction, and the COMMIT behind
         // it then rolls back.
         let (recorded, committed) = super::join::both(
-            self.client.query_typed(
-                RECORD,
-                &[
-                    (&scope, Type::TEXT),
-                    (&key, Type::TEXT),
-                    (&fence, Type::INT8),
-                    (&refused, Type::BOOL),
-                    (&json, Type::TEXT),
-                    (&provisional, Type::BOOL),
-                ],
-            ),
+            self.client.query_typed(&sql, &all),
             self.client.batch_execute("COMMIT"),
         )
         .await;
         self.finished = true;
         match (recorded, committed) {
             (Ok(_), Ok(())) => Ok(Done::Recorded(stored)),
+            // The record's guard: the key is another's, and nothing committed.
+            (Err(err), _)
+                if err.code() == Some(&tokio_postgres::error::SqlState::DIVISION_BY_ZERO) =>
+            {
+                Err(TransactionError::Fenced)
+            }
             (Err(err), _) if !err.is_closed() => Err(TransactionError::Failed(err.into())),
             (Err(err), _) | (Ok(_), Err(err)) => Err(TransactionError::Unsure(err.into())),
         }

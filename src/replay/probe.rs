@@ -43,8 +43,9 @@ pub enum Done<T = crate::JsonObject> {
     /// The tool's effect did not commit under its lease: the lease no longer held the key
     /// when its transaction asked, or the commit's outcome is not known. The sequence answers
     /// what the ledger holds for the key: the answer if the transaction did commit, the
-    /// answer of whoever took the key over, or, when nothing was made, the `unavailable`
-    /// refusal with the key released.
+    /// answer of whoever took the key over, or, when the key has no answer (so no effect
+    /// committed, since each commits with its answer), the `unavailable` refusal with the key
+    /// released. Answer it only from a tool whose every effect is in its typed transaction.
     Lost,
 }
 

@@ -29,6 +29,7 @@ pub struct Call {
     key: IdempotencyKey,
     fingerprint: Fingerprint,
     context: String,
+    in_ledger: bool,
 }
 
 impl Call {
@@ -41,6 +42,7 @@ impl Call {
             key,
             fingerprint,
             context: String::new(),
+            in_ledger: false,
         }
     }
 
@@ -75,6 +77,26 @@ impl Call {
     pub fn with_context(mut self, context: impl Into<String>) -> Self {
         self.context = context.into();
         self
+    }
+
+    /// The same call, for a tool whose every effect is a write in the typed transaction on
+    /// the ledger's own database (`PostgresTransaction`, `SqliteTransaction`): the key is
+    /// then begun inside that transaction and recorded with the answer at its commit, one
+    /// round trip and one commit fewer than beginning it on its own. A crash leaves neither
+    /// the effect nor the key; a second call with the same key meanwhile waits for the
+    /// first's commit (or runs, and rolls back at its own) and replays its answer. The tool
+    /// holds no lease while it runs, so it must be short, and make no effect outside that
+    /// transaction.
+    #[must_use]
+    pub fn with_effect_in_ledger(mut self) -> Self {
+        self.in_ledger = true;
+        self
+    }
+
+    /// Whether the call's effect is in the ledger's database ([`Call::with_effect_in_ledger`]).
+    #[must_use]
+    pub fn effect_in_ledger(&self) -> bool {
+        self.in_ledger
     }
 
     /// The scope.
@@ -368,6 +390,9 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
     {
+        if call.in_ledger {
+            return self.folded(call, tool, timings).await;
+        }
         let began = timed("begin", || {
             self.ledger
                 .begin(&call.scope, &call.key, call.fingerprint, &call.context)
@@ -385,7 +410,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             Ok(Begin::Fresh(lease)) => lease,
             Ok(Begin::Replay(stored)) => return self.replayed(call, stored, ReplyKind::Replayed),
             Ok(Begin::Abandoned(abandoned)) => match self.probe.started(&abandoned).await {
-                Ok(true) => return self.recover(call, &abandoned).await,
+                Ok(true) => return Box::pin(self.recover(call, &abandoned)).await,
                 // It never took effect, and under the new fence its first call never can:
                 // run it now.
                 Ok(false) => abandoned.into_lease(),
@@ -400,7 +425,9 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             }
         };
         let tool_started = Instant::now();
-        let done = join::beside(tool(lease.clone()), self.keep_alive(&lease)).await;
+        // The tool's future is boxed: its size (a tool's store calls can be large) stays out of
+        // every future that awaits the sequence.
+        let done = join::beside(Box::pin(tool(lease.clone())), self.keep_alive(&lease)).await;
         timings.tool = tool_started.elapsed();
         let answer = match done {
             Done::Answer(answer) => answer,
@@ -412,7 +439,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                     Err(_) => self.unknown(ReplyKind::Ran, &call.context, false),
                 };
             }
-            Done::Lost => return self.lost(call, &lease, None).await,
+            Done::Lost => return Box::pin(self.lost(call, &lease, None)).await,
         };
         let (stored, answer) = round_trip(&answer).unwrap_or_else(|| {
             // The tool ran and its answer does not serialize: what it did is looked up, for
@@ -423,7 +450,9 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         if stored.is_refusal() {
             return match timed("release", || self.ledger.release(&lease)).await {
                 Ok(Completion::Recorded) => Reply::new(ReplyKind::Ran, stored, answer),
-                Ok(Completion::LeaseLost) => self.lost(call, &lease, Some((stored, answer))).await,
+                Ok(Completion::LeaseLost) => {
+                    Box::pin(self.lost(call, &lease, Some((stored, answer)))).await
+                }
                 Err(_) => {
                     // Nothing was done: the refusal stands, and the key is released later.
                     self.owe(Owed::Release(call.clone(), lease, stored.clone()));
@@ -433,9 +462,72 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         }
         match timed("complete", || self.ledger.complete(&lease, &stored)).await {
             Ok(Completion::Recorded) => Reply::new(ReplyKind::Ran, stored, answer),
-            Ok(Completion::LeaseLost) => self.lost(call, &lease, Some((stored, answer))).await,
+            Ok(Completion::LeaseLost) => {
+                Box::pin(self.lost(call, &lease, Some((stored, answer)))).await
+            }
             Err(_) => {
                 self.owe(Owed::Complete(call.clone(), lease, stored));
+                self.unknown(ReplyKind::Unrecorded, &call.context, true)
+            }
+        }
+    }
+
+    /// A call whose effect is in the ledger's database ([`Call::with_effect_in_ledger`]): the
+    /// tool runs under a pending lease, which its typed transaction begins and records with
+    /// its answer. What it did not record (a deny, say) is recorded as a lost call's answer
+    /// is, where the key stands; a key found begun already is read as any lost call reads it.
+    async fn folded<T, F, Fut>(&self, call: &Call, tool: F, timings: &mut Timings) -> Reply
+    where
+        T: Serialize,
+        F: FnOnce(Lease) -> Fut,
+        Fut: Future<Output = Done<T>>,
+    {
+        let lease = Lease::pending(
+            call.scope.clone(),
+            call.key.clone(),
+            call.fingerprint,
+            call.context.clone(),
+            super::ledger::DEFAULT_LEASE,
+        );
+        let tool_started = Instant::now();
+        let done = Box::pin(tool(lease.clone())).await;
+        timings.tool = tool_started.elapsed();
+        let deadline = Some(Instant::now() + super::ledger::DEFAULT_LEASE);
+        match done {
+            Done::Recorded(stored) => match stored.answer() {
+                Ok(answer) => Reply::new(ReplyKind::Ran, stored, answer),
+                Err(_) => self.unknown(ReplyKind::Ran, &call.context, false),
+            },
+            // The key was begun by another call (or the commit's outcome is not known):
+            // nothing of this call's stands, and the key answers what it holds.
+            Done::Lost => {
+                Box::pin(self.settle_lost(call, &lease, None, deadline, ReplyKind::Replayed))
+                    .await
+                    .unwrap_or_else(did_nothing)
+            }
+            Done::Answer(answer) => {
+                let Some((stored, answer)) = round_trip(&answer) else {
+                    return self.unknown(ReplyKind::Ran, &call.context, false);
+                };
+                if stored.is_refusal() {
+                    // Nothing was done, and no key was begun.
+                    return Reply::new(ReplyKind::Ran, stored, answer);
+                }
+                let mine = Some((stored, answer));
+                if let Some(reply) = Box::pin(self.settle_lost(
+                    call,
+                    &lease,
+                    mine.as_ref(),
+                    deadline,
+                    ReplyKind::Replayed,
+                ))
+                .await
+                {
+                    return reply;
+                }
+                if let Some((stored, _)) = mine {
+                    self.owe(Owed::Resolve(call.clone(), lease, stored));
+                }
                 self.unknown(ReplyKind::Unrecorded, &call.context, true)
             }
         }
@@ -486,7 +578,13 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         }
         let deadline = Instant::now() + lease.length().max(Duration::from_millis(500));
         if let Some(reply) = self
-            .settle_lost(call, lease, mine.as_ref(), Some(deadline))
+            .settle_lost(
+                call,
+                lease,
+                mine.as_ref(),
+                Some(deadline),
+                ReplyKind::LeaseLost,
+            )
             .await
         {
             return reply;
@@ -498,14 +596,15 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     }
 
     /// One attempt at [`Sequence::lost`]'s reading of the key, waiting for a key in flight
-    /// until `deadline` (not at all without one): the reply, or `None` when the ledger
-    /// failed or the key stayed in flight.
+    /// until `deadline` (not at all without one): the reply (an answer found recorded is
+    /// replied as `answered`), or `None` when the ledger failed or the key stayed in flight.
     async fn settle_lost(
         &self,
         call: &Call,
         lease: &Lease,
         mine: Option<&(StoredAnswer, Answer)>,
         deadline: Option<Instant>,
+        answered: ReplyKind,
     ) -> Option<Reply> {
         let mine_reply =
             |kind| mine.map(|(stored, answer)| Reply::new(kind, stored.clone(), answer.clone()));
@@ -528,31 +627,15 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                             Completion::LeaseLost => continue,
                         }
                     }
-                    return Some(self.replayed(call, stored, ReplyKind::LeaseLost));
+                    return Some(self.replayed(call, stored, answered));
                 }
                 Begin::Abandoned(abandoned) => {
                     let Some((stored, _)) = mine else {
-                        // This call made nothing under its fence, and is spent (its tool is
-                        // not run again): the probe decides, as for any abandoned key.
-                        match self.probe.started(&abandoned).await {
-                            Ok(true) => {
-                                let reply = self.recovery_of(&abandoned).await;
-                                match self
-                                    .ledger
-                                    .complete(abandoned.lease(), reply.stored())
-                                    .await
-                                    .ok()?
-                                {
-                                    Completion::Recorded => return Some(reply),
-                                    Completion::LeaseLost => continue,
-                                }
-                            }
-                            Ok(false) => {
-                                let _ = self.ledger.release(abandoned.lease()).await;
-                                return Some(did_nothing());
-                            }
-                            Err(err) => return Some(not_told(&err)),
-                        }
+                        // This call's effect did not commit, and the key has no answer: had
+                        // any typed transaction under it committed, the answer would be
+                        // there, committed with it. Nothing was done; the key is freed.
+                        let _ = self.ledger.release(abandoned.lease()).await;
+                        return Some(did_nothing());
                     };
                     return match self.answer_under(abandoned.lease(), stored).await.ok()? {
                         Completion::Recorded => mine_reply(ReplyKind::Ran),
@@ -692,7 +775,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         };
         let mine = Some((stored.clone(), answer));
         Ok(self
-            .settle_lost(call, lease, mine.as_ref(), None)
+            .settle_lost(call, lease, mine.as_ref(), None, ReplyKind::LeaseLost)
             .await
             .is_some())
     }

@@ -183,6 +183,19 @@ const FENCE_CHECK: &str = concat!("SELECT 1 FROM atr_idempotency WHERE ", held!(
 /// fence check, so the key is still the lease's, whatever the clock says now.
 const RECORD: &str = record!("scope = ?1 AND key = ?2 AND fence = ?3 AND completed_ms IS NULL");
 
+/// Whether the key `(?1, ?2)` was begun: what a transaction that begins its key itself asks
+/// first, under the file's write lock.
+const FOLDED_LOOKUP: &str = "SELECT 1 FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
+
+/// The key `(?1, ?2)` begun and answered at once, last in the transaction of its call's
+/// effect: `?3` its fence, `(?4, ?5)` the fingerprint and context, `(?6, ?7)` the answer.
+const FOLDED_RECORD: &str = concat!(
+    "INSERT INTO atr_idempotency (scope, key, fence, fingerprint, context, completed_ms, ",
+    "refused, answer) VALUES (?1, ?2, ?3, ?4, ?5, ",
+    now!(),
+    ", ?6, ?7) ON CONFLICT (scope, key) DO NOTHING"
+);
+
 /// A provisional answer of a key taken over after the lease `(?1, ?2, ?3)`, replaced by the
 /// truth `(?4, ?5)`.
 const RESOLVE: &str = concat!(
@@ -663,14 +676,22 @@ impl<'c> SqliteTransaction<'c> {
             lease: lease.clone(),
             finished: false,
         };
-        let held = transaction
-            .connection
-            .prepare_cached(FENCE_CHECK)?
-            .exists(params![
-                lease.scope().as_str(),
-                lease.key().as_str(),
-                lease.fence().as_i64()
-            ])?;
+        let held = if lease.pending_begin().is_some() {
+            // A key not begun yet: found, it is another call's.
+            !transaction
+                .connection
+                .prepare_cached(FOLDED_LOOKUP)?
+                .exists(params![lease.scope().as_str(), lease.key().as_str()])?
+        } else {
+            transaction
+                .connection
+                .prepare_cached(FENCE_CHECK)?
+                .exists(params![
+                    lease.scope().as_str(),
+                    lease.key().as_str(),
+                    lease.fence().as_i64()
+                ])?
+        };
         if !held {
             return Err(TransactionError::Fenced);
         }
@@ -691,14 +712,34 @@ impl<'c> SqliteTransaction<'c> {
     ) -> Result<Done<F>, TransactionError<SqliteError>> {
         let stored = StoredAnswer::of(&answer.into())
             .map_err(|err| TransactionError::Failed(SqliteError::Answer(err)))?;
-        let recorded = self.connection.prepare_cached(RECORD)?.execute(params![
-            self.lease.scope().as_str(),
-            self.lease.key().as_str(),
-            self.lease.fence().as_i64(),
-            stored.is_refusal(),
-            stored.json(),
-            false
-        ])?;
+        let (scope, key) = (self.lease.scope().as_str(), self.lease.key().as_str());
+        let recorded = match self.lease.pending_begin() {
+            Some(pending) => {
+                let fence: i64 = self
+                    .connection
+                    .prepare_cached(NEXT_FENCE)?
+                    .query_row([], |row| row.get(0))?;
+                self.connection
+                    .prepare_cached(FOLDED_RECORD)?
+                    .execute(params![
+                        scope,
+                        key,
+                        fence,
+                        pending.fingerprint.to_hex(),
+                        pending.context,
+                        stored.is_refusal(),
+                        stored.json()
+                    ])?
+            }
+            None => self.connection.prepare_cached(RECORD)?.execute(params![
+                scope,
+                key,
+                self.lease.fence().as_i64(),
+                stored.is_refusal(),
+                stored.json(),
+                false
+            ])?,
+        };
         if recorded != 1 {
             return Err(TransactionError::Fenced);
         }
@@ -710,6 +751,26 @@ impl<'c> SqliteTransaction<'c> {
             return Err(TransactionError::Unsure(SqliteError::Sqlite(err)));
         }
         Ok(Done::Recorded(stored))
+    }
+}
+
+impl SqliteTransaction<'_> {
+    /// [`SqliteTransaction::commit`] after the tool's last write, `statement` with `params`
+    /// (what [`PostgresTransaction::commit_with`](super::PostgresTransaction) makes one
+    /// statement with the record; here, a local step before it).
+    ///
+    /// # Errors
+    ///
+    /// As [`SqliteTransaction::commit`]; a write that fails is
+    /// [`TransactionError::Failed`] (nothing was written).
+    pub fn commit_with<F: serde::Serialize>(
+        self,
+        statement: &str,
+        params: impl rusqlite::Params,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<SqliteError>> {
+        self.connection.prepare_cached(statement)?.execute(params)?;
+        self.commit(answer)
     }
 }
 

@@ -524,26 +524,56 @@ impl Tx<'_, '_> {
     /// Commits the effect with `answer`: what the tool answers the sequence (the answer
     /// recorded with the key, or, for a plain transaction, the answer itself).
     pub async fn commit<F: serde::Serialize>(self, answer: Answer<F>) -> Done<F> {
+        self.commit_with("", &[], answer).await
+    }
+
+    /// [`Tx::commit`] after the effect's last write, `sql` with `args` (on PostgreSQL, in the
+    /// same statement as the answer's record).
+    pub async fn commit_with<F: serde::Serialize>(
+        self,
+        sql: &str,
+        args: &[Arg],
+        answer: Answer<F>,
+    ) -> Done<F> {
         let committed = match self {
-            Tx::Sqlite(tx) => tx
-                .commit(answer)
-                .map_err(|err| map_tx(err, DbError::Ledger)),
+            Tx::Sqlite(tx) => {
+                let done = if sql.is_empty() {
+                    tx.commit(answer)
+                } else {
+                    tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
+                };
+                done.map_err(|err| map_tx(err, DbError::Ledger))
+            }
             Tx::Postgres {
                 tx,
                 unsure,
                 timeout,
-            } => match tokio::time::timeout(timeout, tx.commit(answer)).await {
-                Ok(Ok(done)) => {
-                    *unsure = false;
-                    Ok(done)
+            } => {
+                let sql = sql.replace("NOW_MS", POSTGRES_NOW);
+                let params = postgres_params(args);
+                match tokio::time::timeout(timeout, tx.commit_with(&sql, &params, answer)).await {
+                    Ok(Ok(done)) => {
+                        *unsure = false;
+                        Ok(done)
+                    }
+                    Ok(Err(err)) => Err(map_tx(err, DbError::Setup)),
+                    Err(_) => Err(TransactionError::Unsure(DbError::TimedOut(timeout))),
                 }
-                Ok(Err(err)) => Err(map_tx(err, DbError::Setup)),
-                Err(_) => Err(TransactionError::Unsure(DbError::TimedOut(timeout))),
-            },
-            Tx::Plain(conn) => match conn.commit().await {
-                Ok(()) => Ok(Done::Answer(answer)),
-                Err(err) => Err(TransactionError::Unsure(err)),
-            },
+            }
+            Tx::Plain(conn) => {
+                let written = if sql.is_empty() {
+                    Ok(0)
+                } else {
+                    conn.execute(sql, args).await
+                };
+                match written {
+                    Err(err) => Err(TransactionError::Failed(err)),
+                    Ok(_) => match conn.commit().await {
+                        Ok(()) => Ok(Done::Answer(answer)),
+                        Err(err) => Err(TransactionError::Unsure(err)),
+                    },
+                }
+            }
         };
         committed.unwrap_or_else(Done::from)
     }

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use agent_tool_result::guarantee::{Answer, GuaranteeResult};
 use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
 
-use crate::db::{Conn, Db, DbError, Statements, Target, Tx};
+use crate::db::{Arg, Conn, Db, DbError, Statements, Target, Tx};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);
@@ -598,29 +598,39 @@ impl Store {
                     &[id.into(), principal.into(), phone.into()],
                 )
                 .await?;
-            if inserted == 1 {
-                let effect = EffectKey::new(id, phone);
-                let fence = lease.map_or(0, |lease| lease.fence().as_i64());
-                let send = Send {
-                    ids: [None, Some(id)],
-                    phone,
-                    body,
-                    effect: &effect,
-                    fence,
-                };
-                self.log_send(&mut tx, &send).await?;
+            if inserted == 0 {
+                // Sent by an earlier call under this key: not again.
+                return Ok(tx.commit(answer.into()).await);
             }
-            Ok::<_, TransactionError<DbError>>(tx.commit(answer.into()).await)
+            let effect = EffectKey::new(id, phone);
+            let fence = lease.map_or(0, |lease| lease.fence().as_i64());
+            let send = Send {
+                ids: [None, Some(id)],
+                phone,
+                body,
+                effect: &effect,
+                fence,
+            };
+            // The provider's send, in the statement that records the answer.
+            let (sql, args) = self.send_row(&send);
+            Ok::<_, TransactionError<DbError>>(tx.commit_with(sql, &args, answer.into()).await)
         };
         sent.await.unwrap_or_else(Done::from)
     }
 
     /// Logs one send the provider accepted, with this process as its sender.
     async fn log_send(&self, db: &mut impl Statements, send: &Send<'_>) -> Result<(), DbError> {
-        db.execute(
+        let (sql, args) = self.send_row(send);
+        db.execute(sql, &args).await?;
+        Ok(())
+    }
+
+    /// The statement that logs `send` in the provider's table, with its parameters.
+    fn send_row(&self, send: &Send<'_>) -> (&'static str, [Arg; 7]) {
+        (
             "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, sender, \
              effect_key, fence) VALUES ($1, $2, $3, $4, NOW_MS, $5, $6, $7)",
-            &[
+            [
                 send.ids[0].into(),
                 send.ids[1].into(),
                 send.phone.into(),
@@ -630,8 +640,6 @@ impl Store {
                 send.fence.into(),
             ],
         )
-        .await?;
-        Ok(())
     }
 
     /// Holds again, due now, every recipient whose claim expired (its process stopped, paused
@@ -974,7 +982,7 @@ mod tests {
             .result()
             .unwrap()
             .impact()
-            .cloned()
+            .copied()
             .unwrap();
         assert_eq!((impact.denied(), impact.committed()), (Some(1), Some(3)));
         assert_eq!(claimed.len(), 3);
@@ -997,7 +1005,9 @@ mod tests {
             panic!("refused")
         };
         assert_eq!(
-            refused.refusal().map(|r| r.kind()),
+            refused
+                .refusal()
+                .map(agent_tool_result::guarantee::Refusal::kind),
             Some(agent_tool_result::guarantee::RefusalKind::Unavailable)
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -18,6 +18,8 @@ impl GuaranteeTool for SendSms<'_> {
     const OPERATION: &'static str = "msg";
     type Arguments = SmsArgs;
     type Fields = MessageRef;
+    // The message and the provider's send are one transaction on the ledger's database.
+    const EFFECT_IN_LEDGER: bool = true;
 
     async fn run(&self, args: SmsArgs, operation: Operation) -> Done<MessageRef> {
         let (id, principal) = (operation.id(), operation.principal());

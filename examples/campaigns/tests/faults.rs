@@ -46,7 +46,12 @@ fn a_disk_that_fills_mid_batch_is_recovered_without_a_restart() {
         panic!("{first:?}")
     };
     assert_eq!(result.settlement(), SettlementState::Committed);
-    assert_eq!(result.impact().and_then(|i| i.committed()), Some(10));
+    assert_eq!(
+        result
+            .impact()
+            .and_then(agent_tool_result::guarantee::Impact::committed),
+        Some(10)
+    );
     let before = provider_sends(&scratch.db()).len();
     assert!(
         (1..10).contains(&before),

@@ -50,7 +50,7 @@ fn batches_three_to_four_leases_long_reply_what_every_replay_gives() {
         service.lookup_until(&id, |status| status["counts"]["sent"] == recipients);
         let took = started.elapsed();
         assert!(
-            took > Duration::from_millis(2000 * 3) && took < Duration::from_secs(30),
+            took > Duration::from_secs(6) && took < Duration::from_secs(30),
             "round {round}: the batch ran {took:?}"
         );
         let later = service.call("send_campaign_batch", &key, &batch);
