@@ -287,6 +287,15 @@ impl Lease {
         }
     }
 
+    /// Whether the key is begun by the typed transaction of the call's effect, at its commit
+    /// ([`Call::with_effect_in_ledger`](super::Call::with_effect_in_ledger)), rather than
+    /// before the tool ran: until that transaction begins, no other caller sees the key in
+    /// flight, so a tool keeps the work it must not do twice inside it.
+    #[must_use]
+    pub fn in_transaction(&self) -> bool {
+        self.pending.is_some()
+    }
+
     /// What to begin the key with, when it is not begun yet.
     pub(crate) fn pending_begin(&self) -> Option<&Pending> {
         self.pending.as_deref()
@@ -686,4 +695,8 @@ pub enum TransactionError<E> {
     /// (together, or neither) is not known.
     #[error("the store failed during the commit; whether it committed is not known")]
     Unsure(#[source] E),
+    /// Another call with the same key is running its own transaction (a key begun in its
+    /// effect's transaction): nothing was written.
+    #[error("another call with this key is running; nothing was written")]
+    InFlight,
 }

@@ -181,6 +181,15 @@ const PURGE: &str = "
         WHERE completed_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
         LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
+/// What a transaction that begins its key itself (its lease pending) asks first, right
+/// behind its `BEGIN`: whether the key `($1, $2)` is free of any other such transaction (a
+/// transaction-scoped advisory lock on a hash of it, seen by every session at once, which a
+/// pooler in transaction mode keeps), and whether it was begun already (then it is another
+/// call's, and the sequence reads it).
+const FOLDED_BEGIN: &str = "
+    SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 7462023)),
+        EXISTS (SELECT 1 FROM atr_idempotency WHERE scope = $1 AND key = $2)";
+
 /// How long one call of the ledger may take by default, waiting for a connection included:
 /// past it the call fails ([`PostgresError::is_timeout`]) rather than hang while the server is
 /// down or cut off.
@@ -662,14 +671,21 @@ impl<'c> PostgresTransaction<'c> {
         };
         let (scope, key, fence) = lease_params(lease);
         let pending = lease.pending_begin().is_some();
-        // Sent together: the check runs inside the transaction, one round trip for both. A
-        // key not begun yet has nothing to check: its record, at the commit, finds whether
-        // another call began it.
+        // Sent together: the check runs inside the transaction, one round trip for both.
         let check = async {
+            type Checked =
+                Result<Result<(), TransactionError<PostgresError>>, tokio_postgres::Error>;
             if pending {
-                return Ok(true);
+                let row = client
+                    .query_typed_one(FOLDED_BEGIN, &[(&scope, Type::TEXT), (&key, Type::TEXT)])
+                    .await?;
+                return Checked::Ok(match (row.get::<_, bool>(0), row.get::<_, bool>(1)) {
+                    (_, true) => Err(TransactionError::Fenced),
+                    (false, false) => Err(TransactionError::InFlight),
+                    (true, false) => Ok(()),
+                });
             }
-            client
+            let rows = client
                 .query_typed(
                     FENCE_CHECK,
                     &[
@@ -678,8 +694,12 @@ impl<'c> PostgresTransaction<'c> {
                         (&fence, Type::INT8),
                     ],
                 )
-                .await
-                .map(|rows| !rows.is_empty())
+                .await?;
+            Checked::Ok(if rows.is_empty() {
+                Err(TransactionError::Fenced)
+            } else {
+                Ok(())
+            })
         };
         let (began, held) = super::join::both(client.batch_execute("BEGIN"), check).await;
         if let Err(err) = began {
@@ -687,9 +707,7 @@ impl<'c> PostgresTransaction<'c> {
             transaction.finished = true;
             return Err(err.into());
         }
-        if !held? {
-            return Err(TransactionError::Fenced);
-        }
+        held.map_err(|err: tokio_postgres::Error| TransactionError::Failed(err.into()))??;
         Ok(transaction)
     }
 

@@ -51,7 +51,9 @@ pub enum Done<T = crate::JsonObject> {
 
 impl<T, E> From<super::ledger::TransactionError<E>> for Done<T> {
     /// A store that failed before the commit is the `unavailable` refusal (nothing was
-    /// written); a lost lease, or a commit whose outcome is not known, is [`Done::Lost`].
+    /// written), another call with the key running its own is the key-in-flight refusal (409,
+    /// retry in a second); a lost lease, or a commit whose outcome is not known, is
+    /// [`Done::Lost`].
     fn from(err: super::ledger::TransactionError<E>) -> Self {
         use super::ledger::TransactionError;
         match err {
@@ -59,6 +61,13 @@ impl<T, E> From<super::ledger::TransactionError<E>> for Done<T> {
                 crate::guarantee::Refusal::unavailable(
                     "the store failed before the effect committed; nothing was done: send the \
                      same request with the same key again",
+                )
+                .with_retry_after(std::time::Duration::from_secs(1)),
+            )),
+            TransactionError::InFlight => Done::Answer(Answer::Refused(
+                crate::guarantee::Refusal::new(
+                    crate::guarantee::RefusalKind::KeyInFlight,
+                    "the first request with this key is still running",
                 )
                 .with_retry_after(std::time::Duration::from_secs(1)),
             )),

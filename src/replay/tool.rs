@@ -95,11 +95,6 @@ pub trait GuaranteeTool: Send + Sync {
     type Arguments: DeserializeOwned + Send + 'static;
     /// The tool's own fields, on every result it answers (none on a deny).
     type Fields: Serialize + Send + 'static;
-    /// Whether the tool's every effect is a write in the typed transaction on the ledger's own
-    /// database, so that its key is begun in that transaction
-    /// ([`Call::with_effect_in_ledger`]): one round trip and one commit fewer. `false` by
-    /// default.
-    const EFFECT_IN_LEDGER: bool = false;
 
     /// Runs one call, once for its key: the arguments, and the operation it creates (its id,
     /// the caller, and the lease on the key, whose fence every write that creates the
@@ -110,6 +105,14 @@ pub trait GuaranteeTool: Send + Sync {
         arguments: Self::Arguments,
         operation: Operation,
     ) -> impl Future<Output = Done<Self::Fields>> + Send;
+
+    /// Whether the tool's every effect is a write in the typed transaction on the ledger's own
+    /// database, so that its key is begun in that transaction
+    /// ([`Call::with_effect_in_ledger`]): one round trip and one commit fewer. `false` by
+    /// default; a tool may answer by where it runs (its store, say).
+    fn effect_in_ledger(&self) -> bool {
+        false
+    }
 }
 
 /// The operation a call of a [`GuaranteeTool`] creates: its id (stable for the key, stored as
@@ -221,7 +224,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             }
         };
         let mut call = Call::of(T::NAME, principal, key, &arguments);
-        if T::EFFECT_IN_LEDGER {
+        if tool.effect_in_ledger() {
             call = call.with_effect_in_ledger();
         }
         let id = call.operation_id(T::OPERATION);

@@ -480,6 +480,7 @@ fn map_tx<E>(
     match err {
         TransactionError::Failed(err) => TransactionError::Failed(into(err)),
         TransactionError::Unsure(err) => TransactionError::Unsure(into(err)),
+        TransactionError::InFlight => TransactionError::InFlight,
         _ => TransactionError::Fenced,
     }
 }

@@ -193,6 +193,11 @@ impl Service {
         })
     }
 
+    /// Whether the service's tables and ledger are on PostgreSQL.
+    pub fn on_postgres(&self) -> bool {
+        self.store.db().pool().is_some()
+    }
+
     /// Whether `tool` is one of the guarantee tools (the calls that send).
     pub fn is_guarantee_tool(tool: &str) -> bool {
         matches!(tool, SendSms::NAME | SendBatch::NAME)
@@ -281,7 +286,6 @@ impl Service {
             Ok(true) => return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
             Err(err) => return unavailable(&err).into(),
         }
-        tokio::time::sleep(self.config.provider_delay).await;
         let message = Message {
             id,
             principal,
@@ -291,7 +295,16 @@ impl Service {
         let sent = MessageRef {
             message_id: id.to_owned(),
         };
-        self.store.send_message(lease, &message, sent).await
+        // The provider's work is done inside the transaction that begins the key, when it
+        // does, so a second caller meanwhile is told the key is in flight.
+        let delay = self.config.provider_delay;
+        if lease.is_some_and(Lease::in_transaction) {
+            return self.store.send_message(lease, &message, sent, delay).await;
+        }
+        tokio::time::sleep(delay).await;
+        self.store
+            .send_message(lease, &message, sent, Duration::ZERO)
+            .await
     }
 
     /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window

@@ -573,11 +573,13 @@ impl Store {
     /// (committed, one of one, with `fields`), recorded with the key; all commit together, or
     /// nothing does, so a crash, or a key that is another's, leaves nothing. A message an
     /// earlier call under the key sent already (its answer lost to a purge) is not sent again.
+    /// The provider takes `provider` to accept the send, inside the transaction.
     pub async fn send_message<F: serde::Serialize>(
         &self,
         lease: Option<&Lease>,
         message: &Message<'_>,
         fields: F,
+        provider: Duration,
     ) -> Done<F> {
         let Message {
             id,
@@ -591,6 +593,8 @@ impl Store {
                 .map_err(DbError::from)?;
             let mut conn = self.writer().await?;
             let mut tx = conn.effect(lease).await?;
+            // The provider's work, inside the transaction.
+            tokio::time::sleep(provider).await;
             let inserted = tx
                 .execute(
                     "INSERT INTO messages (id, principal, phone, state, updated_ms) \
@@ -925,7 +929,8 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(150)).await;
         // Passed: nothing is made, even before anyone takes the key over.
         assert!(matches!(
-            a.send_message(Some(&first), &HI, note("late")).await,
+            a.send_message(Some(&first), &HI, note("late"), Duration::ZERO)
+                .await,
             Done::Lost
         ));
         let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": "k2" }));
@@ -955,7 +960,9 @@ mod tests {
         assert!(!a.operation_exists("msg_1").await.unwrap());
         // The new holder makes it, once, its answer recorded with it.
         let current = taken.into_lease();
-        let Done::Recorded(recorded) = a.send_message(Some(&current), &HI, note("sent")).await
+        let Done::Recorded(recorded) = a
+            .send_message(Some(&current), &HI, note("sent"), Duration::ZERO)
+            .await
         else {
             panic!("recorded")
         };
@@ -995,13 +1002,19 @@ mod tests {
     #[tokio::test]
     async fn an_unkeyed_send_answers_for_itself() {
         let (a, _, _, dir) = two("unkeyed", Duration::from_secs(30)).await;
-        let Done::Answer(answer) = a.send_message(None, &HI, note("plain")).await else {
+        let Done::Answer(answer) = a
+            .send_message(None, &HI, note("plain"), Duration::ZERO)
+            .await
+        else {
             panic!("answered")
         };
         assert!(answer.result().is_some());
         assert!(a.operation_exists("msg_1").await.unwrap());
         std::fs::remove_file(dir.join("store.sqlite")).unwrap();
-        let Done::Answer(refused) = a.send_message(None, &HI, note("gone")).await else {
+        let Done::Answer(refused) = a
+            .send_message(None, &HI, note("gone"), Duration::ZERO)
+            .await
+        else {
             panic!("refused")
         };
         assert_eq!(

@@ -18,14 +18,19 @@ impl GuaranteeTool for SendSms<'_> {
     const OPERATION: &'static str = "msg";
     type Arguments = SmsArgs;
     type Fields = MessageRef;
-    // The message and the provider's send are one transaction on the ledger's database.
-    const EFFECT_IN_LEDGER: bool = true;
 
     async fn run(&self, args: SmsArgs, operation: Operation) -> Done<MessageRef> {
         let (id, principal) = (operation.id(), operation.principal());
         self.0
             .sms(&args, id, principal, Some(operation.lease()))
             .await
+    }
+
+    /// On PostgreSQL the message and the provider's send are one transaction on the
+    /// ledger's database, the key begun in it. (On SQLite, one writer at a time, the key is
+    /// begun first, so the provider's work is not done holding the file's write lock.)
+    fn effect_in_ledger(&self) -> bool {
+        self.0.on_postgres()
     }
 }
 
