@@ -125,7 +125,7 @@ const FEATURES: &[(&str, &str)] = &[
     ),
     (
         "replay",
-        "same-key replay: keys, RFC 8785 fingerprints, the ledger trait, the memory ledger, the replay sequence",
+        "same-key replay: keys, RFC 8785 fingerprints, the ledger trait, the memory ledger, the replay sequence (its keepalive on the application's Tokio timer)",
     ),
     ("sqlite", "the SQLite ledger (`rusqlite`, SQLite bundled)"),
     (

@@ -181,14 +181,35 @@ const PURGE: &str = "
         WHERE completed_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
         LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
-/// What a transaction that begins its key itself (its lease pending) asks first, right
-/// behind its `BEGIN`: whether the key `($1, $2)` is free of any other such transaction (a
-/// transaction-scoped advisory lock on a hash of it, seen by every session at once, which a
-/// pooler in transaction mode keeps), and whether it was begun already (then it is another
-/// call's, and the sequence reads it).
-const FOLDED_BEGIN: &str = "
-    SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 7462023)),
-        EXISTS (SELECT 1 FROM atr_idempotency WHERE scope = $1 AND key = $2)";
+/// What a transaction that begins its key itself (its lease pending) sends as it begins, in
+/// the same message as its `BEGIN`: a transaction-scoped advisory lock on the key (seen by
+/// every session at once, and kept by a pooler in transaction mode), so that a second such
+/// transaction for the key while this one is open is refused as in flight. The lock's number
+/// is [`advisory_lock`] of the key, written as a literal (a number this process computed, so
+/// nothing of the caller's reaches the statement's text). Whether the key was begun already
+/// is found at the commit, whose insert then fails and rolls the effect back.
+fn folded_begin(scope: &str, key: &str) -> String {
+    format!(
+        "BEGIN; SELECT pg_try_advisory_xact_lock({})",
+        advisory_lock(scope, key)
+    )
+}
+
+/// The advisory lock's number for the key `key` in `scope`: 64 bits of a SHA-256 over both,
+/// the same in every process.
+fn advisory_lock(scope: &str, key: &str) -> i64 {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(b"atr-key-lock");
+    for part in [scope, key] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    let digest = hasher.finalize();
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(head)
+}
 
 /// How long one call of the ledger may take by default, waiting for a connection included:
 /// past it the call fails ([`PostgresError::is_timeout`]) rather than hang while the server is
@@ -670,44 +691,40 @@ impl<'c> PostgresTransaction<'c> {
             finished: false,
         };
         let (scope, key, fence) = lease_params(lease);
-        let pending = lease.pending_begin().is_some();
-        // Sent together: the check runs inside the transaction, one round trip for both.
-        let check = async {
-            type Checked =
-                Result<Result<(), TransactionError<PostgresError>>, tokio_postgres::Error>;
-            if pending {
-                let row = client
-                    .query_typed_one(FOLDED_BEGIN, &[(&scope, Type::TEXT), (&key, Type::TEXT)])
-                    .await?;
-                return Checked::Ok(match (row.get::<_, bool>(0), row.get::<_, bool>(1)) {
-                    (_, true) => Err(TransactionError::Fenced),
-                    (false, false) => Err(TransactionError::InFlight),
-                    (true, false) => Ok(()),
-                });
+        if lease.pending_begin().is_some() {
+            // One message: the transaction and the key's lock.
+            let answered = client
+                .simple_query(&folded_begin(&scope, &key))
+                .await
+                .map_err(|err| {
+                    // Whether the BEGIN ran is not known: roll back, to be sure.
+                    TransactionError::Failed(err.into())
+                })?;
+            let locked = answered.iter().find_map(|message| match message {
+                tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0),
+                _ => None,
+            });
+            if locked != Some("t") {
+                return Err(TransactionError::InFlight);
             }
-            let rows = client
-                .query_typed(
-                    FENCE_CHECK,
-                    &[
-                        (&scope, Type::TEXT),
-                        (&key, Type::TEXT),
-                        (&fence, Type::INT8),
-                    ],
-                )
-                .await?;
-            Checked::Ok(if rows.is_empty() {
-                Err(TransactionError::Fenced)
-            } else {
-                Ok(())
-            })
-        };
+            return Ok(transaction);
+        }
+        // Sent together: the check runs inside the transaction, one round trip for both.
+        let params: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 3] = [
+            (&scope, Type::TEXT),
+            (&key, Type::TEXT),
+            (&fence, Type::INT8),
+        ];
+        let check = client.query_typed(FENCE_CHECK, &params);
         let (began, held) = super::join::both(client.batch_execute("BEGIN"), check).await;
         if let Err(err) = began {
             // Nothing began: there is nothing to roll back.
             transaction.finished = true;
             return Err(err.into());
         }
-        held.map_err(|err: tokio_postgres::Error| TransactionError::Failed(err.into()))??;
+        if held?.is_empty() {
+            return Err(TransactionError::Fenced);
+        }
         Ok(transaction)
     }
 

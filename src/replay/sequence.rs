@@ -83,10 +83,12 @@ impl Call {
     /// the ledger's own database (`PostgresTransaction`, `SqliteTransaction`): the key is
     /// then begun inside that transaction and recorded with the answer at its commit, one
     /// round trip and one commit fewer than beginning it on its own. A crash leaves neither
-    /// the effect nor the key; a second call with the same key meanwhile waits for the
-    /// first's commit (or runs, and rolls back at its own) and replays its answer. The tool
-    /// holds no lease while it runs, so it must be short, and make no effect outside that
-    /// transaction.
+    /// the effect nor the key. While the transaction is open, a second call with the same key
+    /// is refused as in flight (PostgreSQL: an advisory lock on the key) or waits for it
+    /// (SQLite: the file's write lock); after it, a second call replays its answer (on
+    /// PostgreSQL its tool runs, and its writes roll back at its commit, which finds the key
+    /// answered). The tool holds no lease while it runs, so it keeps the work it must not do
+    /// twice inside that transaction, and makes no effect outside it.
     #[must_use]
     pub fn with_effect_in_ledger(mut self) -> Self {
         self.in_ledger = true;

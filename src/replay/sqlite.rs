@@ -756,8 +756,8 @@ impl<'c> SqliteTransaction<'c> {
 
 impl SqliteTransaction<'_> {
     /// [`SqliteTransaction::commit`] after the tool's last write, `statement` with `params`
-    /// (what [`PostgresTransaction::commit_with`](super::PostgresTransaction) makes one
-    /// statement with the record; here, a local step before it).
+    /// (what `PostgresTransaction::commit_with` makes one statement with the record; here, a
+    /// local step before it).
     ///
     /// # Errors
     ///
