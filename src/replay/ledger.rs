@@ -210,8 +210,9 @@ pub struct Lease {
 }
 
 /// A key to begin inside the transaction of its call's effect: its request's fingerprint and
-/// the context stored with it.
+/// the context stored with it (read by the SQL stores' typed transactions).
 #[derive(Debug)]
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) struct Pending {
     pub(crate) fingerprint: Fingerprint,
     pub(crate) context: String,
@@ -297,6 +298,7 @@ impl Lease {
     }
 
     /// What to begin the key with, when it is not begun yet.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn pending_begin(&self) -> Option<&Pending> {
         self.pending.as_deref()
     }
