@@ -140,6 +140,7 @@
 //! ```
 
 #[cfg(feature = "postgres")]
+mod call;
 mod coalesce;
 #[cfg(feature = "postgres")]
 mod connections;
@@ -147,40 +148,52 @@ mod fence;
 mod fingerprint;
 mod join;
 mod key;
+mod lease;
 mod ledger;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod probe;
 mod reply;
+mod scope;
 mod sequence;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod stored;
 pub mod telemetry;
 mod tool;
 #[cfg(feature = "sqlite")]
 mod worker;
 
+pub use call::Call;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use connections::PostgresError;
 pub use fence::{EffectKey, Fence};
 pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};
+pub use lease::Lease;
 pub use ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, TransactionError, UnreadableAnswer,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Ledger, TransactionError,
 };
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger, PostgresTransaction};
+pub use postgres::transaction::PostgresTransaction;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger};
 pub use probe::{AssumeStarted, Done, EffectProbe};
 pub use reply::{Reply, ReplyKind};
-pub use sequence::{Call, Sequence, Settled};
+pub use scope::Scope;
+pub use sequence::{Sequence, Settled};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-pub use sqlite::{SqliteError, SqliteLedger, SqliteTransaction};
+pub use sqlite::transaction::SqliteTransaction;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use sqlite::{SqliteError, SqliteLedger};
+pub use stored::{StoredAnswer, UnreadableAnswer};
 #[cfg(feature = "rmcp")]
 pub(crate) use tool::read_arguments;
 pub use tool::{GuaranteeTool, Operation};

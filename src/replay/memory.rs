@@ -9,10 +9,12 @@ use std::time::{Duration, Instant, SystemTime};
 use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
+use super::lease::Lease;
 use super::ledger::{
-    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Lease, Ledger, Scope,
-    StoredAnswer, store_settings,
+    Abandoned, Begin, Completion, DEFAULT_LEASE, DEFAULT_RETENTION, Ledger, store_settings,
 };
+use super::scope::Scope;
+use super::stored::StoredAnswer;
 
 /// The keys, and the last fence handed out.
 #[derive(Debug, Default)]

@@ -5,7 +5,8 @@
 use std::convert::Infallible;
 use std::future::Future;
 
-use super::ledger::{Abandoned, StoredAnswer};
+use super::ledger::Abandoned;
+use super::stored::StoredAnswer;
 use crate::guarantee::{Answer, GuaranteeResult};
 
 /// What a tool run by [`Sequence::run_recording`](super::Sequence::run_recording) answers: its

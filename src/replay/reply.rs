@@ -1,6 +1,6 @@
 //! [`Reply`]: what the replay sequence answers, and [`ReplyKind`], how it came to it.
 
-use super::ledger::StoredAnswer;
+use super::stored::StoredAnswer;
 use crate::guarantee::{Answer, Refusal};
 
 impl From<Refusal> for Reply {

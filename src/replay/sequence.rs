@@ -2,158 +2,26 @@
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::fingerprint::Fingerprint;
+use super::call::Call;
 use super::join;
-use super::key::IdempotencyKey;
-use super::ledger::{Abandoned, Begin, Completion, Lease, Ledger, Scope, StoredAnswer};
+use super::lease::Lease;
+use super::ledger::{Begin, Completion, Ledger};
 use super::probe::{AssumeStarted, Done, EffectProbe};
 use super::reply::{Reply, ReplyKind};
+use super::stored::StoredAnswer;
 use super::telemetry::{self, Timings};
 use crate::guarantee::{Answer, GuaranteeResult, Refusal};
+
+mod recover;
+mod settle;
 
 /// When a caller refused `unavailable` by the sequence (its store failed) is told to try the
 /// same request again: a store that restarts or fails over is usually back within seconds.
 const RETRY_UNAVAILABLE: Duration = Duration::from_secs(1);
-
-/// One keyed call, as the sequence begins it: whose (the [`Scope`]), under which key, the
-/// request's [`Fingerprint`], and the context stored with the key (the id of the operation
-/// the call creates, say), which names the lookup if the call is ever found abandoned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Call {
-    tool: String,
-    scope: Scope,
-    key: IdempotencyKey,
-    fingerprint: Fingerprint,
-    context: String,
-    in_ledger: bool,
-}
-
-impl Call {
-    /// A call with an empty context.
-    #[must_use]
-    pub fn new(scope: Scope, key: IdempotencyKey, fingerprint: Fingerprint) -> Self {
-        Call {
-            tool: String::new(),
-            scope,
-            key,
-            fingerprint,
-            context: String::new(),
-            in_ledger: false,
-        }
-    }
-
-    /// `principal`'s call of `tool` with `arguments` under `key`: scoped to the principal,
-    /// fingerprinted over the tool, the principal and the canonical arguments.
-    #[must_use]
-    pub fn of(
-        tool: &str,
-        principal: &str,
-        key: IdempotencyKey,
-        arguments: &serde_json::Value,
-    ) -> Self {
-        Call {
-            tool: tool.to_owned(),
-            ..Call::new(
-                Scope::principal(principal),
-                key,
-                Fingerprint::of(tool, principal, arguments),
-            )
-        }
-    }
-
-    /// The tool called: named by [`Call::of`], empty for [`Call::new`]. Telemetry names the
-    /// call by it.
-    #[must_use]
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
-    /// The same call, storing `context` with its key.
-    #[must_use]
-    pub fn with_context(mut self, context: impl Into<String>) -> Self {
-        self.context = context.into();
-        self
-    }
-
-    /// The same call, for a tool whose every effect is a write in the typed transaction on
-    /// the ledger's own database (`PostgresTransaction`, `SqliteTransaction`): the key is
-    /// then begun inside that transaction and recorded with the answer at its commit, one
-    /// round trip and one commit fewer than beginning it on its own. A crash leaves neither
-    /// the effect nor the key. While the transaction is open, a second call with the same key
-    /// is refused as in flight (PostgreSQL: an advisory lock on the key) or waits for it
-    /// (SQLite: the file's write lock); after it, a second call replays its answer (on
-    /// PostgreSQL its tool runs, and its writes roll back at its commit, which finds the key
-    /// answered). The tool holds no lease while it runs, so it keeps the work it must not do
-    /// twice inside that transaction, and makes no effect outside it.
-    #[must_use]
-    pub fn with_effect_in_ledger(mut self) -> Self {
-        self.in_ledger = true;
-        self
-    }
-
-    /// Whether the call's effect is in the ledger's database ([`Call::with_effect_in_ledger`]).
-    #[must_use]
-    pub fn effect_in_ledger(&self) -> bool {
-        self.in_ledger
-    }
-
-    /// The scope.
-    #[must_use]
-    pub fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    /// The key.
-    #[must_use]
-    pub fn key(&self) -> &IdempotencyKey {
-        &self.key
-    }
-
-    /// The fingerprint.
-    #[must_use]
-    pub fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
-    }
-
-    /// The context.
-    #[must_use]
-    pub fn context(&self) -> &str {
-        &self.context
-    }
-
-    /// An id for the operation this call creates, `{prefix}_` and 16 hex digits: the same
-    /// for the same scope, key and request, so a call found abandoned names it from its
-    /// context alone, and different for any other.
-    ///
-    /// ```
-    /// use agent_tool_result::replay::{Call, IdempotencyKey};
-    ///
-    /// let key = || IdempotencyKey::new("k").unwrap();
-    /// let a = Call::of("send_sms", "acct_1", key(), &serde_json::json!({ "to": "1" }));
-    /// let b = Call::of("send_sms", "acct_2", key(), &serde_json::json!({ "to": "1" }));
-    /// assert_eq!(a.operation_id("msg"), a.clone().operation_id("msg"));
-    /// assert_ne!(a.operation_id("msg"), b.operation_id("msg"));
-    /// assert!(a.operation_id("msg").starts_with("msg_"));
-    /// ```
-    #[must_use]
-    pub fn operation_id(&self, prefix: &str) -> String {
-        use sha2::{Digest, Sha256};
-        let mut hasher = Sha256::new();
-        for part in [self.scope.as_str(), self.key.as_str()] {
-            hasher.update((part.len() as u64).to_be_bytes());
-            hasher.update(part.as_bytes());
-        }
-        hasher.update(self.fingerprint.to_hex());
-        let head = hasher.finalize()[..8]
-            .iter()
-            .fold(0u64, |head, byte| head << 8 | u64::from(*byte));
-        format!("{prefix}_{head:016x}")
-    }
-}
 
 /// Awaits the ledger operation `op` that `run` starts, reporting its latency.
 async fn timed<F: Future>(op: &'static str, run: impl FnOnce() -> F) -> F::Output {
@@ -374,13 +242,13 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             let started = Instant::now();
             let mut timings = Timings::default();
             let reply = self.sequence(&call, tool, &mut timings).await;
-            telemetry::answered(&call.tool, &reply, started.elapsed(), timings);
+            telemetry::answered(call.tool(), &reply, started.elapsed(), timings);
             reply
         };
         #[cfg(feature = "tracing")]
         let run = tracing::Instrument::instrument(
             run,
-            telemetry::span(&call.tool, &call.scope, &call.key),
+            telemetry::span(call.tool(), call.scope(), call.key()),
         );
         run.await
     }
@@ -392,12 +260,12 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
     {
-        if call.in_ledger {
+        if call.effect_in_ledger() {
             return self.folded(call, tool, timings).await;
         }
         let began = timed("begin", || {
             self.ledger
-                .begin(&call.scope, &call.key, call.fingerprint, &call.context)
+                .begin(call.scope(), call.key(), call.fingerprint(), call.context())
         })
         .await;
         let lease = match began {
@@ -438,7 +306,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                     Ok(answer) => Reply::new(ReplyKind::Ran, stored, answer),
                     // Recorded, but not a result this crate reads: what it did is looked up,
                     // as a replay of it would be.
-                    Err(_) => self.unknown(ReplyKind::Ran, &call.context, false),
+                    Err(_) => self.unknown(ReplyKind::Ran, call.context(), false),
                 };
             }
             Done::Lost => return Box::pin(self.lost(call, &lease, None)).await,
@@ -446,7 +314,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         let (stored, answer) = round_trip(&answer).unwrap_or_else(|| {
             // The tool ran and its answer does not serialize: what it did is looked up, for
             // good (no truth will come to replace it).
-            let Reply { stored, answer, .. } = self.unknown(ReplyKind::Ran, &call.context, false);
+            let Reply { stored, answer, .. } = self.unknown(ReplyKind::Ran, call.context(), false);
             (stored, answer)
         });
         if stored.is_refusal() {
@@ -469,7 +337,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             }
             Err(_) => {
                 self.owe(Owed::Complete(call.clone(), lease, stored));
-                self.unknown(ReplyKind::Unrecorded, &call.context, true)
+                self.unknown(ReplyKind::Unrecorded, call.context(), true)
             }
         }
     }
@@ -485,10 +353,10 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         Fut: Future<Output = Done<T>>,
     {
         let lease = Lease::pending(
-            call.scope.clone(),
-            call.key.clone(),
-            call.fingerprint,
-            call.context.clone(),
+            call.scope().clone(),
+            call.key().clone(),
+            call.fingerprint(),
+            call.context().to_owned(),
             super::ledger::DEFAULT_LEASE,
         );
         let tool_started = Instant::now();
@@ -498,7 +366,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         match done {
             Done::Recorded(stored) => match stored.answer() {
                 Ok(answer) => Reply::new(ReplyKind::Ran, stored, answer),
-                Err(_) => self.unknown(ReplyKind::Ran, &call.context, false),
+                Err(_) => self.unknown(ReplyKind::Ran, call.context(), false),
             },
             // The key was begun by another call (or the commit's outcome is not known):
             // nothing of this call's stands, and the key answers what it holds.
@@ -509,7 +377,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             }
             Done::Answer(answer) => {
                 let Some((stored, answer)) = round_trip(&answer) else {
-                    return self.unknown(ReplyKind::Ran, &call.context, false);
+                    return self.unknown(ReplyKind::Ran, call.context(), false);
                 };
                 if stored.is_refusal() {
                     // Nothing was done, and no key was begun.
@@ -530,7 +398,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 if let Some((stored, _)) = mine {
                     self.owe(Owed::Resolve(call.clone(), lease, stored));
                 }
-                self.unknown(ReplyKind::Unrecorded, &call.context, true)
+                self.unknown(ReplyKind::Unrecorded, call.context(), true)
             }
         }
     }
@@ -558,143 +426,13 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         }
     }
 
-    /// The reply to a call whose own record (or release) came back
-    /// [`Completion::LeaseLost`], or whose effect did not commit under its lease (`mine` is
-    /// `None`): what the ledger holds for the key, never an answer no replay gives. The key
-    /// is read again: an answer recorded since is the reply (replaced by this call's, if it is
-    /// the provisional `unknown` of a recovery); a key nobody answered is taken, and
-    /// answered with this call's answer; a key someone holds is waited for, within the
-    /// lease's length. When the ledger cannot tell, the reply is `unknown`, and the truth is
-    /// owed to it.
-    async fn lost(
-        &self,
-        call: &Call,
-        lease: &Lease,
-        mine: Option<(StoredAnswer, Answer)>,
-    ) -> Reply {
-        if mine.is_none()
-            && let Ok(Completion::Recorded) = self.ledger.release(lease).await
-        {
-            // The lease still held, and nothing committed under it.
-            return did_nothing();
-        }
-        let deadline = Instant::now() + lease.length().max(Duration::from_millis(500));
-        if let Some(reply) = self
-            .settle_lost(
-                call,
-                lease,
-                mine.as_ref(),
-                Some(deadline),
-                ReplyKind::LeaseLost,
-            )
-            .await
-        {
-            return reply;
-        }
-        if let Some((stored, _)) = mine {
-            self.owe(Owed::Resolve(call.clone(), lease.clone(), stored));
-        }
-        self.unknown(ReplyKind::Unrecorded, &call.context, true)
-    }
-
-    /// One attempt at [`Sequence::lost`]'s reading of the key, waiting for a key in flight
-    /// until `deadline` (not at all without one): the reply (an answer found recorded is
-    /// replied as `answered`), or `None` when the ledger failed or the key stayed in flight.
-    async fn settle_lost(
-        &self,
-        call: &Call,
-        lease: &Lease,
-        mine: Option<&(StoredAnswer, Answer)>,
-        deadline: Option<Instant>,
-        answered: ReplyKind,
-    ) -> Option<Reply> {
-        let mine_reply =
-            |kind| mine.map(|(stored, answer)| Reply::new(kind, stored.clone(), answer.clone()));
-        loop {
-            let began = self
-                .ledger
-                .begin(&call.scope, &call.key, call.fingerprint, &call.context)
-                .await
-                .ok()?;
-            match began {
-                Begin::Replay(stored) => {
-                    let truth = mine.filter(|(ours, _)| !ours.is_provisional());
-                    if stored.is_provisional()
-                        && let Some((ours, _)) = truth
-                    {
-                        let truth = (!ours.is_refusal()).then_some(ours);
-                        match self.ledger.resolve(lease, truth).await.ok()? {
-                            Completion::Recorded => return mine_reply(ReplyKind::Ran),
-                            // Answered otherwise since: read it again.
-                            Completion::LeaseLost => continue,
-                        }
-                    }
-                    return Some(self.replayed(call, stored, answered));
-                }
-                Begin::Abandoned(abandoned) => {
-                    let Some((stored, _)) = mine else {
-                        // This call's effect did not commit, and the key has no answer: had
-                        // any typed transaction under it committed, the answer would be
-                        // there, committed with it. Nothing was done; the key is freed.
-                        let _ = self.ledger.release(abandoned.lease()).await;
-                        return Some(did_nothing());
-                    };
-                    return match self.answer_under(abandoned.lease(), stored).await.ok()? {
-                        Completion::Recorded => mine_reply(ReplyKind::Ran),
-                        Completion::LeaseLost => continue,
-                    };
-                }
-                Begin::Fresh(fresh) => {
-                    // The key was released since: this call's answer is the truth.
-                    let Some((stored, _)) = mine else {
-                        let _ = self.ledger.release(&fresh).await;
-                        return Some(did_nothing());
-                    };
-                    return match self.answer_under(&fresh, stored).await.ok()? {
-                        Completion::Recorded => mine_reply(ReplyKind::Ran),
-                        Completion::LeaseLost => continue,
-                    };
-                }
-                Begin::InFlight { until } => {
-                    let deadline = deadline?;
-                    let now = Instant::now();
-                    if now >= deadline || tokio::runtime::Handle::try_current().is_err() {
-                        return None;
-                    }
-                    let left = until
-                        .duration_since(SystemTime::now())
-                        .unwrap_or_default()
-                        .clamp(Duration::from_millis(5), Duration::from_millis(100));
-                    tokio::time::sleep(left.min(deadline - now)).await;
-                }
-                refused @ Begin::Mismatch => {
-                    return Some(Reply::refused(refused.refusal()?));
-                }
-            }
-        }
-    }
-
-    /// Records `stored` under `lease` (a key this call took again): a result completes the
-    /// key, a refusal releases it.
-    async fn answer_under(
-        &self,
-        lease: &Lease,
-        stored: &StoredAnswer,
-    ) -> Result<Completion, L::Error> {
-        if stored.is_refusal() {
-            self.ledger.release(lease).await
-        } else {
-            self.ledger.complete(lease, stored).await
-        }
-    }
-
     /// A replay of `stored`, as `kind`.
     fn replayed(&self, call: &Call, stored: StoredAnswer, kind: ReplyKind) -> Reply {
         match stored.answer() {
             Ok(answer) => Reply::new(kind, stored, answer),
             // A row written by something else: the first call ran, so never "nothing was
             // done"; what it did is looked up.
-            Err(_) => self.unknown(kind, &call.context, false),
+            Err(_) => self.unknown(kind, call.context(), false),
         }
     }
 
@@ -709,128 +447,6 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             })
             .expect("a bare unknown result serializes and reads back");
         Reply::new(kind, stored.with_provisional(provisional), answer)
-    }
-
-    /// The answer of an abandoned key whose operation may have started: the probe's outcome
-    /// of the operation (final), or else `unknown` with the lookup its context names
-    /// (provisional).
-    async fn recovery_of(&self, abandoned: &Abandoned) -> Reply {
-        if let Ok(Some(outcome)) = self.probe.outcome(abandoned).await
-            && let Some((stored, answer)) = round_trip(&Answer::Result(outcome))
-        {
-            return Reply::new(ReplyKind::Recovered, stored, answer);
-        }
-        self.unknown(ReplyKind::Recovered, abandoned.context(), true)
-    }
-
-    /// Answers an abandoned key from the probe (its operation's outcome, or `unknown`) and
-    /// completes it with that answer; should the completion come back lost, the key's answer
-    /// is read again, as for any call.
-    async fn recover(&self, call: &Call, abandoned: &Abandoned) -> Reply {
-        let reply = self.recovery_of(abandoned).await;
-        match self
-            .ledger
-            .complete(abandoned.lease(), reply.stored())
-            .await
-        {
-            Ok(Completion::Recorded) => reply,
-            Ok(Completion::LeaseLost) => {
-                let Reply { stored, answer, .. } = reply;
-                self.lost(call, abandoned.lease(), Some((stored, answer)))
-                    .await
-            }
-            Err(_) => {
-                self.owe(Owed::Complete(
-                    call.clone(),
-                    abandoned.lease().clone(),
-                    reply.stored.clone(),
-                ));
-                self.unknown(ReplyKind::Recovered, abandoned.context(), true)
-            }
-        }
-    }
-
-    fn owe(&self, owed: Owed) {
-        self.lock_owed().push(owed);
-    }
-
-    /// Makes one owed write; `false` when it must stay owed.
-    async fn pay(&self, owed: &Owed) -> Result<bool, L::Error> {
-        let (call, lease, stored, first) = match owed {
-            Owed::Complete(call, lease, stored) => (
-                call,
-                lease,
-                stored,
-                self.ledger.complete(lease, stored).await?,
-            ),
-            Owed::Release(call, lease, stored) => {
-                (call, lease, stored, self.ledger.release(lease).await?)
-            }
-            Owed::Resolve(call, lease, stored) => (call, lease, stored, Completion::LeaseLost),
-        };
-        if first == Completion::Recorded {
-            return Ok(true);
-        }
-        // The lease was lost meanwhile: the truth goes where the key stands now.
-        let Ok(answer) = stored.answer() else {
-            return Ok(true);
-        };
-        let mine = Some((stored.clone(), answer));
-        Ok(self
-            .settle_lost(call, lease, mine.as_ref(), None, ReplyKind::LeaseLost)
-            .await
-            .is_some())
-    }
-
-    /// The background step a process runs every little while: writes what earlier calls
-    /// could not (an answer not recorded, a key not released, the truth owed to an
-    /// `unknown`), answers up to `limit` abandoned keys (so none waits for its next request),
-    /// and purges up to `limit` answered keys older than the retention window.
-    ///
-    /// # Errors
-    ///
-    /// The ledger's error, at the first write that fails; what is still owed stays owed.
-    ///
-    /// # Panics
-    ///
-    /// As [`Sequence::run`].
-    pub async fn settle(&self, limit: usize) -> Result<Settled, L::Error> {
-        let mut settled = Settled::default();
-        let owed = std::mem::take(&mut *self.lock_owed());
-        let mut owed = owed.into_iter();
-        while let Some(write) = owed.next() {
-            match self.pay(&write).await {
-                Ok(true) => settled.recorded += 1,
-                Ok(false) => self.owe(write),
-                Err(err) => {
-                    let mut still = self.lock_owed();
-                    still.push(write);
-                    still.extend(owed);
-                    return Err(err);
-                }
-            }
-        }
-        for abandoned in self.ledger.abandoned(limit).await? {
-            match self.probe.started(&abandoned).await {
-                Ok(true) => {
-                    let reply = self.recovery_of(&abandoned).await;
-                    let _ = self
-                        .ledger
-                        .complete(abandoned.lease(), &reply.stored)
-                        .await?;
-                    settled.recovered += 1;
-                }
-                Ok(false) => {
-                    if self.ledger.release(abandoned.lease()).await? == Completion::Recorded {
-                        settled.released += 1;
-                    }
-                }
-                // Taken again once this lease passes.
-                Err(_) => {}
-            }
-        }
-        settled.purged = self.ledger.purge(limit).await?;
-        Ok(settled)
     }
 }
 

@@ -15,8 +15,8 @@
 use std::time::Duration;
 
 use super::key::IdempotencyKey;
-use super::ledger::Scope;
 use super::reply::{Reply, ReplyKind};
+use super::scope::Scope;
 use crate::guarantee::Refusal;
 
 /// How a keyed call ended, as telemetry names it.

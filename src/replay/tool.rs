@@ -7,11 +7,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::call::Call;
 use super::key::IdempotencyKey;
-use super::ledger::{Lease, Ledger};
+use super::lease::Lease;
+use super::ledger::Ledger;
 use super::probe::{Done, EffectProbe};
 use super::reply::Reply;
-use super::sequence::{Call, Sequence};
+use super::sequence::Sequence;
 use crate::guarantee::Refusal;
 
 /// A guarantee tool, written once: its name, what it does, the prefix of the ids of the

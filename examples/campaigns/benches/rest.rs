@@ -18,12 +18,16 @@ mod limits;
 mod postgres;
 #[path = "../src/service.rs"]
 mod service;
+#[path = "../src/sql.rs"]
+mod sql;
 #[path = "../src/store.rs"]
 mod store;
 #[path = "../src/telemetry.rs"]
 mod telemetry;
 #[path = "../src/tools.rs"]
 mod tools;
+#[path = "../src/tx.rs"]
+mod tx;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -12,9 +12,11 @@ mod mcp;
 mod rest;
 mod serve;
 mod service;
+mod sql;
 mod store;
 mod telemetry;
 mod tools;
+mod tx;
 
 use std::io::Write;
 use std::net::SocketAddr;

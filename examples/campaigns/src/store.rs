@@ -17,7 +17,7 @@
 //! ([`Store::reconcile`]), so nobody is sent twice and nobody is dropped.
 //!
 //! A message and a campaign are created under the fence of the idempotency key of the call
-//! that creates them, checked in the same transaction ([`Db::fence_check`]): once another
+//! that creates them, checked in the same transaction ([`Conn::effect`]): once another
 //! process has taken the key over, the first call creates nothing, so whether the operation
 //! took effect is a lookup by its id ([`Store::operation_exists`]). Each send is logged with
 //! its effect key and fence.
@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 use agent_tool_result::guarantee::{Answer, GuaranteeResult};
 use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
 
-use crate::db::{Arg, Conn, Db, DbError, Statements, Target, Tx};
+use crate::db::{Conn, Db, DbError, Target};
+use crate::sql::Arg;
+use crate::tx::{Statements, Tx};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);

@@ -1,0 +1,227 @@
+//! [`Tx`]: the transaction of a call's effect, under its lease's fence (the crate's typed
+//! transaction, which commits the effect with the call's answer), or plain outside the replay
+//! sequence; and [`Statements`], what runs the service's statements, a connection or a
+//! transaction.
+
+use std::time::Duration;
+
+use agent_tool_result::guarantee::Answer;
+use agent_tool_result::replay::{
+    Done, Lease, PostgresTransaction, SqliteTransaction, TransactionError,
+};
+
+use crate::db::{Conn, DbError, PgConn};
+use crate::sql::{
+    Arg, POSTGRES_NOW, Row, bounded, pg_execute, pg_query, postgres_params, sqlite_execute,
+    sqlite_query, sqlite_sql,
+};
+
+impl<'a> Conn<'a> {
+    /// Begins the transaction of an effect: under `lease`'s fence when the call has one (the
+    /// crate's typed transaction, which commits the effect with the call's answer), a plain
+    /// one when it has none (outside the replay sequence: the benchmark's baseline).
+    pub async fn effect(
+        &mut self,
+        lease: Option<&Lease>,
+    ) -> Result<Tx<'_, 'a>, TransactionError<DbError>> {
+        let failed = |err: DbError| TransactionError::Failed(err);
+        match (self, lease) {
+            (Conn::Sqlite(held), Some(lease)) => {
+                SqliteTransaction::begin(&mut held.connection, lease)
+                    .map(Tx::Sqlite)
+                    .map_err(|err| map_tx(err, DbError::Ledger))
+            }
+            (Conn::Postgres(conn), Some(lease)) => {
+                let PgConn {
+                    client,
+                    unsure,
+                    timeout,
+                } = &mut **conn;
+                let client = client.as_mut().expect("a connection until dropped");
+                // Until it commits, the connection's state is not known.
+                *unsure = true;
+                let begun =
+                    tokio::time::timeout(*timeout, PostgresTransaction::begin(client, lease))
+                        .await
+                        .map_err(|_| failed(DbError::TimedOut(*timeout)))?;
+                Ok(Tx::Postgres {
+                    tx: begun.map_err(|err| map_tx(err, DbError::Setup))?,
+                    unsure,
+                    timeout: *timeout,
+                })
+            }
+            (conn, None) => {
+                conn.begin().await.map_err(failed)?;
+                Ok(Tx::Plain(conn))
+            }
+        }
+    }
+}
+
+/// A ledger's transaction error, with the store's error as the service's.
+fn map_tx<E>(
+    err: TransactionError<E>,
+    into: impl FnOnce(E) -> DbError,
+) -> TransactionError<DbError> {
+    match err {
+        TransactionError::Failed(err) => TransactionError::Failed(into(err)),
+        TransactionError::Unsure(err) => TransactionError::Unsure(into(err)),
+        TransactionError::InFlight => TransactionError::InFlight,
+        _ => TransactionError::Fenced,
+    }
+}
+
+/// The transaction of an effect: fenced by a call's lease (committing the call's answer with
+/// the effect), or plain.
+pub enum Tx<'c, 'a> {
+    /// Fenced, on SQLite.
+    Sqlite(SqliteTransaction<'c>),
+    /// Fenced, on PostgreSQL.
+    Postgres {
+        /// The transaction.
+        tx: PostgresTransaction<'c>,
+        /// The connection's flag: left set unless the transaction commits.
+        unsure: &'c mut bool,
+        /// The bound on each statement.
+        timeout: Duration,
+    },
+    /// Plain, outside the replay sequence.
+    Plain(&'c mut Conn<'a>),
+}
+
+impl Tx<'_, '_> {
+    /// Runs a statement in the transaction; returns how many rows it changed.
+    pub async fn execute(&mut self, sql: &str, args: &[Arg]) -> Result<u64, DbError> {
+        match self {
+            Tx::Sqlite(tx) => sqlite_execute(tx, sql, args),
+            Tx::Postgres { tx, timeout, .. } => bounded(*timeout, pg_execute(tx, sql, args)).await,
+            Tx::Plain(conn) => conn.execute(sql, args).await,
+        }
+    }
+
+    /// Runs a query in the transaction; returns its rows.
+    pub async fn query(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
+        match self {
+            Tx::Sqlite(tx) => sqlite_query(tx, sql, args),
+            Tx::Postgres { tx, timeout, .. } => bounded(*timeout, pg_query(tx, sql, args)).await,
+            Tx::Plain(conn) => conn.query(sql, args).await,
+        }
+    }
+
+    /// Commits the effect with `answer`: what the tool answers the sequence (the answer
+    /// recorded with the key, or, for a plain transaction, the answer itself).
+    pub async fn commit<F: serde::Serialize>(self, answer: Answer<F>) -> Done<F> {
+        self.commit_with("", &[], answer).await
+    }
+
+    /// [`Tx::commit`] after the effect's last write, `sql` with `args` (on PostgreSQL, in the
+    /// same statement as the answer's record).
+    pub async fn commit_with<F: serde::Serialize>(
+        self,
+        sql: &str,
+        args: &[Arg],
+        answer: Answer<F>,
+    ) -> Done<F> {
+        let committed = match self {
+            Tx::Sqlite(tx) => {
+                let done = if sql.is_empty() {
+                    tx.commit(answer)
+                } else {
+                    tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
+                };
+                done.map_err(|err| map_tx(err, DbError::Ledger))
+            }
+            Tx::Postgres {
+                tx,
+                unsure,
+                timeout,
+            } => {
+                let sql = sql.replace("NOW_MS", POSTGRES_NOW);
+                let params = postgres_params(args);
+                match tokio::time::timeout(timeout, tx.commit_with(&sql, &params, answer)).await {
+                    Ok(Ok(done)) => {
+                        *unsure = false;
+                        Ok(done)
+                    }
+                    Ok(Err(err)) => Err(map_tx(err, DbError::Setup)),
+                    Err(_) => Err(TransactionError::Unsure(DbError::TimedOut(timeout))),
+                }
+            }
+            Tx::Plain(conn) => {
+                let written = if sql.is_empty() {
+                    Ok(0)
+                } else {
+                    conn.execute(sql, args).await
+                };
+                match written {
+                    Err(err) => Err(TransactionError::Failed(err)),
+                    Ok(_) => match conn.commit().await {
+                        Ok(()) => Ok(Done::Answer(answer)),
+                        Err(err) => Err(TransactionError::Unsure(err)),
+                    },
+                }
+            }
+        };
+        committed.unwrap_or_else(Done::from)
+    }
+}
+
+/// What runs the service's statements: a connection, or a transaction on one.
+pub trait Statements: Send {
+    /// Runs a statement; returns how many rows it changed.
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send;
+
+    /// Runs a query; returns its rows.
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<Vec<Row>, DbError>> + Send;
+}
+
+impl Statements for Conn<'_> {
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send {
+        Conn::execute(self, sql, args)
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<Vec<Row>, DbError>> + Send {
+        Conn::query(self, sql, args)
+    }
+}
+
+impl Statements for Tx<'_, '_> {
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send {
+        Tx::execute(self, sql, args)
+    }
+
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+    ) -> impl Future<Output = Result<Vec<Row>, DbError>> + Send {
+        Tx::query(self, sql, args)
+    }
+}
+
+impl From<DbError> for TransactionError<DbError> {
+    /// A statement of the service's that failed before the commit: nothing was written.
+    fn from(err: DbError) -> Self {
+        TransactionError::Failed(err)
+    }
+}

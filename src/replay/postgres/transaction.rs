@@ -1,0 +1,318 @@
+//! [`PostgresTransaction`]: a tool's effect and its answer in one transaction on the ledger's
+//! own database, under the call's lease.
+
+use std::future::Future as _;
+
+use super::super::lease::Lease;
+use super::super::ledger::TransactionError;
+use super::super::probe::Done;
+use super::super::stored::StoredAnswer;
+use super::PostgresError;
+use crate::guarantee::Answer;
+
+/// Whether the lease `($1, $2, $3)` holds its key, locking the key's row until the
+/// transaction ends: what a fenced transaction checks first. A process that would take the
+/// key over waits for the lock, so it finds the transaction's writes committed or never made.
+const FENCE_CHECK: &str = concat!(
+    "SELECT 1 FROM atr_idempotency WHERE ",
+    held!(),
+    " FOR UPDATE"
+);
+
+/// The statement that records a call's answer last in the transaction of its effect, its
+/// COMMIT sent right behind it, its parameters numbered from `$first`: for a key not begun
+/// yet (`pending`), the key inserted with its answer (scope, key, fingerprint, context,
+/// refused, answer); else the answer recorded under the lease (scope, key, fence, refused,
+/// answer). A lease's key row has been locked since the transaction's fence check, so it is
+/// still the lease's whatever the clock says now; a key not begun yet waits, on its unique
+/// entry, for any other call that began it meanwhile. `effect`, the tool's own last write,
+/// runs in the same statement. Should nothing be recorded (the key is another's), the
+/// statement fails (a division by the zero rows recorded), which aborts the transaction, so
+/// the COMMIT behind it rolls the effect back instead of committing it without its answer.
+fn recording(pending: bool, first: usize, effect: Option<&str>) -> String {
+    let n = |i: usize| first + i;
+    let key = if pending {
+        format!(
+            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, completed_at, \
+             refused, answer) VALUES (${}, ${}, ${}, ${}, 0, clock_timestamp(), ${}, ${}) \
+             ON CONFLICT (scope, key) DO NOTHING RETURNING 1",
+            n(0),
+            n(1),
+            n(2),
+            n(3),
+            n(4),
+            n(5)
+        )
+    } else {
+        format!(
+            "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = ${}, \
+             answer = ${}, provisional = false, lease_until = NULL WHERE scope = ${} \
+             AND key = ${} AND fence = ${} AND completed_at IS NULL RETURNING 1",
+            n(3),
+            n(4),
+            n(0),
+            n(1),
+            n(2)
+        )
+    };
+    match effect {
+        Some(effect) => format!(
+            "WITH atr_key AS ({key}), atr_effect AS ({effect}) \
+             SELECT 1 / count(*)::int FROM atr_key"
+        ),
+        None => format!("WITH atr_key AS ({key}) SELECT 1 / count(*)::int FROM atr_key"),
+    }
+}
+
+/// What a transaction that begins its key itself (its lease pending) sends as it begins, in
+/// the same message as its `BEGIN`: a transaction-scoped advisory lock on the key (seen by
+/// every session at once, and kept by a pooler in transaction mode), so that a second such
+/// transaction for the key while this one is open is refused as in flight. The lock's number
+/// is [`advisory_lock`] of the key, written as a literal (a number this process computed, so
+/// nothing of the caller's reaches the statement's text). Whether the key was begun already
+/// is found at the commit, whose insert then fails and rolls the effect back.
+fn folded_begin(scope: &str, key: &str) -> String {
+    format!(
+        "BEGIN; SELECT pg_try_advisory_xact_lock({})",
+        advisory_lock(scope, key)
+    )
+}
+
+/// The advisory lock's number for the key `key` in `scope`: 64 bits of a SHA-256 over both,
+/// the same in every process.
+fn advisory_lock(scope: &str, key: &str) -> i64 {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(b"atr-key-lock");
+    for part in [scope, key] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    let digest = hasher.finalize();
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(head)
+}
+
+/// A transaction on the ledger's own database under a call's lease: the tool's writes and
+/// its answer commit together, or neither does. [`PostgresTransaction::begin`] opens the
+/// transaction and checks that the lease still holds its key, locking the key's row so that
+/// no other process takes the key over until the transaction ends (one round trip: the check
+/// goes right behind the `BEGIN`); the tool makes its writes through it (it dereferences to
+/// the [`tokio_postgres::Client`], whose statements run inside the transaction);
+/// [`PostgresTransaction::commit`] records the tool's typed answer with the key and commits
+/// (one round trip again), and hands back what the tool answers the sequence
+/// ([`Done::Recorded`]). Dropped without a commit, it rolls back.
+///
+/// Take the connection from the ledger's pool ([`PostgresLedger::connections`](super::PostgresLedger::connections)) or any
+/// connection to the same database. Nothing in it relies on session state or named prepared
+/// statements: it works through a pooler in transaction mode.
+///
+/// ```no_run
+/// use agent_tool_result::guarantee::GuaranteeResult;
+/// use agent_tool_result::replay::{
+///     Call, Done, IdempotencyKey, PostgresLedger, PostgresTransaction, Sequence,
+/// };
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let sequence = Sequence::new(PostgresLedger::connect("postgres://atr@127.0.0.1/atr").await?);
+/// let call = Call::of("send_sms", "acct_1", IdempotencyKey::new("k-1")?, &serde_json::json!({}));
+/// let reply = sequence
+///     .run_recording(call, async |lease| {
+///         let send = async {
+///             let mut client = sequence.ledger().connections().get().await.map_err(|err| {
+///                 agent_tool_result::replay::TransactionError::Failed(err.into())
+///             })?;
+///             let tx = PostgresTransaction::begin(&mut client, &lease).await?;
+///             tx.execute("INSERT INTO sent (id) VALUES ('msg_1')", &[]).await?;
+///             tx.commit(GuaranteeResult::<agent_tool_result::JsonObject>::committed_one()).await
+///         };
+///         send.await.unwrap_or_else(Done::from)
+///     })
+///     .await;
+/// # Ok(()) }
+/// ```
+pub struct PostgresTransaction<'c> {
+    client: &'c tokio_postgres::Client,
+    lease: Lease,
+    finished: bool,
+}
+
+impl std::fmt::Debug for PostgresTransaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresTransaction")
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<tokio_postgres::Error> for TransactionError<PostgresError> {
+    /// A write of the tool's that failed, before the commit: nothing was written.
+    fn from(err: tokio_postgres::Error) -> Self {
+        TransactionError::Failed(err.into())
+    }
+}
+
+/// The parameters of the lease `($1, $2, $3)`, with their types.
+fn lease_params(lease: &Lease) -> (String, String, i64) {
+    (
+        lease.scope().as_str().to_owned(),
+        lease.key().as_str().to_owned(),
+        lease.fence().as_i64(),
+    )
+}
+
+impl<'c> PostgresTransaction<'c> {
+    /// Begins a transaction on `client` (a connection to the ledger's database) and checks
+    /// that `lease` holds its key.
+    ///
+    /// # Errors
+    ///
+    /// [`TransactionError::Fenced`] when the lease no longer holds its key (nothing is
+    /// written); [`TransactionError::Failed`] when the server fails.
+    pub async fn begin(
+        client: &'c mut tokio_postgres::Client,
+        lease: &Lease,
+    ) -> Result<Self, TransactionError<PostgresError>> {
+        use tokio_postgres::types::Type;
+        let client: &'c tokio_postgres::Client = client;
+        let mut transaction = PostgresTransaction {
+            client,
+            lease: lease.clone(),
+            finished: false,
+        };
+        let (scope, key, fence) = lease_params(lease);
+        if lease.pending_begin().is_some() {
+            // One message: the transaction and the key's lock.
+            let answered = client
+                .simple_query(&folded_begin(&scope, &key))
+                .await
+                .map_err(|err| {
+                    // Whether the BEGIN ran is not known: roll back, to be sure.
+                    TransactionError::Failed(err.into())
+                })?;
+            let locked = answered.iter().find_map(|message| match message {
+                tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0),
+                _ => None,
+            });
+            if locked != Some("t") {
+                return Err(TransactionError::InFlight);
+            }
+            return Ok(transaction);
+        }
+        // Sent together: the check runs inside the transaction, one round trip for both.
+        let params: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 3] = [
+            (&scope, Type::TEXT),
+            (&key, Type::TEXT),
+            (&fence, Type::INT8),
+        ];
+        let check = client.query_typed(FENCE_CHECK, &params);
+        let (began, held) = super::super::join::both(client.batch_execute("BEGIN"), check).await;
+        if let Err(err) = began {
+            // Nothing began: there is nothing to roll back.
+            transaction.finished = true;
+            return Err(err.into());
+        }
+        if held?.is_empty() {
+            return Err(TransactionError::Fenced);
+        }
+        Ok(transaction)
+    }
+
+    /// Records `answer` with the key and commits: the tool's writes and the answer together.
+    /// What it returns is what the tool answers the sequence.
+    ///
+    /// # Errors
+    ///
+    /// [`TransactionError::Failed`] when the answer does not serialize to an object, or the
+    /// record fails (nothing was written); [`TransactionError::Fenced`] when the key is
+    /// another's (nothing was written); [`TransactionError::Unsure`] when the commit fails,
+    /// so whether it committed is not known.
+    pub async fn commit<F: serde::Serialize>(
+        self,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<PostgresError>> {
+        self.commit_with("", &[], answer).await
+    }
+
+    /// [`PostgresTransaction::commit`] with the tool's last write (an `INSERT`, `UPDATE` or
+    /// `DELETE` with its parameters `$1`.. and their types, and no `WITH` of its own) made in
+    /// the same statement as the record: one statement fewer for the server. An empty
+    /// `statement` is no write.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresTransaction::commit`]; a write that fails is
+    /// [`TransactionError::Failed`] (nothing was written).
+    pub async fn commit_with<F: serde::Serialize>(
+        mut self,
+        statement: &str,
+        params: &[(
+            &(dyn tokio_postgres::types::ToSql + Sync),
+            tokio_postgres::types::Type,
+        )],
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<PostgresError>> {
+        use tokio_postgres::types::Type;
+        let stored = StoredAnswer::of(&answer.into())
+            .map_err(|err| TransactionError::Failed(PostgresError::answer(err)))?;
+        let (scope, key, fence) = lease_params(&self.lease);
+        let (refused, json) = (stored.is_refusal(), stored.json());
+        let pending = self.lease.pending_begin();
+        let print = pending.map(|pending| pending.fingerprint.to_hex());
+        let mut all = params.to_vec();
+        all.extend([(&scope as _, Type::TEXT), (&key as _, Type::TEXT)]);
+        match (&print, pending) {
+            (Some(print), Some(pending)) => {
+                all.extend([
+                    (print as _, Type::TEXT),
+                    (&pending.context as _, Type::TEXT),
+                ]);
+            }
+            _ => all.push((&fence as _, Type::INT8)),
+        }
+        all.extend([(&refused as _, Type::BOOL), (&json as _, Type::TEXT)]);
+        let effect = (!statement.is_empty()).then_some(statement);
+        let sql = recording(pending.is_some(), params.len() + 1, effect);
+        // Sent together: a record that fails aborts the transaction, and the COMMIT behind
+        // it then rolls back.
+        let (recorded, committed) = super::super::join::both(
+            self.client.query_typed(&sql, &all),
+            self.client.batch_execute("COMMIT"),
+        )
+        .await;
+        self.finished = true;
+        match (recorded, committed) {
+            (Ok(_), Ok(())) => Ok(Done::Recorded(stored)),
+            // The record's guard: the key is another's, and nothing committed.
+            (Err(err), _)
+                if err.code() == Some(&tokio_postgres::error::SqlState::DIVISION_BY_ZERO) =>
+            {
+                Err(TransactionError::Fenced)
+            }
+            (Err(err), _) if !err.is_closed() => Err(TransactionError::Failed(err.into())),
+            (Err(err), _) | (Ok(_), Err(err)) => Err(TransactionError::Unsure(err.into())),
+        }
+    }
+}
+
+impl std::ops::Deref for PostgresTransaction<'_> {
+    type Target = tokio_postgres::Client;
+
+    fn deref(&self) -> &Self::Target {
+        self.client
+    }
+}
+
+impl Drop for PostgresTransaction<'_> {
+    /// Rolls back a transaction that was not committed. The `ROLLBACK` is queued on the
+    /// connection at once (the driver sends a statement when its future is first polled),
+    /// ahead of anything the connection runs next.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let rollback = std::pin::pin!(self.client.batch_execute("ROLLBACK"));
+        let _ = rollback.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    }
+}
