@@ -10,6 +10,8 @@
 
 #[path = "../src/db.rs"]
 mod db;
+#[path = "../src/faults.rs"]
+mod faults;
 #[path = "../src/ledger.rs"]
 mod ledger;
 #[path = "../src/limits.rs"]

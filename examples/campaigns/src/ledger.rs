@@ -12,7 +12,8 @@ use agent_tool_result::replay::{
 };
 
 use crate::db::{DbError, Target};
-use crate::store::{Faults, Store as Tables};
+use crate::faults::Faults;
+use crate::store::Store as Tables;
 
 /// The ledger's store.
 enum Store {

@@ -6,6 +6,7 @@
 
 mod admitted;
 mod db;
+mod faults;
 mod ledger;
 mod limits;
 mod mcp;
@@ -240,7 +241,7 @@ impl Args {
             full_disk: self
                 .full_disk_after
                 .zip(self.full_disk_ms)
-                .map(|(after, ms)| store::FullDisk {
+                .map(|(after, ms)| faults::FullDisk {
                     after,
                     length: Duration::from_millis(ms),
                 }),

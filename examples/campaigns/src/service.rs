@@ -18,9 +18,10 @@ use agent_tool_result::{Classified, Envelope, JsonObject, ToolError, classified}
 use serde_json::Value;
 
 use crate::db::{DbError, Target};
+use crate::faults::FullDisk;
 use crate::ledger::{LedgerError, ServiceLedger};
 use crate::limits::{RateLimits, Standing};
-use crate::store::{CampaignRow, Claim, FullDisk, Message, SendWindow, Store};
+use crate::store::{CampaignRow, Claim, Message, SendWindow, Store};
 use crate::tools::{
     BatchArgs, CampaignRef, CampaignStatus, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
     MessageStatus, SendBatch, SendSms, SmsArgs,
