@@ -6,11 +6,13 @@
 //! the interleaving, every result any caller was given is the key's final answer, or
 //! `unknown` (which only the truth may replace).
 
+#[path = "support/answers.rs"]
+mod answers;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_tool_result::JsonObject;
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, SettlementState};
+use agent_tool_result::guarantee::{Answer, Refusal, SettlementState};
 use agent_tool_result::replay::{
     Abandoned, Call, Done, EffectProbe, IdempotencyKey, Ledger, MemoryLedger, Reply, ReplyKind,
     Sequence,
@@ -101,19 +103,16 @@ fn call(folded: bool) -> Call {
 }
 
 fn committed(note: u16) -> Answer {
-    let mut fields = JsonObject::new();
-    fields.insert("run".into(), note.into());
-    GuaranteeResult::committed_one()
-        .with_fields(fields)
-        .unwrap()
-        .into()
+    answers::committed_with("run", note)
 }
 
 async fn tool(pace: Pace, outcome: Outcome) -> Done {
     match pace {
         Pace::Quick => {}
         Pace::Long(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
-        Pace::Stalled(ms) => std::thread::sleep(Duration::from_millis(ms)),
+        Pace::Stalled(ms) => {
+            tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(ms)));
+        }
     }
     match outcome {
         Outcome::Result(run) => Done::Answer(committed(u16::from(run))),

@@ -1,6 +1,8 @@
 //! The ledger contract on every store: memory, SQLite, and a real PostgreSQL server that the
 //! test starts itself (see `support/postgres.rs`).
 
+#[path = "support/answers.rs"]
+mod answers;
 #[path = "ledger/conformance.rs"]
 mod conformance;
 #[cfg(feature = "postgres")]

@@ -8,11 +8,13 @@
 #[path = "support/postgres.rs"]
 mod postgres;
 
+#[path = "support/answers.rs"]
+mod answers;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_tool_result::JsonObject;
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, RefusalKind};
+use agent_tool_result::guarantee::{Answer, RefusalKind};
 use agent_tool_result::replay::{
     Call, Done, IdempotencyKey, Lease, PostgresLedger, PostgresTransaction, ReplyKind, Sequence,
     TransactionError,
@@ -30,12 +32,7 @@ fn call(key: &str) -> Call {
 }
 
 fn committed(note: &str) -> Answer {
-    let mut fields = JsonObject::new();
-    fields.insert("note".into(), note.into());
-    GuaranteeResult::committed_one()
-        .with_fields(fields)
-        .unwrap()
-        .into()
+    answers::committed_with("note", note)
 }
 
 /// The tool: after `pause`, writes its note (the last write in the record's statement when

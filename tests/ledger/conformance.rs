@@ -532,12 +532,7 @@ pub mod call {
     }
 
     fn committed(note: &str) -> Answer {
-        let mut fields = JsonObject::new();
-        fields.insert("note".into(), note.into());
-        GuaranteeResult::committed_one()
-            .with_fields(fields)
-            .unwrap()
-            .into()
+        crate::answers::committed_with("note", note)
     }
 
     /// A tool that must not run.
@@ -613,23 +608,29 @@ pub mod call {
     /// and ran meanwhile: its record comes back lost, and it answers what the ledger holds.
     async fn a_lost_record_answers_the_ledgers_state<L: Ledger + 'static>(ledger: L) {
         let sequence = Arc::new(Sequence::new(ledger).with_probe(NothingStarted));
+        let (started, running) = tokio::sync::oneshot::channel();
         let paused = {
             let sequence = Arc::clone(&sequence);
             tokio::spawn(async move {
                 sequence
                     .run(call("paused"), |_| async {
+                        let _ = started.send(());
                         // A pause: the task does not yield, so nothing renews the lease.
-                        std::thread::sleep(SHORT * 3);
+                        // Blocks this call's task (its keepalive too), not the
+                        // runtime's other tasks.
+                        tokio::task::block_in_place(|| std::thread::sleep(SHORT * 3));
                         committed("paused")
                     })
                     .await
             })
         };
+        // Its lease is timed from its begin, which ends before its tool starts.
+        running.await.unwrap();
         tokio::time::sleep(SHORT + Duration::from_millis(200)).await;
         let taker = sequence
             .run(call("paused"), |_| async { committed("taker") })
             .await;
-        assert_eq!(taker.kind(), ReplyKind::Ran);
+        assert_eq!(taker.kind(), ReplyKind::Ran, "{:?}", taker.stored());
         let first = paused.await.unwrap();
         assert_eq!(first.kind(), ReplyKind::LeaseLost);
         assert_eq!(
@@ -649,17 +650,23 @@ pub mod call {
         ledger: L,
     ) {
         let sequence = Arc::new(Sequence::new(ledger));
+        let (started, running) = tokio::sync::oneshot::channel();
         let paused = {
             let sequence = Arc::clone(&sequence);
             tokio::spawn(async move {
                 sequence
                     .run(call("truth"), |_| async {
-                        std::thread::sleep(SHORT * 3);
+                        let _ = started.send(());
+                        // Blocks this call's task (its keepalive too), not the
+                        // runtime's other tasks.
+                        tokio::task::block_in_place(|| std::thread::sleep(SHORT * 3));
                         committed("truth")
                     })
                     .await
             })
         };
+        // Its lease is timed from its begin, which ends before its tool starts.
+        running.await.unwrap();
         tokio::time::sleep(SHORT + Duration::from_millis(200)).await;
         let recovered = sequence
             .run(call("truth"), |_| async {
@@ -687,7 +694,9 @@ pub mod call {
         let sequence = Sequence::new(ledger);
         let refused = sequence
             .run(call("refused"), |_| async {
-                std::thread::sleep(SHORT + Duration::from_millis(200));
+                tokio::task::block_in_place(|| {
+                    std::thread::sleep(SHORT + Duration::from_millis(200));
+                });
                 Answer::<JsonObject>::from(Refusal::invalid_arguments("no"))
             })
             .await;
