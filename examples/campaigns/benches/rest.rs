@@ -99,13 +99,15 @@ fn round(base: &str, path: &str, next: &AtomicUsize) -> (f64, Vec<Duration>) {
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             let body = format!(r#"{{"to":"+1558{n:08}","body":"hi"}}"#);
                             let sent = Instant::now();
-                            let response = agent
+                            let mut response = agent
                                 .post(format!("{base}{path}"))
                                 .header("content-type", "application/json")
                                 .header("idempotency-key", format!("\"bench-{n}\""))
                                 .send(body.as_bytes())
                                 .expect("the service answers");
                             assert_eq!(response.status(), 200);
+                            // Read to its end, so the connection is kept for the next one.
+                            response.body_mut().read_to_vec().expect("the body");
                             sent.elapsed()
                         })
                         .collect::<Vec<_>>()
