@@ -137,6 +137,7 @@ fn main() {
         window: SendWindow {
             cap: 20,
             length_ms: 60_000,
+            origin_ms: 0,
         },
         caps: std::collections::HashMap::new(),
         provider_delay: Duration::ZERO,

@@ -147,6 +147,11 @@ struct Args {
     /// The send window's length, in seconds.
     #[arg(long, default_value_t = 60)]
     window_secs: u64,
+    /// When one send window starts, in milliseconds since 1970: windows start every
+    /// `--window-secs` before and after it. By default they start at multiples of their length
+    /// (on the hour, for windows of an hour).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    window_origin_ms: i64,
     /// How long the provider takes to accept one send, in milliseconds.
     #[arg(long, default_value_t = 0)]
     provider_delay_ms: u64,
@@ -235,6 +240,7 @@ impl Args {
             window: SendWindow {
                 cap: self.cap,
                 length_ms,
+                origin_ms: self.window_origin_ms,
             },
             caps: std::mem::take(&mut self.account_caps).into_iter().collect(),
             provider_delay: Duration::from_millis(self.provider_delay_ms),

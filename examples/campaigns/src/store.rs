@@ -81,14 +81,17 @@ const DUE_BATCH: i64 = 1000;
 pub struct SendWindow {
     /// Campaign sends allowed in one window.
     pub cap: u64,
-    /// The window's length in milliseconds; windows start at multiples of it.
+    /// The window's length in milliseconds.
     pub length_ms: i64,
+    /// When one window starts, in milliseconds since 1970: windows start every `length_ms`
+    /// before and after it (0: at multiples of the length).
+    pub origin_ms: i64,
 }
 
 impl SendWindow {
     /// When the window holding `now_ms` started.
     fn start(self, now_ms: i64) -> i64 {
-        now_ms - now_ms.rem_euclid(self.length_ms)
+        now_ms - (now_ms - self.origin_ms).rem_euclid(self.length_ms)
     }
 
     /// When the next window starts.

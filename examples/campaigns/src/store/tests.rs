@@ -4,10 +4,14 @@ use super::*;
 use agent_tool_result::JsonObject;
 use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger};
 
-const WINDOW: SendWindow = SendWindow {
+/// Three sends an hour, the hour starting as the test does (so none starts during it).
+static WINDOW: std::sync::LazyLock<SendWindow> = std::sync::LazyLock::new(|| SendWindow {
     cap: 3,
     length_ms: 3_600_000,
-};
+    origin_ms: std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(0)),
+});
 
 const HI: Message<'static> = Message {
     id: "msg_1",
@@ -88,7 +92,7 @@ async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
             "acct",
             "hi",
             &phones(5),
-            WINDOW,
+            *WINDOW,
             standing,
         )
         .await;
@@ -111,7 +115,7 @@ async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
 
     // Held again, claimed again under a greater fence: the stale claim sends nothing, the
     // new one sends.
-    let claims = b.claim_due(|_| WINDOW).await.unwrap();
+    let claims = b.claim_due(|_| *WINDOW).await.unwrap();
     assert_eq!(claims.len(), 2, "the window's room: three, one sent");
     let again = claims.iter().find(|c| c.phone == late.phone).unwrap();
     assert!(again.fence > late.fence);
@@ -156,7 +160,7 @@ async fn creation_is_fenced_by_the_calls_key() {
             "acct",
             "hi",
             &phones(2),
-            WINDOW,
+            *WINDOW,
             standing,
         )
         .await;
@@ -183,7 +187,7 @@ async fn opted_out_recipients_are_denied_and_never_claimed() {
     let all = phones(4);
     a.opt_out(&all[0]).await.unwrap();
     let (done, claimed) = a
-        .create_campaign(Some(&key), "cmp_b", "acct", "hi", &all, WINDOW, standing)
+        .create_campaign(Some(&key), "cmp_b", "acct", "hi", &all, *WINDOW, standing)
         .await;
     let Done::Recorded(recorded) = done else {
         panic!("recorded")

@@ -37,6 +37,20 @@ pub const fn fault_flags(db_timeout_ms: &'static str) -> [&'static str; 10] {
     ]
 }
 
+/// When this test binary's services start their send windows: the second a service is first
+/// started, in milliseconds since 1970 (shared by every service of the binary, so processes
+/// of one test agree on their windows).
+pub fn window_origin() -> i64 {
+    static ORIGIN: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *ORIGIN.get_or_init(|| {
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970");
+        // On a whole second, as an HTTP date (`Retry-After`) names it.
+        i64::try_from(since.as_secs()).expect("a date this millennium") * 1000
+    })
+}
+
 /// A scratch directory for one test's database, removed when dropped.
 pub struct Scratch {
     dir: PathBuf,
@@ -92,6 +106,11 @@ impl Service {
             .arg("--db")
             .arg(db)
             .args(["--addr", "127.0.0.1:0", "--token", TOKEN]);
+        if !extra.contains(&"--window-origin-ms") {
+            // Windows start when the test binary did, so none of an hour starts mid-test,
+            // whatever the time of day.
+            command.args(["--window-origin-ms", &window_origin().to_string()]);
+        }
         if !extra.contains(&"--lease-ms") {
             // A short lease, so that a key a killed process held is answered soon.
             command.args(["--lease-ms", "600"]);
