@@ -139,8 +139,8 @@
 //! # Ok(()) }
 //! ```
 
-#[cfg(feature = "postgres")]
 mod call;
+#[cfg(feature = "postgres")]
 mod coalesce;
 #[cfg(feature = "postgres")]
 mod connections;
