@@ -3,6 +3,8 @@
 
 use std::future::Future as _;
 
+use tokio_postgres::Client;
+
 use super::super::lease::Lease;
 use super::super::ledger::TransactionError;
 use super::super::probe::Done;
@@ -99,7 +101,7 @@ fn advisory_lock(scope: &str, key: &str) -> i64 {
 /// transaction and checks that the lease still holds its key, locking the key's row so that
 /// no other process takes the key over until the transaction ends (one round trip: the check
 /// goes right behind the `BEGIN`); the tool makes its writes through it (it dereferences to
-/// the [`tokio_postgres::Client`], whose statements run inside the transaction);
+/// the [`tokio_postgres::Client`](Client), whose statements run inside the transaction);
 /// [`PostgresTransaction::commit`] records the tool's typed answer with the key and commits
 /// (one round trip again), and hands back what the tool answers the sequence
 /// ([`Done::Recorded`]). Dropped without a commit, it rolls back.
@@ -133,7 +135,7 @@ fn advisory_lock(scope: &str, key: &str) -> i64 {
 /// # Ok(()) }
 /// ```
 pub struct PostgresTransaction<'c> {
-    client: &'c tokio_postgres::Client,
+    client: &'c Client,
     lease: Lease,
     finished: bool,
 }
@@ -171,11 +173,11 @@ impl<'c> PostgresTransaction<'c> {
     /// [`TransactionError::Fenced`] when the lease no longer holds its key (nothing is
     /// written); [`TransactionError::Failed`] when the server fails.
     pub async fn begin(
-        client: &'c mut tokio_postgres::Client,
+        client: &'c mut Client,
         lease: &Lease,
     ) -> Result<Self, TransactionError<PostgresError>> {
         use tokio_postgres::types::Type;
-        let client: &'c tokio_postgres::Client = client;
+        let client: &'c Client = client;
         let mut transaction = PostgresTransaction {
             client,
             lease: lease.clone(),
@@ -297,7 +299,7 @@ impl<'c> PostgresTransaction<'c> {
 }
 
 impl std::ops::Deref for PostgresTransaction<'_> {
-    type Target = tokio_postgres::Client;
+    type Target = Client;
 
     fn deref(&self) -> &Self::Target {
         self.client

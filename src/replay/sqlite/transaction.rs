@@ -35,7 +35,7 @@ const FOLDED_RECORD: &str = concat!(
 /// answer commit together, or neither does. [`SqliteTransaction::begin`] takes the file's
 /// write lock (`BEGIN IMMEDIATE`) and checks that the lease still holds its key, so no other
 /// process can take the key over until the transaction ends; the tool makes its writes
-/// through it (it dereferences to the [`rusqlite::Connection`], whose statements run inside
+/// through it (it dereferences to the [`rusqlite::Connection`](Connection), whose statements run inside
 /// the transaction); [`SqliteTransaction::commit`]
 /// records the tool's typed answer with the key and commits, and hands back what the tool
 /// answers the sequence ([`Done::Recorded`]). Dropped without a commit,
