@@ -1,25 +1,27 @@
-//! A stdio MCP server with one guarantee tool, written once as a `GuaranteeTool` and served
-//! under the replay sequence on a SQLite ledger: the same `idempotencyKey` answers the first
-//! result again, whatever the client retries, across restarts of the server.
+//! A stdio MCP server with a guarantee tool and an ordinary `#[tool]` in one `rmcp` router:
+//! the guarantee tool written once as a `GuaranteeTool` and listed in the crate's
+//! `Registry`, whose router runs it under the replay sequence on a SQLite ledger (the same
+//! `idempotencyKey` answers the first result again, whatever the client retries, across
+//! restarts of the server), added with `+` to the router of the server's own `#[tool]`
+//! methods. No hand-written `call_tool`: rmcp's `#[tool_handler]` serves both.
 //!
 //! Run with `cargo run --example keyed_mcp_server --features rmcp,sqlite`, or point a client
-//! at that command. The tool:
+//! at that command. The tools:
 //!
 //! - `send_note { to, text, idempotencyKey }`: `committed` with the `noteId` it created, or a
 //!   policy deny (`isError`, no fields) for the opted-out `+15550100`; arguments that do not
 //!   fit, and a key missing or malformed, are refused with the problem the output schema
-//!   admits, naming what is wrong.
+//!   admits, naming what is wrong. Listed idempotent (per key), not destructive.
+//! - `note_limits {}`: an ordinary `#[tool]`, read-only, answering its envelope: the longest
+//!   note the server sends.
 
-use agent_tool_result::guarantee::{GuaranteeResult, Impact, PolicyCode};
-use agent_tool_result::mcp::guarantee_tool;
+use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, Tally};
+use agent_tool_result::registry::Registry;
 use agent_tool_result::replay::{Done, GuaranteeTool, Operation, Sequence, SqliteLedger};
-use rmcp::handler::server::tool::IntoCallToolResult;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use agent_tool_result::{Envelope, Hints};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +43,7 @@ pub struct Noted {
     pub note_id: String,
 }
 
-/// The tool: its name, once, its types and its effect.
+/// The guarantee tool: its name, once, its hints, its types and its effect.
 pub struct SendNote;
 
 impl GuaranteeTool for SendNote {
@@ -49,72 +51,65 @@ impl GuaranteeTool for SendNote {
     const DESCRIPTION: &'static str =
         "Sends a note. An opted-out number is denied by contact policy (isError, no fields).";
     const OPERATION: &'static str = "note";
+    /// A note adds to the world and reaches a person: not destructive, open-world.
+    const HINTS: Hints = Hints::new().destructive(false);
     type Arguments = NoteArgs;
     type Fields = Noted;
 
     async fn run(&self, args: NoteArgs, operation: Operation) -> Done<Noted> {
         if args.to == "+15550100" {
-            return Done::Answer(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into());
+            return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
         }
         // The effect goes here, under `operation.lease()`'s fence; this demo sends nothing.
         let noted = Noted {
             note_id: operation.id().to_owned(),
         };
-        let result = GuaranteeResult::committed()
-            .with_impact(Impact::new().with_requested(1).with_committed(1))
-            .and_then(|result| result.with_fields(noted));
-        Done::Answer(
-            result
-                .expect("one of one, and no contract field named")
-                .into(),
-        )
+        GuaranteeResult::committed_with(Tally::sent(1), noted).into()
     }
 }
 
-/// The server: the sequence its calls run under.
-pub struct Notes {
-    /// The replay sequence, on the server's ledger.
-    pub sequence: Sequence<SqliteLedger>,
+/// What `note_limits` answers.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// The longest note sent, in characters.
+    pub max_text: u32,
 }
 
-/// The one caller of a stdio server.
-const PRINCIPAL: &str = "local";
+/// The server: one router, its own `#[tool]` methods and the registry's tools.
+#[derive(Clone)]
+pub struct Notes {
+    tool_router: ToolRouter<Notes>,
+}
 
+#[tool_router]
+impl Notes {
+    /// The server on `ledger`: its own tools, and the registry's, in one router.
+    pub fn new(ledger: SqliteLedger) -> Self {
+        let tools = Registry::new(Sequence::new(ledger))
+            // A stdio server has one caller.
+            .with_default_principal("local")
+            .guarantee(SendNote);
+        Notes {
+            tool_router: Self::tool_router() + tools.tool_router(),
+        }
+    }
+
+    /// An ordinary tool, beside the guarantee tool in the same router.
+    #[tool(
+        description = "The limits of the notes this server sends.",
+        output_schema = Envelope::<Limits>::rmcp_output_schema(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    fn note_limits(&self) -> Envelope<Limits> {
+        Envelope::success(Limits { max_text: 1_600 })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for Notes {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![guarantee_tool::<
-            SendNote,
-        >()]))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        (name == SendNote::NAME).then(guarantee_tool::<SendNote>)
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        match &*request.name {
-            SendNote::NAME => self
-                .sequence
-                .serve_keyed(&SendNote, PRINCIPAL, request.arguments)
-                .await
-                .into_call_tool_result(),
-            other => Err(ErrorData::invalid_params(
-                format!("no tool named `{other}`"),
-                None,
-            )),
-        }
     }
 }
 
@@ -122,10 +117,7 @@ impl ServerHandler for Notes {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::var("NOTES_LEDGER").unwrap_or_else(|_| "notes-ledger.db".to_owned());
-    let notes = Notes {
-        sequence: Sequence::new(SqliteLedger::open(path)?),
-    };
-    notes
+    Notes::new(SqliteLedger::open(path)?)
         .serve(rmcp::transport::stdio())
         .await?
         .waiting()

@@ -57,7 +57,7 @@ pub(crate) mod wire;
 
 use std::time::SystemTime;
 
-pub use impact::Impact;
+pub use impact::{Impact, Tally};
 pub use invariant::InvariantError;
 pub use policy::{Policy, PolicyCode, is_policy_code};
 pub use refusal::{

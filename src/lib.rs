@@ -91,6 +91,7 @@ mod envelope;
 mod error;
 pub mod frame;
 pub mod guarantee;
+mod hints;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
@@ -105,6 +106,9 @@ mod pointer;
 #[cfg(feature = "replay")]
 #[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
 pub mod replay;
+#[cfg(all(feature = "replay", feature = "schemars"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "replay", feature = "schemars"))))]
+pub mod registry;
 pub mod rule;
 pub mod schema;
 mod strict;
@@ -117,6 +121,7 @@ pub use category::ErrorCategory;
 pub use code::{Classified, ErrorCode, WarningCode};
 pub use envelope::{Envelope, Outcome};
 pub use error::ToolError;
+pub use hints::Hints;
 pub use object::JsonObject;
 pub use observation::Observation;
 pub use parse::ParseError;

@@ -1,8 +1,9 @@
-//! The keyed MCP example (`examples/keyed_mcp_server.rs`) for real: its `GuaranteeTool` served
-//! to an `rmcp` client over an in-process duplex stream, through the full initialize handshake.
-//! Its name is written once, its schemas come from its types, every answer (committed, a
-//! replay, a deny, each refusal) validates against the output schema it advertises, and the
-//! same key answers the first result again.
+//! The keyed MCP example (`examples/keyed_mcp_server.rs`) for real: its `GuaranteeTool`, listed
+//! in the crate's registry, and its ordinary `#[tool]`, served from one rmcp router to an
+//! `rmcp` client over an in-process duplex stream, through the full initialize handshake. Its
+//! name is written once, its schemas come from its types, its annotations from its hints, every
+//! answer (committed, a replay, a deny, each refusal) validates against the output schema it
+//! advertises, and the same key answers the first result again.
 #![cfg(all(feature = "rmcp", feature = "sqlite"))]
 
 #[allow(dead_code, reason = "the example's main is not run here")]
@@ -10,25 +11,30 @@
 mod example;
 
 use agent_tool_result::guarantee::GuaranteeResult;
-use agent_tool_result::replay::{GuaranteeTool, Sequence, SqliteLedger};
-use example::{Noted, Notes, SendNote};
+use agent_tool_result::replay::{GuaranteeTool, SqliteLedger};
+use example::{Limits, Noted, Notes, SendNote};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn a_guarantee_tool_written_once_serves_mcp_with_its_own_schemas() {
-    let notes = Notes {
-        sequence: Sequence::new(SqliteLedger::open_in_memory().unwrap()),
-    };
+    let notes = Notes::new(SqliteLedger::open_in_memory().unwrap());
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let (server, client) = tokio::join!(notes.serve(server_io), ().serve(client_io));
     let (server, client) = (server.unwrap(), client.unwrap());
 
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 1);
-    let tool = &tools[0];
-    assert_eq!(tool.name, SendNote::NAME);
+    let names: Vec<&str> = tools.iter().map(|tool| &*tool.name).collect();
+    assert_eq!(names, ["note_limits", SendNote::NAME]);
+    let tool = &tools[1];
+    let hints = tool.annotations.clone().unwrap();
+    assert_eq!(
+        (hints.idempotent_hint, hints.read_only_hint, hints.destructive_hint, hints.open_world_hint),
+        (Some(true), Some(false), Some(false), Some(true)),
+        "a guarantee tool is idempotent per key, and as its hints declare"
+    );
+    assert_eq!(tools[0].annotations.clone().unwrap().read_only_hint, Some(true));
     let input = Value::Object((*tool.input_schema).clone());
     assert_eq!(input["required"], json!(["to", "text", "idempotencyKey"]));
     let output = Value::Object((*tool.output_schema.clone().unwrap()).clone());
@@ -86,6 +92,15 @@ async fn a_guarantee_tool_written_once_serves_mcp_with_its_own_schemas() {
         misfit["detail"].as_str().unwrap().starts_with("`text`: "),
         "{misfit}"
     );
+
+    // The ordinary tool answers from the same router.
+    let limits = client
+        .call_tool(CallToolRequestParams::new("note_limits"))
+        .await
+        .unwrap();
+    let envelope: agent_tool_result::Envelope<Limits> =
+        agent_tool_result::Envelope::from_rmcp(&limits).unwrap();
+    assert_eq!(envelope.result().map(|limits| limits.max_text), Some(1_600));
 
     client.cancel().await.unwrap();
     server.cancel().await.unwrap();

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::fields::check_fields;
-use super::impact::Impact;
+use super::impact::{Impact, Tally};
 use super::instant;
 use super::invariant::InvariantError;
 use super::policy::{Policy, PolicyCode};
@@ -123,6 +123,73 @@ impl<T> GuaranteeResult<T> {
     #[must_use]
     pub fn unknown() -> Self {
         GuaranteeResult::build(SettlementState::Unknown, PolicyDecision::Allow, None)
+    }
+
+    /// Done, with its counts and the tool's fields: `committed`, `requested` the tally's sum.
+    /// It cannot fail: the counts add up by construction, and the fields' names are checked
+    /// once for their type where the tool is registered (`registry::Registry::guarantee`);
+    /// fields that name a contract field anyway do not serialize, and the replay sequence
+    /// answers such a result as a lost one (`unknown`).
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::{GuaranteeResult, SettlementState, Tally};
+    /// use serde_json::json;
+    ///
+    /// let sent = GuaranteeResult::committed_with(Tally::sent(1), json!({ "messageId": "msg_1" }));
+    /// assert_eq!(sent.settlement(), SettlementState::Committed);
+    /// assert_eq!(sent.impact().and_then(|i| i.requested()), Some(1));
+    /// assert_eq!(sent.field("messageId"), Some(&json!("msg_1")));
+    /// ```
+    #[must_use]
+    pub fn committed_with(tally: Tally, fields: T) -> Self {
+        let mut result = GuaranteeResult::committed();
+        result.impact = tally.into();
+        result.fields = Some(fields);
+        result
+    }
+
+    /// Deferred by policy `code` with its retry: the tally done now, `held` recipients kept
+    /// durably until `retry_at` (taken into the years 0000 to 9999 the contract writes), and
+    /// the tool's fields. `committed` when anything was sent or held (the command took effect),
+    /// `not_started` otherwise; it cannot fail, as [`committed_with`](Self::committed_with).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, SettlementState, Tally};
+    /// use serde_json::json;
+    ///
+    /// let later = SystemTime::now() + Duration::from_secs(3600);
+    /// let held = GuaranteeResult::deferred_with(
+    ///     PolicyCode::CAMPAIGN_SEND_WINDOW, later, Tally::sent(5), 95, json!({ "campaignId": "cmp_1" }),
+    /// );
+    /// assert_eq!(held.settlement(), SettlementState::Committed);
+    /// assert_eq!(held.impact().and_then(|i| i.deferred()), Some(95));
+    /// ```
+    #[must_use]
+    pub fn deferred_with(
+        code: PolicyCode,
+        retry_at: SystemTime,
+        tally: Tally,
+        held: u64,
+        fields: T,
+    ) -> Self {
+        let mut result = GuaranteeResult::deferred(code);
+        result.impact = tally.with_held(held);
+        if tally.committed() > 0 || held > 0 {
+            result.settlement = SettlementState::Committed;
+        }
+        result.policy.retry_at = Some(instant::clamped(retry_at));
+        result.fields = Some(fields);
+        result
+    }
+
+    /// Denied by policy `code`, to try again at `retry_at` (taken into the years 0000 to
+    /// 9999): [`denied`](Self::denied) with its retry, which cannot fail.
+    #[must_use]
+    pub fn denied_until(code: PolicyCode, retry_at: SystemTime) -> Self {
+        let mut result = GuaranteeResult::denied(code);
+        result.policy.retry_at = Some(instant::clamped(retry_at));
+        result
     }
 
     fn build(

@@ -93,6 +93,11 @@ pub trait GuaranteeTool: Send + Sync {
     /// The prefix of the ids of the operations its calls create (`msg`, `cmp`): see
     /// [`Call::operation_id`].
     const OPERATION: &'static str;
+    /// What the tool's effect is like, for clients deciding whether to ask first (MCP's
+    /// annotations): whether it destroys, whether it reaches beyond its service. A guarantee
+    /// tool is listed idempotent (per key) and not read-only whatever this says. MCP's
+    /// defaults unless the tool says otherwise.
+    const HINTS: crate::Hints = crate::Hints::new();
     /// The tool's arguments, the idempotency key apart.
     type Arguments: DeserializeOwned + Send + 'static;
     /// The tool's own fields, on every result it answers (none on a deny).
@@ -239,32 +244,5 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             tool.run(parsed, operation(lease))
         })
         .await
-    }
-
-    /// [`Sequence::serve`] for a call whose key rides in its arguments, as MCP carries it
-    /// (`idempotencyKey`, taken out before the rest is read or fingerprinted): a key missing
-    /// or malformed is refused, and nothing runs.
-    ///
-    /// # Panics
-    ///
-    /// As [`Sequence::run`].
-    pub async fn serve_keyed<T: GuaranteeTool>(
-        &self,
-        tool: &T,
-        principal: &str,
-        arguments: Option<crate::JsonObject>,
-    ) -> Reply {
-        let mut arguments = arguments.unwrap_or_default();
-        match IdempotencyKey::take_from_arguments(&mut arguments) {
-            Ok(key) => {
-                self.serve(tool, principal, key, Value::Object(arguments))
-                    .await
-            }
-            Err(err) => {
-                let refusal = err.refusal();
-                super::telemetry::refused_before(T::NAME, principal, &refusal);
-                refusal.into()
-            }
-        }
     }
 }

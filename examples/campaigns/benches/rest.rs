@@ -6,30 +6,8 @@
 //! p99 within 1.25x).
 //!
 //! `cargo bench -p campaigns --bench rest`
-#![allow(dead_code)]
-
-#[path = "../src/db.rs"]
-mod db;
-#[path = "../src/faults.rs"]
-mod faults;
-#[path = "../src/ledger.rs"]
-mod ledger;
-#[path = "../src/limits.rs"]
-mod limits;
 #[path = "../../../tests/support/postgres.rs"]
 mod postgres;
-#[path = "../src/service.rs"]
-mod service;
-#[path = "../src/sql.rs"]
-mod sql;
-#[path = "../src/store.rs"]
-mod store;
-#[path = "../src/telemetry.rs"]
-mod telemetry;
-#[path = "../src/tools.rs"]
-mod tools;
-#[path = "../src/tx.rs"]
-mod tx;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,15 +16,16 @@ use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::Refusal;
 use agent_tool_result::http::{KeyedJson, RestProfile};
+use agent_tool_result::registry::Principal;
 use agent_tool_result::replay::{Call, Done, GuaranteeTool};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use campaigns::db::Target;
+use campaigns::limits;
+use campaigns::service::{Config, Service};
+use campaigns::store::window::SendWindow;
+use campaigns::tools::send_sms::{self, SendSms, SmsArgs};
 use serde::Deserialize;
-
-use crate::db::Target;
-use crate::service::{Config, Service};
-use crate::store::SendWindow;
-use crate::tools::{SendSms, SmsArgs};
 
 /// Concurrent clients.
 const CLIENTS: usize = 32;
@@ -55,16 +34,8 @@ const PER_CLIENT: usize = 60;
 /// Rounds of each arm.
 const ROUNDS: u32 = 20;
 const PRINCIPAL: &str = "acct_bench";
-
-/// The service's handler: under the replay sequence.
-async fn sequenced(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
-    let (key, arguments) = call.into_parts();
-    service
-        .call(SendSms::NAME, PRINCIPAL, key, arguments)
-        .await
-        .expect("send_sms is a guarantee tool")
-        .into_response()
-}
+/// Where the service serves `send_sms`.
+const SEQUENCED: &str = "/v1/tools/send_sms";
 
 /// The same handler without the sequence: the tool, answered through the profile.
 async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
@@ -74,7 +45,7 @@ async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response 
         Err(err) => return Refusal::invalid_arguments(err.to_string()).into_response(),
     };
     let id = Call::of(SendSms::NAME, PRINCIPAL, key, &arguments).operation_id(SendSms::OPERATION);
-    let Done::Answer(answer) = service.sms(&args, &id, PRINCIPAL, None).await else {
+    let Done::Answer(answer) = send_sms::send(&service, &args, &id, PRINCIPAL, None).await else {
         unreachable!("without a lease the tool records nothing itself")
     };
     RestProfile::default()
@@ -158,10 +129,13 @@ fn main() {
             .block_on(Service::open(&Target::Postgres(url), config))
             .unwrap(),
     );
-    let app = axum::Router::new()
-        .route("/sequenced", axum::routing::post(sequenced))
-        .route("/bare", axum::routing::post(bare))
-        .with_state(service);
+    // The service's own routes, from its registry, as the account the bearer gate would name.
+    let app = campaigns::rest::router(&campaigns::tools::registry(&service))
+        .route(
+            "/bare",
+            axum::routing::post(bare).with_state(Arc::clone(&service)),
+        )
+        .layer(axum::Extension(Principal::new(PRINCIPAL)));
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
@@ -170,11 +144,11 @@ fn main() {
 
     let next = AtomicUsize::new(0);
     // Warm up both: connections, prepared statements, the tables' first pages.
-    round(&base, "/sequenced", &next);
+    round(&base, SEQUENCED, &next);
     round(&base, "/bare", &next);
     let (mut ours, mut theirs) = ((0.0, Vec::new()), (0.0, Vec::new()));
     for _ in 0..ROUNDS {
-        for (arm, path) in [(&mut ours, "/sequenced"), (&mut theirs, "/bare")] {
+        for (arm, path) in [(&mut ours, SEQUENCED), (&mut theirs, "/bare")] {
             let (rate, latencies) = round(&base, path, &next);
             arm.0 += rate / f64::from(ROUNDS);
             arm.1.extend(latencies);

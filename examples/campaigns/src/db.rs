@@ -12,7 +12,9 @@ use agent_tool_result::replay::{PostgresError, PostgresLedger, SqliteError};
 use deadpool_postgres::{Object, Pool};
 use tokio::sync::{Mutex, MutexGuard};
 
-use crate::sql::{Arg, Row, pg_execute, pg_query, sqlite_execute, sqlite_query};
+use crate::sql::{
+    Arg, Row, off_executor, pg_execute, pg_query, sqlite_execute, sqlite_query,
+};
 
 /// Where the service keeps its data: `--db` as given.
 #[derive(Clone, Debug)]
@@ -151,7 +153,7 @@ impl Db {
             Db::Sqlite(connection) => {
                 let mut held = connection.lock().await;
                 if held.in_transaction {
-                    held.connection.execute_batch("ROLLBACK")?;
+                    off_executor(|| held.connection.execute_batch("ROLLBACK"))?;
                     held.in_transaction = false;
                 }
                 Ok(Conn::Sqlite(held))
@@ -236,7 +238,7 @@ impl Conn<'_> {
 
     async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
-            Conn::Sqlite(held) => Ok(held.connection.execute_batch(sql)?),
+            Conn::Sqlite(held) => Ok(off_executor(|| held.connection.execute_batch(sql))?),
             Conn::Postgres(conn) => {
                 conn.bounded(async |client: &Object| client.batch_execute(sql).await)
                     .await

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::ratelimit::Quota;
+use agent_tool_result::registry::Admission;
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
@@ -69,6 +70,24 @@ pub enum Standing<'a> {
 }
 
 impl Standing<'_> {
+    /// The standing as the tools' registry takes it: admitted or refused, with the account's
+    /// `RateLimit` fields when it is limited.
+    pub fn admission(self) -> Admission {
+        match self {
+            Standing::Unlimited => Admission::admitted(),
+            Standing::Admitted {
+                quota,
+                remaining,
+                reset,
+            } => Admission::admitted().with_rate_limit(quota, remaining, reset),
+            Standing::Refused {
+                quota,
+                refusal,
+                wait,
+            } => Admission::refused(refusal).with_rate_limit(quota, 0, wait),
+        }
+    }
+
     /// The `RateLimit-Policy` and `RateLimit` fields of the standing, if limited.
     pub fn write(&self, headers: &mut http::HeaderMap) {
         match self {

@@ -2,22 +2,8 @@
 //! (settlement, policy, impact, recovery) over REST and over MCP, on one database (a SQLite
 //! file, or PostgreSQL, which any number of its processes share) that also holds the
 //! idempotency ledger. The "provider" is a table of sends, so a second send to anyone would
-//! show. See this package's README for the thin-continuity walkthrough.
-
-mod admitted;
-mod db;
-mod faults;
-mod ledger;
-mod limits;
-mod mcp;
-mod rest;
-mod serve;
-mod service;
-mod sql;
-mod store;
-mod telemetry;
-mod tools;
-mod tx;
+//! show. See this package's README for the thin-continuity walkthrough. This binary reads the
+//! command line and serves the library's service.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -34,10 +20,11 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tower::limit::GlobalConcurrencyLimitLayer;
 
-use crate::db::Target;
-use crate::rest::Access;
-use crate::service::{Config, Service};
-use crate::store::SendWindow;
+use campaigns::db::Target;
+use campaigns::rest::Access;
+use campaigns::service::{Config, Service};
+use campaigns::store::window::SendWindow;
+use campaigns::{admitted, faults, limits, mcp, rest, serve, telemetry, tools};
 
 /// jemalloc, with its background threads: memory a burst of requests took goes back to the
 /// system within seconds of being freed, where glibc's allocator keeps most of it while the
@@ -304,9 +291,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         authorization_servers: args.authorization_servers,
         public_url: args.public_url,
     });
-    let handler = mcp::Mcp {
-        service: Arc::clone(&service),
-    };
+    // The service's tools, listed once: REST, MCP and the OpenAPI document all come from it.
+    let tools = tools::registry(&service);
+    let handler = mcp::Mcp::new(&tools);
     // Stateless Streamable HTTP: no session outlives its request, so sessions cost nothing
     // between calls and any process can answer any request.
     let mut mcp_config = StreamableHttpServerConfig::default()
@@ -345,7 +332,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         concurrent_requests: args.max_concurrent_requests.max(1),
         connections: args.max_connections.max(1),
     };
-    let app = rest::router(service)
+    let app = rest::router(&tools)
         .merge(mcp)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(

@@ -1,35 +1,25 @@
-//! The REST side: guarantee tools at `POST /v1/tools/{tool}` with an `Idempotency-Key`,
-//! answered through the crate's REST profile (200, 202 + `Retry-After`, 422 problem, and the
-//! refusals' problems); lookups at `GET /v1/campaigns/{id}` and `GET /v1/messages/{id}`,
-//! answered with the tool's envelope (200, whatever `ok`, as the HTTP façade answers tool
-//! calls). The bearer token is checked by [`authorize`] on every route, MCP's included.
+//! The REST side: the tools of [`crate::tools`], as the registry routes them (guarantee tools
+//! at `POST /v1/tools/{tool}` with an `Idempotency-Key`, answered through the crate's REST
+//! profile: 200, 202 + `Retry-After`, 422 problem, and the refusals' problems; lookups at
+//! `GET /v1/campaigns/{campaignId}` and `GET /v1/messages/{messageId}`, answered with the
+//! tool's envelope, 200 whatever `ok`), and the OpenAPI document made from the same list. The
+//! bearer token is checked by [`authorize`] on every route, MCP's included.
 
 use std::sync::Arc;
 
-use agent_tool_result::Envelope;
-use agent_tool_result::guarantee::Refusal;
 use agent_tool_result::http::openapi::OpenApi;
 use agent_tool_result::http::resource_metadata::{ProtectedResourceMetadata, WELL_KNOWN_PATH};
-use agent_tool_result::http::{BearerGate, Fault, KeyedJson};
-use agent_tool_result::replay::GuaranteeTool;
+use agent_tool_result::http::{BearerGate, Fault, RestProfile};
+use agent_tool_result::registry::Principal;
 use axum::Router;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::header::HOST;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use serde::Serialize;
+use axum::routing::get;
 use serde_json::Value;
 
-use crate::limits::Standing;
-use crate::service::{Service, ServiceError};
-use crate::tools::{
-    CampaignStatus, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageStatus, SendBatch, SendSms,
-};
-
-/// The principal a request runs as, once its token is checked: in the request's extensions.
-#[derive(Clone, Debug)]
-pub struct Principal(pub String);
+use crate::tools::Tools;
 
 /// Who may call: the bearer gate and the tokens the service accepts, each its own principal.
 pub struct Access {
@@ -118,7 +108,7 @@ pub async fn authorize(
             }
         });
         match found {
-            Some((_, principal)) => Ok(Principal(principal.clone())),
+            Some((_, principal)) => Ok(Principal::new(principal.as_str())),
             None => Err(Fault::invalid_token(
                 gate.realm(),
                 "the token is not one this service issued",
@@ -137,37 +127,24 @@ pub async fn authorize(
 /// Where the service publishes its OpenAPI document, to anyone (public discovery).
 pub const OPENAPI_PATH: &str = "/openapi.json";
 
-/// The service's OpenAPI 3.1 document: the REST profile of its two guarantee tools and its
-/// two lookups, from the crate's tables.
-pub fn openapi() -> Value {
-    OpenApi::new("campaigns", env!("CARGO_PKG_VERSION"))
-        .with_description(
-            "Campaign tools whose guarantee results keep the REST profile: a settled result \
-             200, a hold 202 with Retry-After (never Location), a policy deny a 422 problem; \
-             every guarantee call takes an Idempotency-Key.",
-        )
-        .tool::<SendSms>(&format!("/v1/tools/{}", SendSms::NAME))
-        .tool::<SendBatch>(&format!("/v1/tools/{}", SendBatch::NAME))
-        .envelope_lookup::<CampaignStatus>(
-            "/v1/campaigns/{campaignId}",
-            LOOKUP_CAMPAIGNS,
-            "Where a campaign stands, by campaignId: the authority; re-query it.",
-        )
-        .envelope_lookup::<MessageStatus>(
-            "/v1/messages/{messageId}",
-            LOOKUP_SMS,
-            "Whether a message was sent, by messageId.",
+/// The service's OpenAPI 3.1 document: the REST profile of its tools, from the registry.
+pub fn openapi(tools: &Tools) -> Value {
+    tools
+        .openapi(
+            OpenApi::new("campaigns", env!("CARGO_PKG_VERSION")).with_description(
+                "Campaign tools whose guarantee results keep the REST profile: a settled result \
+                 200, a hold 202 with Retry-After (never Location), a policy deny a 422 problem; \
+                 every guarantee call takes an Idempotency-Key.",
+            ),
         )
         .to_value()
 }
 
-/// The REST routes, and the OpenAPI document.
-pub fn router(service: Arc<Service>) -> Router {
-    let document = Arc::new(openapi());
-    Router::new()
-        .route("/v1/tools/{tool}", post(call))
-        .route("/v1/campaigns/{id}", get(campaign))
-        .route("/v1/messages/{id}", get(message))
+/// The REST routes of the service's tools, and the OpenAPI document.
+pub fn router(tools: &Tools) -> Router {
+    let document = Arc::new(openapi(tools));
+    tools
+        .rest_routes(RestProfile::default())
         .route(
             OPENAPI_PATH,
             get(move || {
@@ -175,56 +152,4 @@ pub fn router(service: Arc<Service>) -> Router {
                 async move { axum::Json(document.as_ref().clone()) }
             }),
         )
-        .with_state(service)
-}
-
-fn failed(err: &ServiceError) -> Response {
-    Refusal::unavailable(err.to_string()).into_response()
-}
-
-async fn call(
-    State(service): State<Arc<Service>>,
-    Path(tool): Path<String>,
-    axum::Extension(Principal(principal)): axum::Extension<Principal>,
-    call: KeyedJson,
-) -> Response {
-    if !Service::is_guarantee_tool(&tool) {
-        return Fault::unknown_tool(tool).into_response();
-    }
-    let standing = service.admit(&tool, &principal);
-    let mut response = if let Standing::Refused { refusal, .. } = &standing {
-        refusal.clone().into_response()
-    } else {
-        let (key, arguments) = call.into_parts();
-        match service.call(&tool, &principal, key, arguments).await {
-            Some(reply) => reply.into_response(),
-            None => Fault::unknown_tool(tool).into_response(),
-        }
-    };
-    standing.write(response.headers_mut());
-    response
-}
-
-/// A lookup: the tool's envelope, 200 whatever `ok`.
-fn lookup<T: Serialize>(found: Result<Envelope<T>, ServiceError>) -> Response {
-    match found {
-        Ok(found) => found.into_response(),
-        Err(err) => failed(&err),
-    }
-}
-
-async fn campaign(
-    State(service): State<Arc<Service>>,
-    axum::Extension(Principal(principal)): axum::Extension<Principal>,
-    Path(id): Path<String>,
-) -> Response {
-    lookup(service.lookup_campaign(&id, &principal).await)
-}
-
-async fn message(
-    State(service): State<Arc<Service>>,
-    axum::Extension(Principal(principal)): axum::Extension<Principal>,
-    Path(id): Path<String>,
-) -> Response {
-    lookup(service.lookup_message(&id, &principal).await)
 }

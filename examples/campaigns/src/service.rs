@@ -1,31 +1,25 @@
-//! The tools, whatever the transport. A guarantee call runs under the crate's replay
-//! [`Sequence`]: the service writes only the tool (what to send, what to answer) and the
-//! recovery of a key its first call abandoned (`unknown`, naming the lookup of the operation
-//! the key's context names). The sequence's [`Reply`] is projected by REST and MCP alike, so
-//! both transports give one decision.
+//! The service every tool shares: its tables, the replay [`Sequence`] its guarantee tools run
+//! under (with the recovery of a key its first call abandoned: `unknown`, naming the lookup of
+//! the operation the key's context names, and the probe of whether that operation was
+//! created), its settings, each account's rate limit, and the settling every live process
+//! does in the background.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::{
-    Answer, GuaranteeResult, Impact, PolicyCode, Refusal, format_instant,
-};
-use agent_tool_result::replay::{
-    Abandoned, Done, EffectProbe, GuaranteeTool, IdempotencyKey, Lease, Operation, Reply, Sequence,
-};
-use agent_tool_result::{Classified, Envelope, JsonObject, ToolError, classified};
-use serde_json::Value;
+use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, Tally};
+use agent_tool_result::registry::Admission;
+use agent_tool_result::replay::{Abandoned, EffectProbe, Sequence};
 
 use crate::db::{DbError, Target};
 use crate::faults::FullDisk;
 use crate::ledger::{LedgerError, ServiceLedger};
-use crate::limits::{RateLimits, Standing};
-use crate::store::{CampaignRow, Claim, Message, SendWindow, Store};
-use crate::tools::{
-    BatchArgs, CampaignRef, CampaignStatus, Counts, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MessageRef,
-    MessageStatus, SendBatch, SendSms, SmsArgs,
-};
+use crate::limits::RateLimits;
+use crate::operations::{CAMPAIGN, CAMPAIGN_ID, LOOKUP_CAMPAIGNS, MESSAGE, MESSAGE_ID, naming, recovery};
+use crate::store::Store;
+use crate::store::claims::Claim;
+use crate::store::window::SendWindow;
 
 /// The service's settings.
 #[derive(Debug)]
@@ -73,10 +67,12 @@ pub enum ServiceError {
     Ledger(#[from] LedgerError),
 }
 
-/// The campaign service on one database, shared by any number of its processes.
+/// The campaign service on one database, shared by any number of its processes: its tables,
+/// the replay sequence its guarantee tools run under, and its settings. Its tools (in
+/// [`crate::tools`]) each hold it.
 pub struct Service {
     store: Arc<Store>,
-    sequence: Sequence<ServiceLedger, Arc<Store>>,
+    sequence: Arc<Sequence<ServiceLedger, Arc<Store>>>,
     config: Config,
 }
 
@@ -100,62 +96,27 @@ impl EffectProbe for Store {
         let id = abandoned.context();
         let principal = abandoned.lease().scope().as_str();
         let found = match id.split_once('_') {
-            Some((CAMPAIGN, _)) => self
-                .campaign(id, principal)
-                .await?
-                .map(|row| as_found(&row).with_next_tool(LOOKUP_CAMPAIGNS)),
-            Some((MESSAGE, _)) => self
-                .message(id, principal)
-                .await?
-                .map(|_| GuaranteeResult::committed_one()),
+            Some((CAMPAIGN, _)) => self.campaign(id, principal).await?.map(|row| {
+                row.answer(naming(CAMPAIGN_ID, id))
+                    .with_next_tool(LOOKUP_CAMPAIGNS)
+            }),
+            Some((MESSAGE, _)) => self.message(id, principal).await?.map(|_| {
+                GuaranteeResult::committed_with(Tally::sent(1), naming(MESSAGE_ID, id))
+            }),
             _ => None,
         };
-        let field = if id.starts_with(CAMPAIGN) {
-            CAMPAIGN_ID
-        } else {
-            MESSAGE_ID
-        };
-        Ok(found.and_then(|result| result.with_fields(naming(field, id)).ok()))
+        Ok(found)
     }
 }
 
 /// The refusal of a call whose store failed: nothing more was done by it, and the same
 /// request with the same key answers what it did (a campaign it created is found by its id).
-fn unavailable<T>(why: &dyn std::fmt::Display) -> Answer<T> {
+pub fn unavailable<T>(why: &dyn std::fmt::Display) -> Answer<T> {
     Refusal::unavailable(format!(
         "the campaign store failed ({why}); send the same request with the same key again"
     ))
     .with_retry_after(Duration::from_secs(1))
     .into()
-}
-
-fn instant(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-/// The prefix of a campaign's id.
-const CAMPAIGN: &str = "cmp";
-/// The prefix of a message's id.
-const MESSAGE: &str = "msg";
-/// The field of a batch's answer naming its campaign.
-const CAMPAIGN_ID: &str = "campaignId";
-/// The field of an SMS's answer naming its message.
-const MESSAGE_ID: &str = "messageId";
-
-/// The `unknown` answer of a key whose call stopped: the campaign or message it began (its
-/// context, whose prefix says which), to look up by id.
-fn recovery(id: &str) -> GuaranteeResult {
-    let unknown = GuaranteeResult::unknown();
-    let (tool, field) = match id.split_once('_') {
-        Some((CAMPAIGN, _)) => (LOOKUP_CAMPAIGNS, CAMPAIGN_ID),
-        Some((MESSAGE, _)) => (LOOKUP_SMS, MESSAGE_ID),
-        // Nothing names an id.
-        _ => return unknown,
-    };
-    unknown
-        .with_next_tool(tool)
-        .with_fields(naming(field, id))
-        .expect("an id is no contract field")
 }
 
 /// A process's name in the provider's log: unique among processes, its process id first.
@@ -186,9 +147,11 @@ impl Service {
         );
         let ledger = ServiceLedger::open(target, &store, config.lease, config.db_timeout).await?;
         Ok(Service {
-            sequence: Sequence::new(ledger)
-                .with_recovery(recovery)
-                .with_probe(Arc::clone(&store)),
+            sequence: Arc::new(
+                Sequence::new(ledger)
+                    .with_recovery(recovery)
+                    .with_probe(Arc::clone(&store)),
+            ),
             store,
             config,
         })
@@ -199,19 +162,30 @@ impl Service {
         self.store.db().pool().is_some()
     }
 
-    /// Whether `tool` is one of the guarantee tools (the calls that send).
-    pub fn is_guarantee_tool(tool: &str) -> bool {
-        matches!(tool, SendSms::NAME | SendBatch::NAME)
+    /// The service's tables.
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
-    /// Counts a guarantee call of `tool` by `principal` against its account's rate limit: admitted,
-    /// or the refusal to answer (before the sequence begins anything).
-    pub fn admit(&self, tool: &str, principal: &str) -> Standing<'_> {
-        let standing = self.config.rates.admit(principal);
-        if let Standing::Refused { .. } = standing {
+    /// The service's settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The replay sequence its guarantee tools run under.
+    pub fn sequence(&self) -> &Arc<Sequence<ServiceLedger, Arc<Store>>> {
+        &self.sequence
+    }
+
+    /// Counts a guarantee call of `tool` by `principal` against its account's rate limit:
+    /// admitted, or the refusal to answer (before the sequence begins anything), with the
+    /// account's `RateLimit` fields either way.
+    pub fn admit(&self, tool: &str, principal: &str) -> Admission {
+        let admission = self.config.rates.admit(principal).admission();
+        if admission.refusal().is_some() {
             crate::telemetry::rate_limited(tool, principal);
         }
-        standing
+        admission
     }
 
     /// Records that `phone` opted out.
@@ -219,148 +193,9 @@ impl Service {
         Ok(self.store.opt_out(phone).await?)
     }
 
-    /// Runs guarantee tool `tool` for `principal` under `key`, with `arguments` as a REST
-    /// body carries them, through the replay sequence: the first time it runs and its answer
-    /// is recorded; with the same key and arguments it is replayed and nothing is sent again;
-    /// a key reused or in flight is refused; a store that fails answers 503 ("the same request
-    /// with the same key, later"), and the key is not burned; an answer names the operation's
-    /// id. `None` when `tool` is no guarantee tool.
-    pub async fn call(
-        &self,
-        tool: &str,
-        principal: &str,
-        key: IdempotencyKey,
-        arguments: Value,
-    ) -> Option<Reply> {
-        let sequence = &self.sequence;
-        Some(match tool {
-            SendSms::NAME => {
-                sequence
-                    .serve(&SendSms(self), principal, key, arguments)
-                    .await
-            }
-            SendBatch::NAME => {
-                sequence
-                    .serve(&SendBatch(self), principal, key, arguments)
-                    .await
-            }
-            _ => return None,
-        })
-    }
-
-    /// [`Service::call`] for a call whose key rides in its arguments, as MCP carries it.
-    pub async fn call_keyed(
-        &self,
-        tool: &str,
-        principal: &str,
-        arguments: Option<JsonObject>,
-    ) -> Option<Reply> {
-        let sequence = &self.sequence;
-        Some(match tool {
-            SendSms::NAME => {
-                sequence
-                    .serve_keyed(&SendSms(self), principal, arguments)
-                    .await
-            }
-            SendBatch::NAME => {
-                sequence
-                    .serve_keyed(&SendBatch(self), principal, arguments)
-                    .await
-            }
-            _ => return None,
-        })
-    }
-
-    /// `send_sms`: an opted-out number is denied before the provider; any other is sent,
-    /// under the key's fence, its answer committed with the send. Without an operation
-    /// (outside the replay sequence: the benchmark's baseline) the same send is made in a
-    /// plain transaction, and its answer is the tool's own.
-    pub async fn sms(
-        &self,
-        args: &SmsArgs,
-        id: &str,
-        principal: &str,
-        lease: Option<&Lease>,
-    ) -> Done<MessageRef> {
-        match self.store.is_opted_out(&args.to).await {
-            Ok(false) => {}
-            Ok(true) => return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
-            Err(err) => return unavailable(&err).into(),
-        }
-        let message = Message {
-            id,
-            principal,
-            phone: &args.to,
-            body: &args.body,
-        };
-        let sent = MessageRef {
-            message_id: id.to_owned(),
-        };
-        // The provider's work is done inside the transaction that begins the key, when it
-        // does, so a second caller meanwhile is told the key is in flight.
-        let delay = self.config.provider_delay;
-        if lease.is_some_and(Lease::in_transaction) {
-            return self.store.send_message(lease, &message, sent, delay).await;
-        }
-        tokio::time::sleep(delay).await;
-        self.store
-            .send_message(lease, &message, sent, Duration::ZERO)
-            .await
-    }
-
-    /// `send_campaign_batch`: opted-out recipients are denied, as many others as the window
-    /// has room for are claimed and the rest held durably for the next window, and the
-    /// answer commits with the campaign; then the claimed ones are sent.
-    pub async fn send_batch(&self, args: &BatchArgs, operation: &Operation) -> Done<CampaignRef> {
-        let (principal, id) = (operation.principal(), operation.id());
-        let mut recipients = args.recipients.clone();
-        recipients.sort();
-        recipients.dedup();
-        let mut opted_out = 0;
-        for phone in &recipients {
-            match self.store.is_opted_out(phone).await {
-                Ok(out) => opted_out += usize::from(out),
-                Err(err) => return unavailable(&err).into(),
-            }
-        }
-        if opted_out == recipients.len() {
-            return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
-        }
-        let named = CampaignRef {
-            campaign_id: id.to_owned(),
-        };
-        let answer = |row: &CampaignRow| match as_found(row)
-            .with_next_tool(LOOKUP_CAMPAIGNS)
-            .with_fields(named)
-        {
-            Ok(result) => result.into(),
-            Err(err) => unavailable(&err),
-        };
-        let (done, claimed) = self
-            .store
-            .create_campaign(
-                Some(operation.lease()),
-                id,
-                principal,
-                &args.message,
-                &recipients,
-                self.config.window_of(principal),
-                answer,
-            )
-            .await;
-        for claim in &claimed {
-            // A send that fails leaves its claim to expire: it is held again, and sent by
-            // whichever process settles it. The answer stands either way.
-            if self.send_one(claim).await.is_err() {
-                break;
-            }
-        }
-        done
-    }
-
     /// The provider sends to one claimed recipient, if the claim is still current: renewed
     /// first, then sent under its fence.
-    async fn send_one(&self, claim: &Claim) -> Result<(), DbError> {
+    pub async fn send_claimed(&self, claim: &Claim) -> Result<(), DbError> {
         if !self.store.renew_claim(claim).await? {
             return Ok(());
         }
@@ -376,7 +211,7 @@ impl Service {
             .claim_due(|principal| self.config.window_of(principal))
             .await?;
         for claim in &claims {
-            self.send_one(claim).await?;
+            self.send_claimed(claim).await?;
         }
         Ok(claims.len())
     }
@@ -433,124 +268,5 @@ impl Service {
                 tokio::time::sleep(tick).await;
             }
         });
-    }
-
-    /// `lookup_marketing_campaigns`: where `principal`'s campaign stands, from the store.
-    pub async fn lookup_campaign(
-        &self,
-        id: &str,
-        principal: &str,
-    ) -> Result<Envelope<CampaignStatus>, ServiceError> {
-        let Some(row) = self.store.campaign(id, principal).await? else {
-            return Ok(Envelope::failure(ToolError::new(
-                CAMPAIGN_NOT_FOUND,
-                format!("No campaign {id}: nothing was recorded or sent under that id."),
-            )));
-        };
-        let CampaignRow {
-            requested,
-            sending,
-            sent,
-            held,
-            denied,
-            updated_ms,
-            next_attempt_ms,
-        } = row;
-        let status = if sending > 0 {
-            "sending"
-        } else if held > 0 {
-            "held"
-        } else {
-            "completed"
-        };
-        Ok(Envelope::success(CampaignStatus {
-            campaign_id: id.to_owned(),
-            status: status.to_owned(),
-            counts: Counts {
-                requested,
-                sent,
-                sending,
-                held,
-                denied,
-            },
-            updated_at: format_instant(instant(updated_ms)),
-            next_attempt_at: next_attempt_ms.map(|ms| format_instant(instant(ms))),
-        }))
-    }
-
-    /// `lookup_sms`: whether `principal`'s message was sent, from the store.
-    pub async fn lookup_message(
-        &self,
-        id: &str,
-        principal: &str,
-    ) -> Result<Envelope<MessageStatus>, ServiceError> {
-        Ok(match self.store.message(id, principal).await? {
-            Some((status, updated_ms)) => Envelope::success(MessageStatus {
-                message_id: id.to_owned(),
-                status,
-                updated_at: format_instant(instant(updated_ms)),
-            }),
-            None => Envelope::failure(ToolError::new(
-                MESSAGE_NOT_FOUND,
-                format!("No message {id}: nothing was recorded or sent under that id."),
-            )),
-        })
-    }
-}
-
-/// A batch's answer from its campaign as found (an earlier call under the same key created
-/// it, and its answer was lost): sent and claimed are committed, held deferred.
-fn as_found<T>(row: &CampaignRow) -> GuaranteeResult<T> {
-    let impact = Impact::new()
-        .with_requested(row.requested)
-        .with_committed(row.sent + row.sending)
-        .with_deferred(row.held)
-        .with_denied(row.denied);
-    let result = if row.held > 0 {
-        GuaranteeResult::deferred(PolicyCode::CAMPAIGN_SEND_WINDOW)
-            .with_impact(impact)
-            .and_then(|held| {
-                held.with_retry_at(row.next_attempt_ms.map_or_else(SystemTime::now, instant))
-            })
-    } else {
-        GuaranteeResult::committed().with_impact(impact)
-    };
-    result.expect("a campaign's counts add up to requested")
-}
-
-/// A tool's own field naming the operation: `{ field: id }`.
-fn naming(field: &str, id: &str) -> JsonObject {
-    let mut fields = JsonObject::new();
-    fields.insert(field.to_owned(), Value::String(id.to_owned()));
-    fields
-}
-
-/// No campaign has the id a lookup named.
-const CAMPAIGN_NOT_FOUND: Classified = classified!("campaign-not-found", NoTarget);
-/// No message has the id a lookup named.
-const MESSAGE_NOT_FOUND: Classified = classified!("message-not-found", NoTarget);
-
-#[cfg(test)]
-mod tests {
-    /// A key found abandoned is answered from its context alone: the operation's id, whose
-    /// prefix names the lookup, whatever the call got to before it stopped.
-    #[test]
-    fn the_recovery_names_the_operation_of_the_context() {
-        use super::{CAMPAIGN_ID, LOOKUP_CAMPAIGNS, LOOKUP_SMS, MESSAGE_ID, recovery};
-        for (id, lookup, field) in [
-            ("cmp_0123456789abcdef", LOOKUP_CAMPAIGNS, CAMPAIGN_ID),
-            ("msg_0123456789abcdef", LOOKUP_SMS, MESSAGE_ID),
-        ] {
-            let unknown = recovery(id);
-            assert_eq!(
-                unknown.settlement(),
-                agent_tool_result::guarantee::SettlementState::Unknown
-            );
-            assert_eq!(unknown.suggested_next_tool(), Some(lookup));
-            assert_eq!(unknown.fields().unwrap()[field], id);
-        }
-        let bare = recovery("");
-        assert_eq!(bare.suggested_next_tool(), None);
-        assert!(bare.fields().is_none());
     }
 }

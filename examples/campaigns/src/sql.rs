@@ -133,18 +133,41 @@ const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTE
 pub(crate) const POSTGRES_NOW: &str =
     "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)";
 
+/// Runs SQLite's `work` (a statement, which may wait for the file's lock) off the async
+/// executor: on a multi-threaded runtime its worker first hands its other tasks to another
+/// thread (`block_in_place`), so no task waits behind the file; on a single-threaded one (a
+/// unit test's) there is no other worker, and it runs in place.
+pub(crate) fn off_executor<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
 pub(crate) fn sqlite_execute(
     connection: &rusqlite::Connection,
     sql: &str,
     args: &[Arg],
 ) -> Result<u64, DbError> {
-    let changed = connection
-        .prepare_cached(&sqlite_sql(sql))?
-        .execute(rusqlite::params_from_iter(args))?;
-    Ok(changed as u64)
+    off_executor(|| {
+        let changed = connection
+            .prepare_cached(&sqlite_sql(sql))?
+            .execute(rusqlite::params_from_iter(args))?;
+        Ok(changed as u64)
+    })
 }
 
 pub(crate) fn sqlite_query(
+    connection: &rusqlite::Connection,
+    sql: &str,
+    args: &[Arg],
+) -> Result<Vec<Row>, DbError> {
+    off_executor(|| sqlite_rows(connection, sql, args))
+}
+
+fn sqlite_rows(
     connection: &rusqlite::Connection,
     sql: &str,
     args: &[Arg],

@@ -12,7 +12,8 @@ use agent_tool_result::replay::{
 
 use crate::db::{Conn, DbError, PgConn};
 use crate::sql::{
-    Arg, POSTGRES_NOW, Row, bounded, pg_execute, pg_query, postgres_params, sqlite_execute,
+    Arg, POSTGRES_NOW, Row, bounded, off_executor, pg_execute, pg_query, postgres_params,
+    sqlite_execute,
     sqlite_query, sqlite_sql,
 };
 
@@ -27,7 +28,7 @@ impl<'a> Conn<'a> {
         let failed = |err: DbError| TransactionError::Failed(err);
         match (self, lease) {
             (Conn::Sqlite(held), Some(lease)) => {
-                SqliteTransaction::begin(&mut held.connection, lease)
+                off_executor(|| SqliteTransaction::begin(&mut held.connection, lease))
                     .map(Tx::Sqlite)
                     .map_err(|err| map_tx(err, DbError::Ledger))
             }
@@ -124,11 +125,13 @@ impl Tx<'_, '_> {
     ) -> Done<F> {
         let committed = match self {
             Tx::Sqlite(tx) => {
-                let done = if sql.is_empty() {
-                    tx.commit(answer)
-                } else {
-                    tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
-                };
+                let done = off_executor(|| {
+                    if sql.is_empty() {
+                        tx.commit(answer)
+                    } else {
+                        tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
+                    }
+                });
                 done.map_err(|err| map_tx(err, DbError::Ledger))
             }
             Tx::Postgres {

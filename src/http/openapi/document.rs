@@ -220,6 +220,18 @@ impl OpenApi {
         self
     }
 
+    /// Sets member `name` of the operation at `method path`, if there is one (a vendor
+    /// extension, `x-...`).
+    pub(crate) fn extend_operation(&mut self, path: &str, method: &str, name: &str, value: Value) {
+        if let Some(Value::Object(operation)) = self
+            .paths
+            .get_mut(path)
+            .and_then(|item| item.get_mut(method))
+        {
+            operation.insert(name.to_owned(), value);
+        }
+    }
+
     fn insert(&mut self, path: &str, method: &str, operation: Value) {
         let item = self
             .paths

@@ -6,9 +6,28 @@ use std::collections::hash_map::Entry;
 
 use agent_tool_result::replay::EffectKey;
 
-use super::{Claim, DUE_BATCH, Send, SendWindow, Store, now, room};
+use super::provider::Send;
+use super::window::{SendWindow, room};
+use super::{Store, now};
 use crate::db::DbError;
 use crate::tx::Statements;
+
+/// Held recipients one pass of [`Store::claim_due`] looks at.
+const DUE_BATCH: i64 = 1000;
+
+/// A recipient claimed for sending: its campaign, number, the campaign's message, and the
+/// claim's fence.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    /// The campaign.
+    pub campaign_id: String,
+    /// The recipient's number.
+    pub phone: String,
+    /// The campaign's text.
+    pub message: String,
+    /// The claim's fence: the recipient's claim count when it was claimed.
+    pub fence: i64,
+}
 
 impl Store {
     /// Claims held recipients that are due, as many of each account's as its window has room

@@ -1,8 +1,18 @@
 //! The store's own tests, on SQLite.
 
-use super::*;
+use std::time::Duration;
+
 use agent_tool_result::JsonObject;
-use agent_tool_result::replay::{Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger};
+use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+use agent_tool_result::replay::{
+    Begin, Done, Fingerprint, IdempotencyKey, Lease, Ledger, Scope, SqliteLedger,
+};
+
+use super::Store;
+use super::campaigns::CampaignRow;
+use super::messages::Message;
+use super::window::SendWindow;
+use crate::db::Target;
 
 /// Three sends an hour, the hour starting as the test does (so none starts during it).
 static WINDOW: std::sync::LazyLock<SendWindow> = std::sync::LazyLock::new(|| SendWindow {

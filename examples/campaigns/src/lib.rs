@@ -1,0 +1,26 @@
+//! `campaigns`: a small campaign service whose guarantee tools answer the second contract
+//! (settlement, policy, impact, recovery) over REST and over MCP, on one database (a SQLite
+//! file, or PostgreSQL, which any number of its processes share) that also holds the
+//! idempotency ledger. The "provider" is a table of sends, so a second send to anyone would
+//! show. See this package's README for the thin-continuity walkthrough.
+//!
+//! The library is the service; its binary (`src/main.rs`) reads the command line and serves
+//! it, and its tests and benchmark use the same modules. A tool is a module of [`tools`] and a
+//! line in its list; the store is split by concept under [`store`], its schema in
+//! `src/schema.sql`.
+
+pub mod admitted;
+pub mod db;
+pub mod faults;
+pub mod ledger;
+pub mod limits;
+pub mod mcp;
+pub mod operations;
+pub mod rest;
+pub mod serve;
+pub mod service;
+pub mod sql;
+pub mod store;
+pub mod telemetry;
+pub mod tools;
+pub mod tx;

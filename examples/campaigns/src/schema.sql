@@ -1,0 +1,41 @@
+-- The campaign service's tables, written once for SQLite and PostgreSQL (PostgreSQL's
+-- dialect; `SERIAL` is an auto-numbered integer primary key, which each backend spells its own
+-- way). The idempotency ledger's tables are the library's, beside these.
+CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS campaigns (
+    id text PRIMARY KEY,
+    principal text NOT NULL,
+    message text NOT NULL,
+    created_ms bigint NOT NULL,
+    updated_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS recipients (
+    campaign_id text NOT NULL REFERENCES campaigns (id),
+    phone text NOT NULL,
+    state text NOT NULL CHECK (state IN ('sending', 'sent', 'held', 'denied')),
+    next_attempt_ms bigint,
+    fence bigint NOT NULL DEFAULT 0,
+    claim_until_ms bigint,
+    PRIMARY KEY (campaign_id, phone)
+);
+CREATE INDEX IF NOT EXISTS recipients_due ON recipients (state, next_attempt_ms);
+CREATE TABLE IF NOT EXISTS messages (
+    id text PRIMARY KEY,
+    principal text NOT NULL,
+    phone text NOT NULL,
+    state text NOT NULL CHECK (state IN ('sent')),
+    updated_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS provider_sends (
+    seq SERIAL,
+    campaign_id text,
+    message_id text,
+    phone text NOT NULL,
+    body text NOT NULL,
+    sent_ms bigint NOT NULL,
+    sender text NOT NULL,
+    effect_key text NOT NULL,
+    fence bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
+CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);
