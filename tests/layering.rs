@@ -1,4 +1,5 @@
-//! Every import points down: no cycle of `use` across the files of the library or the CLI.
+//! Every import points down: no cycle of `use` across the files of the library, the CLI or the
+//! campaign service (`examples/campaigns`, the model a newcomer copies).
 //!
 //! Each file is a node. A file depends on another when one of its paths (`use` trees and
 //! paths written in code, from `crate::`, `super::`, `self::` or a child module) names an item
@@ -27,6 +28,23 @@ fn the_cli_imports_point_one_way() {
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("cli/src");
     let crate_ = assert_acyclic(&root, "main.rs");
     assert_layered(&crate_, &readme_layers(1), "main.rs");
+}
+
+#[test]
+fn the_campaign_service_imports_point_one_way() {
+    // The example a newcomer copies: its library (the service, its tools, its store) and
+    // its binary, file by file.
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("examples/campaigns/src");
+    let crate_ = assert_acyclic(&root, "lib.rs");
+    // Every tool's module is read: the check sees the list and what it lists.
+    for tool in ["send_sms", "send_batch", "lookup_campaign", "lookup_sms"] {
+        let file = format!("tools/{tool}.rs");
+        assert!(crate_.edges.contains_key(&file), "{file} was not read");
+        assert!(
+            crate_.edges["tools.rs"].contains_key(&file),
+            "the list names {file}'s tool"
+        );
+    }
 }
 
 /// The layers of CONTRIBUTING.md's "How the crate is built" section, lowest first: its `which`th

@@ -67,38 +67,51 @@ impl Impact {
     }
 }
 
-/// What a command did with its recipients now, in counts that always add up: how many were
-/// handed to the provider and how many policy refused. The infallible result builders
+/// What a command did with its recipients, in counts that always add up: how many were
+/// handed to the provider, and, when the tool counts them, how many policy refused and how
+/// many are held for later. The infallible result builders
 /// ([`GuaranteeResult::committed_with`](super::GuaranteeResult::committed_with),
 /// [`GuaranteeResult::deferred_with`](super::GuaranteeResult::deferred_with)) take it and
-/// count `requested` as the sum, so no count can exceed it.
+/// count `requested` as the sum, so no count can exceed it. A count set to 0 is written (the
+/// tool knows there were none); a count not set is not.
 ///
 /// ```
 /// use agent_tool_result::guarantee::{Impact, Tally};
 ///
-/// let impact = Impact::from(Tally::sent(40).with_denied(2));
-/// assert_eq!((impact.requested(), impact.committed(), impact.denied()), (Some(42), Some(40), Some(2)));
+/// let impact = Impact::from(Tally::sent(40).with_denied(2).with_held(0));
+/// assert_eq!(impact.requested(), Some(42));
+/// assert_eq!((impact.committed(), impact.denied(), impact.deferred()), (Some(40), Some(2), Some(0)));
+/// assert_eq!(Impact::from(Tally::sent(1)).denied(), None);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     committed: u64,
-    denied: u64,
+    denied: Option<u64>,
+    held: Option<u64>,
 }
 
 impl Tally {
-    /// `count` recipients handed to the provider, none refused.
+    /// `count` recipients handed to the provider.
     #[must_use]
     pub const fn sent(count: u64) -> Self {
         Tally {
             committed: count,
-            denied: 0,
+            denied: None,
+            held: None,
         }
     }
 
     /// Sets how many recipients policy refused (opted out, say).
     #[must_use]
     pub const fn with_denied(mut self, count: u64) -> Self {
-        self.denied = count;
+        self.denied = Some(count);
+        self
+    }
+
+    /// Sets how many recipients are held durably for later (a send window's, say).
+    #[must_use]
+    pub const fn with_held(mut self, count: u64) -> Self {
+        self.held = Some(count);
         self
     }
 
@@ -108,31 +121,31 @@ impl Tally {
         self.committed
     }
 
-    /// How many recipients policy refused.
+    /// How many are held for later (0 when not counted).
     #[must_use]
-    pub const fn denied(&self) -> u64 {
-        self.denied
-    }
-
-    /// The impact of this tally and `held` recipients kept for later: `requested` their sum.
-    /// Counts whose sum would pass `u64::MAX` are cut (held first, then denied) so that they
-    /// still add up: no command has that many recipients.
-    pub(super) fn with_held(self, held: u64) -> Impact {
-        let committed = self.committed;
-        let denied = self.denied.min(u64::MAX - committed);
-        let held = held.min(u64::MAX - committed - denied);
-        Impact {
-            requested: Some(committed + denied + held),
-            committed: Some(committed),
-            deferred: (held > 0).then_some(held),
-            denied: (denied > 0).then_some(denied),
-            failed: None,
+    pub const fn held(&self) -> u64 {
+        match self.held {
+            Some(held) => held,
+            None => 0,
         }
     }
 }
 
 impl From<Tally> for Impact {
+    /// The tally's impact, `requested` the sum of its counts. Counts whose sum would pass
+    /// `u64::MAX` are cut (held first, then denied) so that they still add up: no command
+    /// has that many recipients.
     fn from(tally: Tally) -> Impact {
-        tally.with_held(0)
+        let committed = tally.committed;
+        let denied = tally.denied.map(|denied| denied.min(u64::MAX - committed));
+        let room = u64::MAX - committed - denied.unwrap_or(0);
+        let held = tally.held.map(|held| held.min(room));
+        Impact {
+            requested: Some(committed + denied.unwrap_or(0) + held.unwrap_or(0)),
+            committed: Some(committed),
+            deferred: held,
+            denied,
+            failed: None,
+        }
     }
 }

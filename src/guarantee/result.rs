@@ -148,8 +148,8 @@ impl<T> GuaranteeResult<T> {
         result
     }
 
-    /// Deferred by policy `code` with its retry: the tally done now, `held` recipients kept
-    /// durably until `retry_at` (taken into the years 0000 to 9999 the contract writes), and
+    /// Deferred by policy `code` with its retry: the tally (what was sent now, what is held
+    /// durably until `retry_at`, taken into the years 0000 to 9999 the contract writes), and
     /// the tool's fields. `committed` when anything was sent or held (the command took effect),
     /// `not_started` otherwise; it cannot fail, as [`committed_with`](Self::committed_with).
     ///
@@ -160,7 +160,7 @@ impl<T> GuaranteeResult<T> {
     ///
     /// let later = SystemTime::now() + Duration::from_secs(3600);
     /// let held = GuaranteeResult::deferred_with(
-    ///     PolicyCode::CAMPAIGN_SEND_WINDOW, later, Tally::sent(5), 95, json!({ "campaignId": "cmp_1" }),
+    ///     PolicyCode::CAMPAIGN_SEND_WINDOW, later, Tally::sent(5).with_held(95), json!({ "campaignId": "cmp_1" }),
     /// );
     /// assert_eq!(held.settlement(), SettlementState::Committed);
     /// assert_eq!(held.impact().and_then(|i| i.deferred()), Some(95));
@@ -170,12 +170,11 @@ impl<T> GuaranteeResult<T> {
         code: PolicyCode,
         retry_at: SystemTime,
         tally: Tally,
-        held: u64,
         fields: T,
     ) -> Self {
         let mut result = GuaranteeResult::deferred(code);
-        result.impact = tally.with_held(held);
-        if tally.committed() > 0 || held > 0 {
+        result.impact = tally.into();
+        if tally.committed() > 0 || tally.held() > 0 {
             result.settlement = SettlementState::Committed;
         }
         result.policy.retry_at = Some(instant::clamped(retry_at));

@@ -459,7 +459,8 @@ impl<T: schemars::JsonSchema> crate::guarantee::GuaranteeResult<T> {
 /// its name and description, the input schema of its arguments with the `idempotencyKey`
 /// required, and the output schema of the result it answers
 /// ([`GuaranteeResult<T::Fields>`](crate::guarantee::GuaranteeResult)), both from the tool's
-/// own types. Its calls are [`Sequence::serve_keyed`](crate::replay::Sequence::serve_keyed).
+/// own types. [`Registry::tool_router`](crate::registry::Registry::tool_router) lists it so and
+/// serves its calls.
 ///
 /// ```
 /// use agent_tool_result::guarantee::GuaranteeResult;

@@ -253,10 +253,22 @@ impl Args {
     }
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// How long a thread the runtime started for blocking work (SQLite's statements, which run
+/// off the async workers) stays idle before it ends: a burst's threads, and the memory they
+/// hold, are gone a second after it (tokio keeps them 10 s by default).
+const IDLE_THREAD: Duration = Duration::from_secs(1);
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(not(target_env = "msvc"))]
     return_memory_promptly();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_keep_alive(IDLE_THREAD)
+        .build()?
+        .block_on(run())
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = Args::parse();
     telemetry::log_to_stderr(args.log);
     let metrics = match args.metrics_addr {

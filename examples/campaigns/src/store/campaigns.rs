@@ -48,14 +48,15 @@ impl CampaignRow {
     /// A batch's answer from its campaign as it stands, with the tool's `fields`: sent and
     /// claimed are committed, held deferred by the send window until the next attempt.
     pub fn answer<T>(&self, fields: T) -> GuaranteeResult<T> {
-        let tally = Tally::sent(self.sent + self.sending).with_denied(self.denied);
+        let tally = Tally::sent(self.sent + self.sending)
+            .with_denied(self.denied)
+            .with_held(self.held);
         if self.held > 0 {
             let next = self.next_attempt_ms.map_or_else(SystemTime::now, instant);
             GuaranteeResult::deferred_with(
                 PolicyCode::CAMPAIGN_SEND_WINDOW,
                 next,
                 tally,
-                self.held,
                 fields,
             )
         } else {

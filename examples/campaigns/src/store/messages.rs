@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agent_tool_result::guarantee::GuaranteeResult;
+use agent_tool_result::guarantee::{GuaranteeResult, Tally};
 use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
 
 use super::Store;
@@ -45,9 +45,7 @@ impl Store {
             body,
         } = *message;
         let sent = async {
-            let answer = GuaranteeResult::committed_one()
-                .with_fields(fields)
-                .map_err(DbError::from)?;
+            let answer = GuaranteeResult::committed_with(Tally::sent(1), fields);
             let mut conn = self.writer().await?;
             let mut tx = conn.effect(lease).await?;
             // The provider's work, inside the transaction.
