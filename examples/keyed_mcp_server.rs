@@ -85,6 +85,7 @@ pub struct Notes {
 #[tool_router]
 impl Notes {
     /// The server on `ledger`: its own tools, and the registry's, in one router.
+    #[must_use]
     pub fn new(ledger: SqliteLedger) -> Self {
         let tools = Registry::new(Sequence::new(ledger))
             // A stdio server has one caller.
@@ -96,6 +97,7 @@ impl Notes {
     }
 
     /// An ordinary tool, beside the guarantee tool in the same router.
+    #[allow(clippy::unused_self, reason = "an rmcp tool is a method of its server")]
     #[tool(
         description = "The limits of the notes this server sends.",
         output_schema = Envelope::<Limits>::rmcp_output_schema(),

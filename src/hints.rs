@@ -21,6 +21,10 @@
 /// assert!(Hints::READ_ONLY.is_read_only() && !Hints::READ_ONLY.is_open_world());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "MCP's four hints, each its own yes or no"
+)]
 pub struct Hints {
     read_only: bool,
     destructive: bool,

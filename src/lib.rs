@@ -103,12 +103,12 @@ mod object;
 pub mod observation;
 mod parse;
 mod pointer;
-#[cfg(feature = "replay")]
-#[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
-pub mod replay;
 #[cfg(all(feature = "replay", feature = "schemars"))]
 #[cfg_attr(docsrs, doc(cfg(all(feature = "replay", feature = "schemars"))))]
 pub mod registry;
+#[cfg(feature = "replay")]
+#[cfg_attr(docsrs, doc(cfg(feature = "replay")))]
+pub mod replay;
 pub mod rule;
 pub mod schema;
 mod strict;

@@ -91,6 +91,14 @@
 //! assert_eq!(tools.names().collect::<Vec<_>>(), ["send_sms", "lookup_sms"]);
 //! ```
 
+#![cfg_attr(
+    not(any(feature = "rmcp", feature = "axum")),
+    allow(
+        dead_code,
+        reason = "a registry without a transport feature only documents its tools"
+    )
+)]
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -337,7 +345,7 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
     /// Serves the guarantee tools at `POST {path}/{name}` over REST (`/v1/tools`, say).
     #[must_use]
     pub fn with_tools_path(mut self, path: &str) -> Self {
-        self.tools_path = path.trim_end_matches('/').to_owned();
+        path.trim_end_matches('/').clone_into(&mut self.tools_path);
         self
     }
 
@@ -432,21 +440,21 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
 
     fn envelope_at<T: EnvelopeTool>(self, tool: T, method: Method, path: &str) -> Self {
         let tool = Arc::new(tool);
-        let serve: Arc<ServeEnvelope> = Arc::new(move |principal, arguments| {
-            let tool = Arc::clone(&tool);
-            Box::pin(async move {
-                let arguments = match serde_path_to_error::deserialize(arguments) {
-                    Ok(arguments) => arguments,
-                    Err(err) => return Ok(bad_arguments(&err)),
-                };
-                match tool.run(arguments, &principal).await {
-                    Ok(envelope) => Ok(envelope.map(|output| {
-                        serde_json::to_value(output).unwrap_or(Value::Null)
-                    })),
-                    Err(err) => Err(err.to_string()),
-                }
-            })
-        });
+        let serve: Arc<ServeEnvelope> =
+            Arc::new(move |principal, arguments| {
+                let tool = Arc::clone(&tool);
+                Box::pin(async move {
+                    let arguments = match serde_path_to_error::deserialize(arguments) {
+                        Ok(arguments) => arguments,
+                        Err(err) => return Ok(bad_arguments(&err)),
+                    };
+                    match tool.run(arguments, &principal).await {
+                        Ok(envelope) => Ok(envelope
+                            .map(|output| serde_json::to_value(output).unwrap_or(Value::Null))),
+                        Err(err) => Err(err.to_string()),
+                    }
+                })
+            });
         let is_get = method == Method::Get;
         self.add(Entry {
             name: T::NAME,
@@ -454,10 +462,12 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
             serve: Serve::Envelope(serve),
             rest: Some((method, path.to_owned())),
             #[cfg(feature = "rmcp")]
-            mcp_tool: mcp::envelope_tool::<T>,
+            mcp_tool: envelope_mcp_tool::<T>,
             #[cfg(feature = "openapi")]
             operation: if is_get {
-                |document, path| document.envelope_lookup::<T::Output>(path, T::NAME, T::DESCRIPTION)
+                |document, path| {
+                    document.envelope_lookup::<T::Output>(path, T::NAME, T::DESCRIPTION)
+                }
             } else {
                 |document, path| {
                     document.envelope_tool::<T::Arguments, T::Output>(path, T::NAME, T::DESCRIPTION)
@@ -504,11 +514,26 @@ impl<L, P> Registry<L, P> {
     }
 }
 
+/// The MCP tool envelope tool `T` is: its arguments' input schema, the output schema of its
+/// envelope.
+#[cfg(feature = "rmcp")]
+fn envelope_mcp_tool<T: EnvelopeTool>() -> rmcp::model::Tool {
+    rmcp::model::Tool::new(
+        T::NAME,
+        T::DESCRIPTION,
+        rmcp::handler::server::tool::schema_for_type::<T::Arguments>(),
+    )
+    .with_raw_output_schema(Envelope::<T::Output>::rmcp_output_schema())
+}
+
 /// The envelope of arguments that do not fit the tool's input schema, naming the argument.
 fn bad_arguments(err: &serde_path_to_error::Error<serde_json::Error>) -> Envelope<Value> {
     let path = err.path().to_string();
     let detail = if path == "." {
-        format!("the arguments do not fit the tool's input schema: {}", err.inner())
+        format!(
+            "the arguments do not fit the tool's input schema: {}",
+            err.inner()
+        )
     } else {
         format!("`{path}`: {}", err.inner())
     };

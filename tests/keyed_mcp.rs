@@ -30,11 +30,19 @@ async fn a_guarantee_tool_written_once_serves_mcp_with_its_own_schemas() {
     let tool = &tools[1];
     let hints = tool.annotations.clone().unwrap();
     assert_eq!(
-        (hints.idempotent_hint, hints.read_only_hint, hints.destructive_hint, hints.open_world_hint),
+        (
+            hints.idempotent_hint,
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.open_world_hint
+        ),
         (Some(true), Some(false), Some(false), Some(true)),
         "a guarantee tool is idempotent per key, and as its hints declare"
     );
-    assert_eq!(tools[0].annotations.clone().unwrap().read_only_hint, Some(true));
+    assert_eq!(
+        tools[0].annotations.clone().unwrap().read_only_hint,
+        Some(true)
+    );
     let input = Value::Object((*tool.input_schema).clone());
     assert_eq!(input["required"], json!(["to", "text", "idempotencyKey"]));
     let output = Value::Object((*tool.output_schema.clone().unwrap()).clone());

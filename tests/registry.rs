@@ -107,6 +107,7 @@ impl Server {
         }
     }
 
+    #[allow(clippy::unused_self, reason = "an rmcp tool is a method of its server")]
     #[tool(description = "Says the server is up.")]
     fn ping(&self) -> String {
         "pong".to_owned()
@@ -220,10 +221,7 @@ async fn a_tool_listed_once_is_served_over_rest_and_mcp_and_documented() {
     let tools = tools(&sent);
     let base = serve_rest(&tools).await;
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let (server, client) = tokio::join!(
-        Server::new(&tools).serve(server_io),
-        ().serve(client_io)
-    );
+    let (server, client) = tokio::join!(Server::new(&tools).serve(server_io), ().serve(client_io));
     let (server, client) = (server.unwrap(), client.unwrap());
 
     // REST: the key in its header; a replay is the first answer's bytes.
@@ -268,9 +266,17 @@ async fn a_tool_listed_once_is_served_over_rest_and_mcp_and_documented() {
     assert_eq!(sent.load(Ordering::SeqCst), 1);
 
     // The lookup: its path's parameter is its argument, its principal the request's.
-    let found = http("GET", &format!("{base}/v1/notes/note_7"), &[("x-account", "acct_9")], None);
+    let found = http(
+        "GET",
+        &format!("{base}/v1/notes/note_7"),
+        &[("x-account", "acct_9")],
+        None,
+    );
     assert_eq!(found.status(), 200);
-    assert_eq!(json_of(&found)["result"], json!({ "id": "note_7", "by": "acct_9" }));
+    assert_eq!(
+        json_of(&found)["result"],
+        json!({ "id": "note_7", "by": "acct_9" })
+    );
     let found = client
         .call_tool(
             CallToolRequestParams::new("lookup_note")
@@ -283,7 +289,12 @@ async fn a_tool_listed_once_is_served_over_rest_and_mcp_and_documented() {
         json!({ "id": "note_8", "by": "acct_1" })
     );
     // Any other name under the tools path is no tool.
-    let unknown = http("POST", &format!("{base}/v1/tools/nope"), &key, Some(&json!({})));
+    let unknown = http(
+        "POST",
+        &format!("{base}/v1/tools/nope"),
+        &key,
+        Some(&json!({})),
+    );
     assert_eq!(unknown.status(), 404);
     assert_eq!(json_of(&unknown)["status"], 404);
 
@@ -324,9 +335,8 @@ async fn a_tool_listed_once_is_served_over_rest_and_mcp_and_documented() {
 
 #[tokio::test]
 async fn a_call_no_authentication_reached_is_refused() {
-    let tools = Registry::new(Sequence::new(MemoryLedger::new())).guarantee(SendNote(
-        Arc::new(AtomicUsize::new(0)),
-    ));
+    let tools = Registry::new(Sequence::new(MemoryLedger::new()))
+        .guarantee(SendNote(Arc::new(AtomicUsize::new(0))));
     let app = tools.rest_routes::<()>(RestProfile::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -166,12 +166,7 @@ impl<T> GuaranteeResult<T> {
     /// assert_eq!(held.impact().and_then(|i| i.deferred()), Some(95));
     /// ```
     #[must_use]
-    pub fn deferred_with(
-        code: PolicyCode,
-        retry_at: SystemTime,
-        tally: Tally,
-        fields: T,
-    ) -> Self {
+    pub fn deferred_with(code: PolicyCode, retry_at: SystemTime, tally: Tally, fields: T) -> Self {
         let mut result = GuaranteeResult::deferred(code);
         result.impact = tally.into();
         if tally.committed() > 0 || tally.held() > 0 {

@@ -4,21 +4,13 @@ use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
-use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext, schema_for_type};
-use rmcp::model::{CallToolResponse, Tool, ToolAnnotations};
+use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
+use rmcp::model::{CallToolResponse, ToolAnnotations};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::{Entry, EnvelopeTool, Principal, Registry, Serve, Shared};
-use crate::Envelope;
+use super::{Entry, Principal, Registry, Serve, Shared};
 use crate::replay::{EffectProbe, IdempotencyKey, Ledger};
-
-/// The MCP tool envelope tool `T` is: its arguments' input schema, the output schema of its
-/// envelope.
-pub(super) fn envelope_tool<T: EnvelopeTool>() -> Tool {
-    Tool::new(T::NAME, T::DESCRIPTION, schema_for_type::<T::Arguments>())
-        .with_raw_output_schema(Envelope::<T::Output>::rmcp_output_schema())
-}
 
 /// `hints` as `rmcp` writes a tool's annotations.
 fn annotations(hints: crate::Hints) -> ToolAnnotations {

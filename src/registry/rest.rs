@@ -23,7 +23,11 @@ fn unauthenticated() -> Response {
 }
 
 /// A reply as the profile answers it, with the admission's `RateLimit` fields.
-fn keyed_response(profile: &RestProfile, reply: &crate::replay::Reply, admission: &Admission) -> Response {
+fn keyed_response(
+    profile: &RestProfile,
+    reply: &crate::replay::Reply,
+    admission: &Admission,
+) -> Response {
     let mut response = profile.reply_response(reply).map(Body::from);
     if let Some((quota, remaining, reset)) = &admission.rate_limit {
         quota.write(response.headers_mut(), *remaining, *reset);
@@ -91,9 +95,8 @@ fn posted<S: Clone + Send + Sync + 'static>(
         let Some(principal) = shared.principal(request.extensions().get::<Principal>()) else {
             return unauthenticated();
         };
-        let body = match axum::body::to_bytes(request.into_body(), BODY_LIMIT).await {
-            Ok(body) => body,
-            Err(_) => return Fault::too_large(BODY_LIMIT).into_response(),
+        let Ok(body) = axum::body::to_bytes(request.into_body(), BODY_LIMIT).await else {
+            return Fault::too_large(BODY_LIMIT).into_response();
         };
         match serde_json::from_slice(&body) {
             Ok(arguments) => envelope(serve.as_ref(), principal, arguments).await,
@@ -120,7 +123,6 @@ impl<L, P> Registry<L, P> {
     /// let app: axum::Router = tools.rest_routes(RestProfile::default());
     /// # let _ = app;
     /// ```
-    #[must_use]
     pub fn rest_routes<S: Clone + Send + Sync + 'static>(&self, profile: RestProfile) -> Router<S> {
         let shared = Arc::new(self.shared.clone());
         let profile = Arc::new(profile);
@@ -129,7 +131,12 @@ impl<L, P> Registry<L, P> {
             router = match (&entry.serve, &entry.rest) {
                 (Serve::Keyed(serve), _) => router.route(
                     &self.keyed_path(entry.name),
-                    keyed(entry.name, Arc::clone(serve), Arc::clone(&shared), Arc::clone(&profile)),
+                    keyed(
+                        entry.name,
+                        Arc::clone(serve),
+                        Arc::clone(&shared),
+                        Arc::clone(&profile),
+                    ),
                 ),
                 (Serve::Envelope(serve), Some((Method::Get, path))) => {
                     router.route(path, lookup(Arc::clone(serve), Arc::clone(&shared)))
@@ -142,7 +149,9 @@ impl<L, P> Registry<L, P> {
         }
         router.route(
             &self.keyed_path("{tool}"),
-            post(|Path(tool): Path<String>| async move { Fault::unknown_tool(tool).into_response() }),
+            post(
+                |Path(tool): Path<String>| async move { Fault::unknown_tool(tool).into_response() },
+            ),
         )
     }
 }

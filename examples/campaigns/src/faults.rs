@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::db::{DbError, Target};
+use crate::db::Target;
+use crate::error::DbError;
 
 /// A disk that fills up, for fault injection: after `after` writes, every write of the
 /// service (its tables and its ledger) fails for `length`, then space is back. The provider's

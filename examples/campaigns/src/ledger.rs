@@ -11,7 +11,8 @@ use agent_tool_result::replay::{
     Scope, SqliteError, SqliteLedger, StoredAnswer,
 };
 
-use crate::db::{DbError, Target};
+use crate::db::Target;
+use crate::error::DbError;
 use crate::faults::Faults;
 use crate::store::Store as Tables;
 

@@ -9,8 +9,17 @@
 //! line in its list; the store is split by concept under [`store`], its schema in
 //! `src/schema.sql`.
 
+#![allow(
+    clippy::missing_errors_doc,
+    clippy::missing_panics_doc,
+    clippy::must_use_candidate,
+    reason = "the service's own library, shared by its binary, tests and benchmark, not a \
+              published API: each layer has one error type, said in its module"
+)]
+
 pub mod admitted;
 pub mod db;
+pub mod error;
 pub mod faults;
 pub mod ledger;
 pub mod limits;

@@ -143,13 +143,11 @@ pub fn openapi(tools: &Tools) -> Value {
 /// The REST routes of the service's tools, and the OpenAPI document.
 pub fn router(tools: &Tools) -> Router {
     let document = Arc::new(openapi(tools));
-    tools
-        .rest_routes(RestProfile::default())
-        .route(
-            OPENAPI_PATH,
-            get(move || {
-                let document = Arc::clone(&document);
-                async move { axum::Json(document.as_ref().clone()) }
-            }),
-        )
+    tools.rest_routes(RestProfile::default()).route(
+        OPENAPI_PATH,
+        get(move || {
+            let document = Arc::clone(&document);
+            async move { axum::Json(document.as_ref().clone()) }
+        }),
+    )
 }

@@ -12,11 +12,14 @@ use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, Tally};
 use agent_tool_result::registry::Admission;
 use agent_tool_result::replay::{Abandoned, EffectProbe, Sequence};
 
-use crate::db::{DbError, Target};
+use crate::db::Target;
+use crate::error::DbError;
 use crate::faults::FullDisk;
 use crate::ledger::{LedgerError, ServiceLedger};
 use crate::limits::RateLimits;
-use crate::operations::{CAMPAIGN, CAMPAIGN_ID, LOOKUP_CAMPAIGNS, MESSAGE, MESSAGE_ID, naming, recovery};
+use crate::operations::{
+    CAMPAIGN, CAMPAIGN_ID, LOOKUP_CAMPAIGNS, MESSAGE, MESSAGE_ID, naming, recovery,
+};
 use crate::store::Store;
 use crate::store::claims::Claim;
 use crate::store::window::SendWindow;
@@ -100,9 +103,10 @@ impl EffectProbe for Store {
                 row.answer(naming(CAMPAIGN_ID, id))
                     .with_next_tool(LOOKUP_CAMPAIGNS)
             }),
-            Some((MESSAGE, _)) => self.message(id, principal).await?.map(|_| {
-                GuaranteeResult::committed_with(Tally::sent(1), naming(MESSAGE_ID, id))
-            }),
+            Some((MESSAGE, _)) => self
+                .message(id, principal)
+                .await?
+                .map(|_| GuaranteeResult::committed_with(Tally::sent(1), naming(MESSAGE_ID, id))),
             _ => None,
         };
         Ok(found)
@@ -177,15 +181,11 @@ impl Service {
         &self.sequence
     }
 
-    /// Counts a guarantee call of `tool` by `principal` against its account's rate limit:
-    /// admitted, or the refusal to answer (before the sequence begins anything), with the
-    /// account's `RateLimit` fields either way.
-    pub fn admit(&self, tool: &str, principal: &str) -> Admission {
-        let admission = self.config.rates.admit(principal).admission();
-        if admission.refusal().is_some() {
-            crate::telemetry::rate_limited(tool, principal);
-        }
-        admission
+    /// Counts a guarantee call by `principal` against its account's rate limit: admitted, or
+    /// the refusal to answer (before the sequence begins anything; the registry reports it as
+    /// it reports every refusal), with the account's `RateLimit` fields either way.
+    pub fn admit(&self, principal: &str) -> Admission {
+        self.config.rates.admit(principal).admission()
     }
 
     /// Records that `phone` opted out.

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::db::DbError;
+use crate::error::DbError;
 
 /// A statement's parameter.
 #[derive(Clone, Debug)]

@@ -25,7 +25,8 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::db::{Conn, Db, DbError, Target};
+use crate::db::{Conn, Db, Target};
+use crate::error::DbError;
 use crate::faults::{Faults, FullDisk};
 
 /// The tables, as `schema.sql` writes them.
@@ -138,4 +139,3 @@ pub mod provider;
 #[cfg(test)]
 mod tests;
 pub mod window;
-

@@ -57,19 +57,3 @@ fn render(handle: &PrometheusHandle) -> axum::response::Response {
     )
         .into_response()
 }
-
-/// A guarantee call of `tool` refused by its account's rate limit, counted as the crate
-/// counts the refusals of the replay sequence.
-pub fn rate_limited(tool: &str, principal: &str) {
-    tracing::info!(
-        tool,
-        scope = principal,
-        outcome = "refused",
-        refusal = "rate-limited",
-        "keyed call refused: the account is over its rate limit"
-    );
-    metrics::counter!("atr_keyed_calls_total", "tool" => tool.to_owned(), "outcome" => "refused")
-        .increment(1);
-    metrics::counter!("atr_keyed_refusals_total", "tool" => tool.to_owned(), "kind" => "rate-limited")
-        .increment(1);
-}

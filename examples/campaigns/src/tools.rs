@@ -26,7 +26,7 @@ pub fn registry(service: &Arc<Service>) -> Tools {
     let limits = Arc::clone(service);
     Registry::new(Arc::clone(service.sequence()))
         .with_tools_path("/v1/tools")
-        .with_admission(move |tool, principal| limits.admit(tool, principal.as_str()))
+        .with_admission(move |_tool, principal| limits.admit(principal.as_str()))
         .guarantee(send_sms::SendSms(Arc::clone(service)))
         .guarantee(send_batch::SendBatch(Arc::clone(service)))
         .lookup(

@@ -10,11 +10,11 @@ use agent_tool_result::replay::{
     Done, Lease, PostgresTransaction, SqliteTransaction, TransactionError,
 };
 
-use crate::db::{Conn, DbError, PgConn};
+use crate::db::{Conn, PgConn};
+use crate::error::DbError;
 use crate::sql::{
     Arg, POSTGRES_NOW, Row, bounded, off_executor, pg_execute, pg_query, postgres_params,
-    sqlite_execute,
-    sqlite_query, sqlite_sql,
+    sqlite_execute, sqlite_query, sqlite_sql,
 };
 
 impl<'a> Conn<'a> {

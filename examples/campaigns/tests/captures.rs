@@ -53,6 +53,24 @@ fn get(base: &str, path: &str, extra: &str) -> Raw {
     )
 }
 
+/// Every tool of the registry is an operation of the document, carrying its hints: the
+/// guarantee tools idempotent (per key), the lookups read-only.
+fn assert_every_tool_documented(document: &[u8]) {
+    let openapi: Value = serde_json::from_slice(document).unwrap();
+    for (path, method, read_only) in [
+        ("/v1/tools/send_sms", "post", false),
+        ("/v1/tools/send_campaign_batch", "post", false),
+        ("/v1/campaigns/{campaignId}", "get", true),
+        ("/v1/messages/{messageId}", "get", true),
+    ] {
+        let hints = &openapi["paths"][path][method]["x-mcp-annotations"];
+        assert_eq!(hints["readOnlyHint"], read_only, "{path}: {hints}");
+        if !read_only {
+            assert_eq!(hints["idempotentHint"], true, "{path}: {hints}");
+        }
+    }
+}
+
 fn sms(to: &str) -> Value {
     json!({ "to": to, "body": "Your code is 4411" })
 }
@@ -276,6 +294,7 @@ fn atr_classify_reads_every_documented_response_of_the_service() {
     let document = scratch.path().join("openapi.json");
     let published = get(&service.base, "/openapi.json", "");
     std::fs::write(&document, &published.body).unwrap();
+    assert_every_tool_documented(&published.body);
     let atr = atr();
     let out = Command::new(&atr)
         .arg("classify")

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::typescript::{
     KEY_IN_FLIGHT, KEY_INVALID, KEY_MISMATCH, KEY_MISSING, Sdk, assert_refused, client_dir,
-    run_client, run_client_of, sms,
+    run_client, run_client_of, run_stdio_client, sms,
 };
 use support::{Scratch, Service, TOKEN, numbers};
 
@@ -116,6 +116,31 @@ fn reads_every_answer(sdk: Sdk) {
     // The same key with other arguments is refused; with the same, the first answer replays.
     assert_refused(&answers[1][0], KEY_MISMATCH, 422);
     assert_eq!(answers[1][1], first[0]);
+}
+
+#[test]
+fn the_typescript_sdk_reads_every_answer_of_the_keyed_example() {
+    reads_the_keyed_example(Sdk::V1);
+}
+
+#[test]
+fn the_typescript_sdk_v2_reads_every_answer_of_the_keyed_example() {
+    reads_the_keyed_example(Sdk::V2);
+}
+
+/// The crate's keyed example over stdio (a registry's guarantee tool beside an ordinary
+/// `#[tool]` in one rmcp router), through `client.callTool` of `sdk`: none throws.
+fn reads_the_keyed_example(sdk: Sdk) {
+    let scratch = Scratch::new("typescript-keyed");
+    let ledger = scratch.db().with_extension("notes.db");
+    let server = support::keyed::server();
+    let (tools, answers) = run_stdio_client(
+        sdk,
+        &[server.to_str().unwrap()],
+        &[("NOTES_LEDGER", ledger.to_str().unwrap())],
+        &support::keyed::steps(),
+    );
+    support::keyed::check(&tools, &answers);
 }
 
 /// A call over the account's rate limit is the `rate-limited` refusal through

@@ -6,10 +6,10 @@ use std::time::SystemTime;
 use agent_tool_result::guarantee::{Answer, GuaranteeResult, PolicyCode, Tally};
 use agent_tool_result::replay::{Done, Lease, TransactionError};
 
-use super::{Store, instant};
 use super::claims::Claim;
 use super::window::{SendWindow, room};
-use crate::db::DbError;
+use super::{Store, instant};
+use crate::error::DbError;
 use crate::tx::{Statements, Tx};
 
 /// A campaign as [`Store::create_campaign`] set it up.
@@ -53,12 +53,7 @@ impl CampaignRow {
             .with_held(self.held);
         if self.held > 0 {
             let next = self.next_attempt_ms.map_or_else(SystemTime::now, instant);
-            GuaranteeResult::deferred_with(
-                PolicyCode::CAMPAIGN_SEND_WINDOW,
-                next,
-                tally,
-                fields,
-            )
+            GuaranteeResult::deferred_with(PolicyCode::CAMPAIGN_SEND_WINDOW, next, tally, fields)
         } else {
             GuaranteeResult::committed_with(tally, fields)
         }
@@ -233,4 +228,3 @@ async fn campaign_in(
     }
     Ok(Some(row))
 }
-

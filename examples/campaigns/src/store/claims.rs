@@ -9,7 +9,7 @@ use agent_tool_result::replay::EffectKey;
 use super::provider::Send;
 use super::window::{SendWindow, room};
 use super::{Store, now};
-use crate::db::DbError;
+use crate::error::DbError;
 use crate::tx::Statements;
 
 /// Held recipients one pass of [`Store::claim_due`] looks at.

@@ -8,7 +8,7 @@ use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
 
 use super::Store;
 use super::provider::Send;
-use crate::db::DbError;
+use crate::error::DbError;
 
 /// A single message to send: its id (the operation's), whose it is, to whom, and what.
 #[derive(Clone, Copy, Debug)]

@@ -5,7 +5,7 @@
 use agent_tool_result::replay::EffectKey;
 
 use super::Store;
-use crate::db::DbError;
+use crate::error::DbError;
 use crate::sql::Arg;
 use crate::tx::Statements;
 
@@ -21,7 +21,11 @@ pub(super) struct Send<'a> {
 
 impl Store {
     /// Logs one send the provider accepted, with this process as its sender.
-    pub(super) async fn log_send(&self, db: &mut impl Statements, send: &Send<'_>) -> Result<(), DbError> {
+    pub(super) async fn log_send(
+        &self,
+        db: &mut impl Statements,
+        send: &Send<'_>,
+    ) -> Result<(), DbError> {
         let (sql, args) = self.send_row(send);
         db.execute(sql, &args).await?;
         Ok(())

@@ -1,7 +1,7 @@
 //! Each account's send window: how many campaign sends it allows, how long it lasts, when it
 //! starts, and the room an account has left in the current one.
 
-use crate::db::DbError;
+use crate::error::DbError;
 use crate::tx::Statements;
 
 /// The per-window cap on one account's campaign sends.
@@ -49,4 +49,3 @@ pub(super) async fn room(
         .int(0);
     Ok(window.cap.saturating_sub(u64::try_from(used).unwrap_or(0)))
 }
-

@@ -2,8 +2,10 @@
 //! database, and a REST client that returns responses as they came over the wire.
 #![allow(dead_code)]
 
+pub mod keyed;
 pub mod provider;
 pub mod proxy;
+pub mod python;
 pub mod typescript;
 
 use std::io::{BufRead, BufReader};

@@ -68,15 +68,68 @@ pub enum Sdk {
 
 /// [`run_client`] with the client built on `sdk`.
 pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Value>> {
+    let url = format!("{}/mcp", service.base);
+    let report = run_node(&[&url, TOKEN, sdk.name()], &[], steps);
+    assert_eq!(
+        report["tools"],
+        json!([
+            "lookup_marketing_campaigns",
+            "lookup_sms",
+            "send_campaign_batch",
+            "send_sms"
+        ])
+    );
+    // The tools' hints, as the SDK read them: each guarantee tool idempotent (per key) and
+    // additive, each lookup read-only.
+    let send = json!({
+        "readOnlyHint": false,
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": true,
+    });
+    let lookup = json!({ "readOnlyHint": true, "openWorldHint": false });
+    assert_eq!(
+        report["annotations"],
+        json!({
+            "send_sms": send,
+            "send_campaign_batch": send,
+            "lookup_marketing_campaigns": lookup,
+            "lookup_sms": lookup,
+        })
+    );
+    answers_of(&report)
+}
+
+/// The TypeScript client of `sdk` on the stdio server `command` (with `env` added to its
+/// environment), on `steps`: the tools it listed, and its answers.
+pub fn run_stdio_client(
+    sdk: Sdk,
+    command: &[&str],
+    env: &[(&str, &str)],
+    steps: &Value,
+) -> (Value, Vec<Vec<Value>>) {
+    let mut args = vec!["stdio", sdk.name()];
+    args.extend_from_slice(command);
+    let report = run_node(&args, env, steps);
+    (report["tools"].clone(), answers_of(&report))
+}
+
+impl Sdk {
+    fn name(self) -> &'static str {
+        match self {
+            Sdk::V1 => "v1",
+            Sdk::V2 => "v2",
+        }
+    }
+}
+
+/// Runs `client.mjs` with `args` on `steps`: its report.
+fn run_node(args: &[&str], env: &[(&str, &str)], steps: &Value) -> Value {
     let dir = client_dir();
     let mut child = Command::new("node")
         .arg(dir.join("client.mjs"))
-        .arg(format!("{}/mcp", service.base))
-        .arg(TOKEN)
-        .arg(match sdk {
-            Sdk::V1 => "v1",
-            Sdk::V2 => "v2",
-        })
+        .args(args)
+        .envs(env.iter().copied())
         .current_dir(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -95,23 +148,19 @@ pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Valu
         "the TypeScript client failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        report["tools"],
-        json!([
-            "send_sms",
-            "send_campaign_batch",
-            "lookup_marketing_campaigns",
-            "lookup_sms"
-        ])
-    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A client's answers, one list per step, each checked: nothing thrown (the SDK validated it
+/// against the advertised output schema), and its text block the same JSON as its
+/// `structuredContent`.
+pub fn answers_of(report: &Value) -> Vec<Vec<Value>> {
     let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
     for answer in answers.iter().flatten() {
         assert!(
             answer.get("thrown").is_none(),
             "client.callTool threw: {answer}"
         );
-        // The text block carries the same JSON as structuredContent.
         let text: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
         assert_eq!(text, answer["structuredContent"], "{answer}");
     }

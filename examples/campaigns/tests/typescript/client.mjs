@@ -1,21 +1,30 @@
-// A client of the campaign service built on the official TypeScript MCP SDK, as an agent's
-// host would use it. It lists the tools first (so the SDK caches their outputSchema and
+// A client of an MCP server (the campaign service over Streamable HTTP, or a stdio server such as
+// the crate's keyed example) built on the official TypeScript MCP SDK, as an agent's host would
+// use it. It lists the tools first (so the SDK caches their outputSchema and
 // validates every structuredContent against it, on error results too), then runs steps read
 // as JSON from standard input: each step is a list of calls made at once. It prints one JSON
 // line: per step, per call, what `client.callTool` returned ({ isError, structuredContent,
 // text }) or what it threw ({ thrown }).
 //
 // Usage: node client.mjs <base URL of the MCP endpoint> <bearer token> [v1|v2] < steps.json
+//        node client.mjs stdio <v1|v2> <server command> [its arguments...] < steps.json
 //
 // v1 (the default) is `@modelcontextprotocol/sdk` 1.x; v2 is `@modelcontextprotocol/client` 2.x.
+// Over stdio the server is started with this process's environment.
 
-const [url, token, sdk = "v1"] = process.argv.slice(2);
-const { Client, StreamableHTTPClientTransport } =
+const args = process.argv.slice(2);
+const overStdio = args[0] === "stdio";
+const sdk = (overStdio ? args[1] : args[2]) ?? "v1";
+const { Client, StreamableHTTPClientTransport, StdioClientTransport } =
   sdk === "v2"
-    ? await import("@modelcontextprotocol/client")
+    ? {
+        ...(await import("@modelcontextprotocol/client")),
+        ...(await import("@modelcontextprotocol/client/stdio")),
+      }
     : {
         ...(await import("@modelcontextprotocol/sdk/client/index.js")),
         ...(await import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+        ...(await import("@modelcontextprotocol/sdk/client/stdio.js")),
       };
 const steps = JSON.parse(await new Promise((resolve) => {
   let text = "";
@@ -25,9 +34,11 @@ const steps = JSON.parse(await new Promise((resolve) => {
 }));
 
 const client = new Client({ name: "campaigns-typescript-test", version: "1.0.0" });
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: `Bearer ${token}` } },
-});
+const transport = overStdio
+  ? new StdioClientTransport({ command: args[2], args: args.slice(3), env: { ...process.env } })
+  : new StreamableHTTPClientTransport(new URL(args[0]), {
+      requestInit: { headers: { Authorization: `Bearer ${args[1]}` } },
+    });
 await client.connect(transport);
 const { tools } = await client.listTools();
 
@@ -46,4 +57,5 @@ for (const step of steps) {
   answers.push(await Promise.all(step.map(call)));
 }
 await client.close();
-process.stdout.write(JSON.stringify({ tools: tools.map((t) => t.name), answers }) + "\n");
+const annotations = Object.fromEntries(tools.map((t) => [t.name, t.annotations ?? null]));
+process.stdout.write(JSON.stringify({ tools: tools.map((t) => t.name), annotations, answers }) + "\n");
