@@ -64,11 +64,14 @@
 //!   blocking pool in async code).
 //! - `http`: the HTTP façade's responses, RFC 9457 problems, the REST profile, the classifier
 //!   and the bearer gate, with the `http` crate.
-//! - `axum`: `IntoResponse` for envelopes, faults, problems and guarantee answers, and the
-//!   layers that make every error a problem (only `axum-core`).
+//! - `axum`: `IntoResponse` for envelopes, faults, problems and guarantee answers, the layers
+//!   that make every error a problem, and, with `replay`, a registry's REST routes (`axum`
+//!   without its default features: no server, no runtime of its own).
 //! - `rmcp`: return envelopes and guarantee answers from `rmcp` tools; see [`mcp`].
 //! - `replay`: idempotency keys, request fingerprints (SHA-256 over RFC 8785 JSON), the ledger
 //!   trait and its in-memory store, and the replay sequence around it.
+//!   With `schemars` too, `registry`: a server's tools listed once, from which come its REST
+//!   routes (`axum`), its MCP router (`rmcp`) and its OpenAPI operations (`openapi`).
 //! - `sqlite`: the SQLite ledger, SQLite bundled.
 //! - `postgres`: the PostgreSQL ledger, shared by processes on many machines (`tokio-postgres`,
 //!   no TLS stack; inside a Tokio runtime).

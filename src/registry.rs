@@ -2,7 +2,7 @@
 //! (features `replay` and `schemars`).
 //!
 //! A server lists its tools in one place: its guarantee tools (each a
-//! [`GuaranteeTool`](crate::replay::GuaranteeTool), run under the replay [`Sequence`] the
+//! [`GuaranteeTool`], run under the replay [`Sequence`] the
 //! registry holds), its lookups and its other envelope tools (each an [`EnvelopeTool`]).
 //! From that one list come:
 //!
@@ -14,7 +14,7 @@
 //!   `GET` its path, an envelope tool at `POST` its path;
 //! - the OpenAPI operations (feature `openapi`: `Registry::openapi`);
 //! - each tool's [`Hints`] as MCP annotations, in `tools/list` and on its OpenAPI operation
-//!   (`x-mcp-annotations`): a guarantee tool idempotent (per key), a lookup read-only.
+//!   ([`ANNOTATIONS_EXTENSION`]): a guarantee tool idempotent (per key), a lookup read-only.
 //!
 //! Every keyed call, whichever transport carried it, enters the sequence by one call,
 //! [`Sequence::serve`]. Adding a tool is one module with its logic and one line in the list.
@@ -121,6 +121,12 @@ mod mcp;
 mod openapi;
 #[cfg(feature = "axum")]
 mod rest;
+
+/// The vendor extension of an OpenAPI operation that carries its tool's hints, as MCP's
+/// annotations write them (`readOnlyHint`, ...): OpenAPI has no member of its own for them.
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub const ANNOTATIONS_EXTENSION: &str = "x-mcp-annotations";
 
 /// The principal a call runs as (the account whose keys, limits and records it uses): put on
 /// the request by the server's authentication (an `axum` middleware inserts it into the

@@ -2,12 +2,8 @@
 
 use serde_json::Value;
 
-use super::{Method, Registry};
+use super::{ANNOTATIONS_EXTENSION, Method, Registry};
 use crate::http::openapi::OpenApi;
-
-/// The vendor extension of an operation that carries its tool's hints, as MCP's annotations
-/// write them: OpenAPI has no member of its own for them.
-pub const ANNOTATIONS_EXTENSION: &str = "x-mcp-annotations";
 
 impl<L, P> Registry<L, P> {
     /// `document` with the operation of every tool of the registry, at the paths

@@ -13,7 +13,7 @@ use crate::error::DbError;
 use crate::tx::Statements;
 
 /// Held recipients one pass of [`Store::claim_due`] looks at.
-const DUE_BATCH: i64 = 1000;
+pub const DUE_BATCH: i64 = 1000;
 
 /// A recipient claimed for sending: its campaign, number, the campaign's message, and the
 /// claim's fence.

@@ -14,7 +14,7 @@ pub const MAX_RECIPIENTS: usize = 10_000;
 pub const MAX_TEXT: usize = 1_600;
 
 /// Whether `phone` is an E.164 number: `+`, a non-zero digit, at most 15 digits in all.
-fn is_e164(phone: &str) -> bool {
+pub fn is_e164(phone: &str) -> bool {
     phone.strip_prefix('+').is_some_and(|digits| {
         (2..=15).contains(&digits.len())
             && digits.bytes().all(|b| b.is_ascii_digit())
