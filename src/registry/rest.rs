@@ -17,6 +17,11 @@ use crate::http::{Fault, KeyedJson, RestProfile};
 /// before, with its own limit).
 const BODY_LIMIT: usize = 1024 * 1024;
 
+/// The principal `request` runs as: the one its authentication put on it, or the default.
+fn principal_of(shared: &Shared, request: &Request) -> Option<Principal> {
+    shared.principal(request.extensions().get::<Principal>())
+}
+
 /// The fault of a call no authentication put a principal on.
 fn unauthenticated() -> Response {
     Fault::unauthenticated("tools").into_response()
@@ -43,7 +48,7 @@ fn keyed<S: Clone + Send + Sync + 'static>(
     profile: Arc<RestProfile>,
 ) -> MethodRouter<S> {
     post(move |request: Request| async move {
-        let Some(principal) = shared.principal(request.extensions().get::<Principal>()) else {
+        let Some(principal) = principal_of(&shared, &request) else {
             return unauthenticated();
         };
         let (key, arguments) = match KeyedJson::from_request(request, &()).await {
@@ -71,7 +76,7 @@ fn lookup<S: Clone + Send + Sync + 'static>(
     shared: Arc<Shared>,
 ) -> MethodRouter<S> {
     get(move |request: Request| async move {
-        let Some(principal) = shared.principal(request.extensions().get::<Principal>()) else {
+        let Some(principal) = principal_of(&shared, &request) else {
             return unauthenticated();
         };
         let (mut parts, _) = request.into_parts();
@@ -92,7 +97,7 @@ fn posted<S: Clone + Send + Sync + 'static>(
     shared: Arc<Shared>,
 ) -> MethodRouter<S> {
     post(move |request: Request| async move {
-        let Some(principal) = shared.principal(request.extensions().get::<Principal>()) else {
+        let Some(principal) = principal_of(&shared, &request) else {
             return unauthenticated();
         };
         let Ok(body) = axum::body::to_bytes(request.into_body(), BODY_LIMIT).await else {

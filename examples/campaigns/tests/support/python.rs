@@ -2,9 +2,8 @@
 //! a list of calls in a virtual environment of its own: it validates `structuredContent`
 //! against each tool's advertised `outputSchema`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -64,40 +63,14 @@ fn python() -> PathBuf {
 }
 
 /// Runs the Python client with `args` (`http URL TOKEN`, or `stdio COMMAND ARGS...`, with
-/// `env` added) on `steps`: the tools it listed, and its answers, each checked: nothing
-/// raised (the SDK validated it against the advertised output schema), and its text block
-/// the same JSON as its `structuredContent`.
+/// `env` added) on `steps`: the tools it listed, and its answers, each checked as
+/// [`super::answers_of`] checks them.
 pub fn run_client(args: &[&str], env: &[(&str, &str)], steps: &Value) -> (Value, Vec<Vec<Value>>) {
-    let mut child = Command::new(python())
+    let mut client = Command::new(python());
+    client
         .arg(client_dir().join("client.py"))
         .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the Python client starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the Python client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
-    for answer in answers.iter().flatten() {
-        assert!(
-            answer.get("thrown").is_none(),
-            "session.call_tool raised: {answer}"
-        );
-        let text: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
-        assert_eq!(text, answer["structuredContent"], "{answer}");
-    }
-    (report["tools"].clone(), answers)
+        .envs(env.iter().copied());
+    let report = super::run_sdk_client(client, "the Python client", steps);
+    (report["tools"].clone(), super::answers_of(&report))
 }

@@ -2,9 +2,8 @@
 //! `tests/typescript/package-lock.json`), run on a list of calls: it validates
 //! `structuredContent` against each tool's advertised `outputSchema`, on error results too.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
@@ -97,7 +96,7 @@ pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Valu
             "lookup_sms": lookup,
         })
     );
-    answers_of(&report)
+    super::answers_of(&report)
 }
 
 /// The TypeScript client of `sdk` on the stdio server `command` (with `env` added to its
@@ -111,7 +110,7 @@ pub fn run_stdio_client(
     let mut args = vec!["stdio", sdk.name()];
     args.extend_from_slice(command);
     let report = run_node(&args, env, steps);
-    (report["tools"].clone(), answers_of(&report))
+    (report["tools"].clone(), super::answers_of(&report))
 }
 
 impl Sdk {
@@ -126,45 +125,12 @@ impl Sdk {
 /// Runs `client.mjs` with `args` on `steps`: its report.
 fn run_node(args: &[&str], env: &[(&str, &str)], steps: &Value) -> Value {
     let dir = client_dir();
-    let mut child = Command::new("node")
-        .arg(dir.join("client.mjs"))
+    let mut node = Command::new("node");
+    node.arg(dir.join("client.mjs"))
         .args(args)
         .envs(env.iter().copied())
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the TypeScript client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// A client's answers, one list per step, each checked: nothing thrown (the SDK validated it
-/// against the advertised output schema), and its text block the same JSON as its
-/// `structuredContent`.
-pub fn answers_of(report: &Value) -> Vec<Vec<Value>> {
-    let answers: Vec<Vec<Value>> = serde_json::from_value(report["answers"].clone()).unwrap();
-    for answer in answers.iter().flatten() {
-        assert!(
-            answer.get("thrown").is_none(),
-            "client.callTool threw: {answer}"
-        );
-        let text: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
-        assert_eq!(text, answer["structuredContent"], "{answer}");
-    }
-    answers
+        .current_dir(&dir);
+    super::run_sdk_client(node, "the TypeScript client", steps)
 }
 
 pub fn sms(to: &str, key: impl Into<Value>) -> Value {
