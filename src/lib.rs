@@ -51,6 +51,8 @@
 //!   the ledger contract and its stores.
 //! - [`mcp`]: the MCP projection of both contracts; [`http`] (feature `http`): the HTTP façade,
 //!   RFC 9457 problems, the REST profile of guarantee results and the agent's classifier.
+//! - [`registry`] (features `replay` and `schemars`): a server's tools listed once, served over
+//!   REST and MCP and documented in OpenAPI, each with its [`Hints`] (MCP's annotations).
 //!
 //! # Features
 //!

@@ -115,8 +115,9 @@ const FEATURES: &[(&str, &str)] = &[
     ),
     (
         "axum",
-        "`IntoResponse` for envelopes, faults, problems and guarantee answers, and the layers \
-         that make every error a problem (only `axum-core`)",
+        "`IntoResponse` for envelopes, faults, problems and guarantee answers, the layers that \
+         make every error a problem, and (with `replay` and `schemars`) a registry's REST routes \
+         (`axum` without a server or runtime)",
     ),
     (
         "rmcp",
