@@ -14,13 +14,16 @@ use super::messages::Message;
 use super::window::SendWindow;
 use crate::db::Target;
 
-/// Three sends an hour, the hour starting as the test does (so none starts during it).
+/// Three sends an hour, the hour started a minute before the tests (so none starts during
+/// them, and the database's clock, which may read a millisecond behind the system's, is well
+/// inside it).
 static WINDOW: std::sync::LazyLock<SendWindow> = std::sync::LazyLock::new(|| SendWindow {
     cap: 3,
     length_ms: 3_600_000,
     origin_ms: std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(0)),
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(0))
+        - 60_000,
 });
 
 const HI: Message<'static> = Message {

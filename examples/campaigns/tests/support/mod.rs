@@ -39,9 +39,11 @@ pub const fn fault_flags(db_timeout_ms: &'static str) -> [&'static str; 10] {
     ]
 }
 
-/// When this test binary's services start their send windows: the second a service is first
-/// started, in milliseconds since 1970 (shared by every service of the binary, so processes
-/// of one test agree on their windows).
+/// When this test binary's services start their send windows: a minute before a service is
+/// first started, on a whole second, in milliseconds since 1970 (shared by every service of
+/// the binary, so processes of one test agree on their windows). A window of an hour is then
+/// well under way when the tests start, whatever the database's clock reads (SQLite's may be a
+/// millisecond behind the system's), and none starts during them.
 pub fn window_origin() -> i64 {
     static ORIGIN: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
     *ORIGIN.get_or_init(|| {
@@ -49,7 +51,7 @@ pub fn window_origin() -> i64 {
             .duration_since(std::time::UNIX_EPOCH)
             .expect("after 1970");
         // On a whole second, as an HTTP date (`Retry-After`) names it.
-        i64::try_from(since.as_secs()).expect("a date this millennium") * 1000
+        (i64::try_from(since.as_secs()).expect("a date this millennium") - 60) * 1000
     })
 }
 
