@@ -31,6 +31,10 @@ pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 /// The longest policy name a [`Quota`] takes.
 const MAX_NAME: usize = 64;
 
+/// The largest integer a structured field value may carry: 15 decimal digits (RFC 9651,
+/// section 3.3.1). A parameter past it makes a reader refuse the whole field.
+pub const MAX_SF_INTEGER: u64 = 999_999_999_999_999;
+
 /// A quota policy: at most `quota` calls per `window`, under a name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Quota {
@@ -48,6 +52,10 @@ pub enum QuotaError {
     /// The window is shorter than a second (the field counts whole seconds).
     #[error("a quota's window is at least a second")]
     Window,
+    /// The quota or the window (in seconds) has more than the 15 digits a structured field's
+    /// integer carries ([`MAX_SF_INTEGER`]).
+    #[error("a quota's {0} is at most 999999999999999 (15 digits, as RFC 9651 writes integers)")]
+    TooLarge(&'static str),
 }
 
 impl Quota {
@@ -56,7 +64,8 @@ impl Quota {
     ///
     /// # Errors
     ///
-    /// [`QuotaError`] for a name that is not a short token, or a window under a second.
+    /// [`QuotaError`] for a name that is not a short token, a window under a second, or a
+    /// quota or window past [`MAX_SF_INTEGER`].
     pub fn new(name: &str, quota: u64, window: Duration) -> Result<Self, QuotaError> {
         let token = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
         if name.is_empty() || name.len() > MAX_NAME || !name.chars().all(token) {
@@ -65,6 +74,12 @@ impl Quota {
         let window_secs = window.as_secs();
         if window_secs == 0 {
             return Err(QuotaError::Window);
+        }
+        if quota > MAX_SF_INTEGER {
+            return Err(QuotaError::TooLarge("quota"));
+        }
+        if window_secs > MAX_SF_INTEGER {
+            return Err(QuotaError::TooLarge("window"));
         }
         Ok(Quota {
             name: name.to_owned(),
@@ -100,11 +115,17 @@ impl Quota {
     }
 
     /// The `RateLimit` value of a caller with `remaining` calls left, whose quota is restored
-    /// in `reset` (rounded up to whole seconds).
+    /// in `reset` (rounded up to whole seconds). Each is written at most [`MAX_SF_INTEGER`]
+    /// (remaining calls past it are as good as unlimited; a reset past it, some thirty million
+    /// years, as good as never), and the rounding never wraps.
     #[must_use]
     #[allow(clippy::missing_panics_doc, reason = "the name is a checked token")]
     pub fn status(&self, remaining: u64, reset: Duration) -> HeaderValue {
-        let reset = reset.as_secs() + u64::from(reset.subsec_nanos() > 0);
+        let remaining = remaining.min(MAX_SF_INTEGER);
+        let reset = reset
+            .as_secs()
+            .saturating_add(u64::from(reset.subsec_nanos() > 0))
+            .min(MAX_SF_INTEGER);
         let value = format!("\"{}\";r={remaining};t={reset}", self.name);
         HeaderValue::from_str(&value).expect("a quota's name is a token")
     }
@@ -145,5 +166,58 @@ mod tests {
         assert_eq!(quota.status(5, Duration::ZERO), r#""q";r=5;t=0"#);
         assert_eq!(quota.status(4, Duration::from_millis(1)), r#""q";r=4;t=1"#);
         assert_eq!(quota.status(0, Duration::from_secs(2)), r#""q";r=0;t=2"#);
+    }
+
+    /// Whether `value` is an sf-list of one item whose parameters are all sf-integers (RFC
+    /// 9651: at most 15 digits).
+    fn integers_fit(value: &HeaderValue) -> bool {
+        let text = value.to_str().unwrap();
+        text.split(';').skip(1).all(|parameter| {
+            let (_, number) = parameter.split_once('=').unwrap();
+            !number.is_empty() && number.len() <= 15 && number.bytes().all(|b| b.is_ascii_digit())
+        })
+    }
+
+    /// Every parameter the two fields write, `q`, `w`, `r` and `t`, at and past the bound: a
+    /// quota or window past it is refused, remaining calls and a reset are clamped, and the
+    /// reset's rounding up never wraps, `Duration::MAX` included.
+    #[test]
+    fn every_integer_written_is_an_sf_integer() {
+        let second = Duration::from_secs(1);
+        assert!(Quota::new("q", MAX_SF_INTEGER, second).is_ok());
+        assert_eq!(
+            Quota::new("q", MAX_SF_INTEGER + 1, second),
+            Err(QuotaError::TooLarge("quota"))
+        );
+        assert_eq!(
+            Quota::new("q", 1, Duration::from_secs(MAX_SF_INTEGER + 1)),
+            Err(QuotaError::TooLarge("window"))
+        );
+        let widest = Quota::new("q", MAX_SF_INTEGER, Duration::from_secs(MAX_SF_INTEGER)).unwrap();
+        assert!(integers_fit(&widest.policy()), "{:?}", widest.policy());
+        for remaining in [0, 1, MAX_SF_INTEGER, MAX_SF_INTEGER + 1, u64::MAX] {
+            for reset in [
+                Duration::ZERO,
+                Duration::from_nanos(1),
+                Duration::from_secs(MAX_SF_INTEGER),
+                Duration::from_secs(MAX_SF_INTEGER) + Duration::from_nanos(1),
+                Duration::from_secs(u64::MAX),
+                Duration::MAX,
+            ] {
+                let status = widest.status(remaining, reset);
+                assert!(integers_fit(&status), "{status:?}");
+            }
+        }
+        let never = Quota::new("q", 1, second).unwrap().status(0, Duration::MAX);
+        assert_eq!(
+            never, r#""q";r=0;t=999999999999999"#,
+            "not `t=0`: it does not reset now"
+        );
+        assert_eq!(
+            Quota::new("q", 1, second)
+                .unwrap()
+                .status(0, Duration::from_nanos(1)),
+            r#""q";r=0;t=1"#
+        );
     }
 }

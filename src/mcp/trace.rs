@@ -8,7 +8,8 @@ use std::str::FromStr;
 /// The `_meta` key of a request's trace context.
 pub const TRACEPARENT: &str = "traceparent";
 
-/// A W3C `traceparent` (version 00): the trace's id, the caller's span id and the flags.
+/// A W3C `traceparent`: the trace's id, the caller's span id and the flags, read from version
+/// 00 or, by its rules, from a later version; written as version 00.
 ///
 /// ```
 /// use agent_tool_result::mcp::TraceParent;
@@ -30,8 +31,9 @@ pub struct TraceParent {
 /// Why a text is not a `traceparent`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "a traceparent is 00-, 32 lowercase hex digits (not all zero), -, 16 (not all zero), - and \
-     2: `{0}` is not"
+    "a traceparent is a version (2 lowercase hex digits, not ff), -, 32 lowercase hex digits \
+     (not all zero), -, 16 (not all zero), - and 2 (and, past version 00, nothing or - and \
+     more): `{0}` is not"
 )]
 pub struct InvalidTraceParent(String);
 
@@ -65,23 +67,38 @@ impl TraceParent {
 impl FromStr for TraceParent {
     type Err = InvalidTraceParent;
 
+    /// Reads a `traceparent` as W3C Trace Context (section 3.2) says: version `00` is exactly
+    /// `00-{trace}-{parent}-{flags}`; a later version (any two lowercase hex digits but `ff`)
+    /// is read by the version-00 rules from its first 55 characters, which may be followed
+    /// only by `-` and that version's further fields (section 3.2.4), so a newer client's
+    /// trace is kept rather than restarted.
     fn from_str(text: &str) -> Result<Self, InvalidTraceParent> {
         let invalid = || InvalidTraceParent(text.chars().take(64).collect());
-        let hex = |part: &str, len: usize| {
-            part.len() == len && part.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-        };
-        let mut parts = text.split('-');
-        let (Some("00"), Some(trace), Some(parent), Some(flags), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return Err(invalid());
-        };
+        let hex = |part: &str| part.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         let zero = |part: &str| part.bytes().all(|b| b == b'0');
-        if !hex(trace, 32) || !hex(parent, 16) || !hex(flags, 2) || zero(trace) || zero(parent) {
+        // Byte positions are character positions once the text is ASCII.
+        if !text.is_ascii() || text.len() < VERSION_00_LEN {
+            return Err(invalid());
+        }
+        let b = text.as_bytes();
+        let (version, trace, parent, flags) =
+            (&text[..2], &text[3..35], &text[36..52], &text[53..55]);
+        let dashes = [b[2], b[35], b[52]] == [b'-'; 3];
+        let rest_ok = if version == "00" {
+            text.len() == VERSION_00_LEN
+        } else {
+            text.len() == VERSION_00_LEN || b[VERSION_00_LEN] == b'-'
+        };
+        if !dashes
+            || !rest_ok
+            || !hex(version)
+            || version == "ff"
+            || !hex(trace)
+            || !hex(parent)
+            || !hex(flags)
+            || zero(trace)
+            || zero(parent)
+        {
             return Err(invalid());
         }
         Ok(TraceParent {
@@ -91,6 +108,10 @@ impl FromStr for TraceParent {
         })
     }
 }
+
+/// The length of a version-00 `traceparent`, and of the part of a later version read by its
+/// rules.
+const VERSION_00_LEN: usize = 55;
 
 impl fmt::Display for TraceParent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -114,13 +135,43 @@ mod tests {
         assert!(!parsed.is_sampled());
         for bad in [
             "",
-            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-+1",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01é",
+            "0é-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        ] {
+            assert!(bad.parse::<TraceParent>().is_err(), "{bad}");
+        }
+    }
+
+    /// Every later version (01 to fe) is read by the version-00 rules, alone or followed by
+    /// `-` and further fields; `ff`, uppercase, and anything else after the flags are refused.
+    #[test]
+    fn a_later_version_is_read_by_the_version_00_rules() {
+        let ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        for version in 1..=0xfe_u8 {
+            for tail in ["", "-", "-what-comes-next", "-00"] {
+                let text = format!("{version:02x}-{ids}{tail}");
+                let parsed: TraceParent = text.parse().unwrap_or_else(|err| panic!("{err}"));
+                assert_eq!(parsed.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+                assert_eq!(parsed.parent_id(), "00f067aa0ba902b7");
+                assert!(parsed.is_sampled());
+                assert_eq!(parsed.to_string(), format!("00-{ids}"));
+            }
+            for tail in ["x", "01", " "] {
+                let text = format!("{version:02x}-{ids}{tail}");
+                assert!(text.parse::<TraceParent>().is_err(), "{text}");
+            }
+        }
+        for bad in [
+            format!("ff-{ids}"),
+            format!("CC-{ids}"),
+            format!("cc-{}", &ids[..50]),
         ] {
             assert!(bad.parse::<TraceParent>().is_err(), "{bad}");
         }
