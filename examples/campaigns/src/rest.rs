@@ -82,10 +82,16 @@ pub async fn authorize(
     }
     let metadata = access.metadata(&request);
     // So is the protected resource metadata (RFC 9728), which a client reads before it has
-    // a token.
-    if request.uri().path() == WELL_KNOWN_PATH
-        && let Some(metadata) = &metadata
-    {
+    // a token, at the well-known path the challenge names: with the resource's own path
+    // after it (`/.well-known/oauth-protected-resource/mcp` for `https://host/mcp`, section
+    // 3.1), bare for a resource at the origin.
+    let path = request.uri().path();
+    let published = match &metadata {
+        Some(Ok(metadata)) => path == metadata.well_known_path(),
+        Some(Err(_)) => path.starts_with(WELL_KNOWN_PATH),
+        None => false,
+    };
+    if published && let Some(metadata) = &metadata {
         return match metadata {
             Ok(metadata) => metadata.clone().into_response(),
             Err(fault) => fault.clone().into_response(),

@@ -350,12 +350,38 @@ impl AuthorizationServer {
 /// steps of four.
 #[test]
 fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
+    discovers(None);
+}
+
+/// The same with the usual MCP resource identifier, a URL with a path
+/// (`--public-url http://127.0.0.1:PORT/mcp`): the metadata is published where the
+/// challenge names it, with the path after the well-known one (RFC 9728 section 3.1).
+#[test]
+fn the_typescript_sdk_discovers_the_authorization_server_of_a_resource_with_a_path() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = free.local_addr().unwrap();
+    drop(free);
+    discovers(Some((addr, "/mcp")));
+}
+
+/// OAuth discovery, four steps of four, of a service with `--authorization-server` and, when
+/// given, its address and the path of its `--public-url`.
+fn discovers(public: Option<(std::net::SocketAddr, &str)>) {
     let issuer = AuthorizationServer::start();
     let scratch = Scratch::new("ts-oauth");
-    let service = Service::start(
-        scratch.db(),
-        &["--authorization-server", issuer.issuer.as_str()],
-    );
+    let mut flags = vec!["--authorization-server".to_owned(), issuer.issuer.clone()];
+    if let Some((addr, path)) = public {
+        flags.extend([
+            "--addr".to_owned(),
+            addr.to_string(),
+            "--public-url".to_owned(),
+            format!("http://{addr}{path}"),
+        ]);
+    }
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let service = Service::start(scratch.db(), &flags);
+    let path = public.map_or("", |(_, path)| path);
+    let resource = format!("{}{path}", service.base);
     let dir = client_dir();
     let out = Command::new("node")
         .arg(dir.join("auth.mjs"))
@@ -370,7 +396,10 @@ fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let requests = report["requests"].as_array().unwrap();
-    let metadata_url = format!("{}/.well-known/oauth-protected-resource", service.base);
+    let metadata_url = format!(
+        "{}/.well-known/oauth-protected-resource{path}",
+        service.base
+    );
     // 1. The MCP endpoint answers 401 and names the metadata.
     let challenged = requests
         .iter()
@@ -388,7 +417,7 @@ fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
         .unwrap_or_else(|| panic!("the metadata was never read: {report}"));
     assert_eq!(metadata["status"], 200, "{report}");
     assert_eq!(metadata["sentAuthorization"], false);
-    assert_eq!(metadata["body"]["resource"], service.base);
+    assert_eq!(metadata["body"]["resource"], resource);
     assert_eq!(
         metadata["body"]["authorization_servers"],
         json!([issuer.issuer])
@@ -425,7 +454,7 @@ fn the_typescript_sdk_discovers_the_authorization_server_from_the_challenge() {
     };
     assert_eq!(
         param("resource"),
-        Some(service.base.as_str()),
+        Some(resource.as_str()),
         "{authorization}"
     );
     assert_eq!(

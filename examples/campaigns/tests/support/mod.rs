@@ -106,10 +106,10 @@ impl Service {
     /// [`Service::start`] with the service's stderr (its log) sent to `stderr`.
     pub fn start_with(db: impl AsRef<std::ffi::OsStr>, extra: &[&str], stderr: Stdio) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_campaigns"));
-        command
-            .arg("--db")
-            .arg(db)
-            .args(["--addr", "127.0.0.1:0", "--token", TOKEN]);
+        command.arg("--db").arg(db).args(["--token", TOKEN]);
+        if !extra.contains(&"--addr") {
+            command.args(["--addr", "127.0.0.1:0"]);
+        }
         if !extra.contains(&"--window-origin-ms") {
             // Windows start when the test binary did, so none of an hour starts mid-test,
             // whatever the time of day.
