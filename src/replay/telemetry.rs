@@ -9,10 +9,22 @@
 //! |---|---|---|---|
 //! | `atr_keyed_calls_total` | counter | `tool`, `outcome` | calls answered, by [`CallOutcome`] |
 //! | `atr_keyed_refusals_total` | counter | `tool`, `kind` | refusals, by [`RefusalKind`](crate::guarantee::RefusalKind) |
-//! | `atr_ledger_seconds` | histogram | `op` (`begin`, `complete`, `release`) | the ledger's latency |
+//! | `atr_ledger_seconds` | histogram | `op` (`begin`, `renew`, `complete`, `release`) | the ledger's latency |
 //! | `atr_sequence_overhead_seconds` | histogram | `tool` | a call's time outside its tool |
+//!
+//! The `metrics` facade leaves a histogram's form to the exporter; Prometheus's exports a
+//! summary unless given buckets, and the quantiles of summaries from several processes cannot
+//! be added up. Give it [`LATENCY_BUCKETS`] (`PrometheusBuilder::set_buckets`) and each is a
+//! Prometheus histogram, which adds up across every process of a service.
 
 use std::time::Duration;
+
+/// Bucket bounds, in seconds, for the latencies above: from half a millisecond (a ledger
+/// write on a local database) to ten seconds (a statement waiting out its timeout), about
+/// two to two and a half apart.
+pub const LATENCY_BUCKETS: &[f64] = &[
+    0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 
 use super::key::IdempotencyKey;
 use super::reply::{Reply, ReplyKind};

@@ -7,6 +7,7 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 
+use agent_tool_result::replay::telemetry::LATENCY_BUCKETS;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::filter::LevelFilter;
 
@@ -26,7 +27,11 @@ pub fn log_to_stderr(level: LevelFilter) {
 ///
 /// When the recorder cannot be installed (one already is) or `addr` cannot be bound.
 pub async fn serve_metrics(addr: SocketAddr) -> Result<SocketAddr, Box<dyn std::error::Error>> {
-    let handle = PrometheusBuilder::new().install_recorder()?;
+    // Every latency is a histogram, whose buckets add up across the service's processes (a
+    // summary's quantiles do not).
+    let handle = PrometheusBuilder::new()
+        .set_buckets(LATENCY_BUCKETS)?
+        .install_recorder()?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let app = axum::Router::new().route(

@@ -100,7 +100,18 @@ fn the_metrics_endpoint_counts_each_outcome_and_the_log_keeps_the_trace() {
     assert_eq!(calls(&text, "refused"), 2, "{text}");
     assert_eq!(refusals(&text, "key-mismatch"), 1, "{text}");
     assert_eq!(refusals(&text, "rate-limited"), 1, "{text}");
-    assert!(text.contains("atr_ledger_seconds{op=\"begin\""), "{text}");
+    // Every latency is a histogram (buckets that add up across processes), not a summary.
+    for latency in ["atr_ledger_seconds", "atr_sequence_overhead_seconds"] {
+        assert!(
+            text.contains(&format!("# TYPE {latency} histogram")),
+            "{text}"
+        );
+        assert!(!text.contains(&format!("{latency}{{quantile")), "{text}");
+    }
+    assert!(
+        text.contains("atr_ledger_seconds_bucket{op=\"begin\",le=\"0.0005\"}"),
+        "{text}"
+    );
     assert!(
         sample(
             &text,
