@@ -7,6 +7,8 @@ pub mod provider;
 pub mod proxy;
 pub mod python;
 pub mod typescript;
+#[path = "../../../../tests/support/venv.rs"]
+pub mod venv;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
