@@ -22,13 +22,13 @@ fn python() -> PathBuf {
 
 /// Runs the Python client with `args` (`http URL TOKEN`, or `stdio COMMAND ARGS...`, with
 /// `env` added) on `steps`: the tools it listed, and its answers, each checked as
-/// [`super::answers_of`] checks them.
+/// [`super::sdk::answers_of`] checks them.
 pub fn run_client(args: &[&str], env: &[(&str, &str)], steps: &Value) -> (Value, Vec<Vec<Value>>) {
     let mut client = Command::new(python());
     client
         .arg(client_dir().join("client.py"))
         .args(args)
         .envs(env.iter().copied());
-    let report = super::run_sdk_client(client, "the Python client", steps);
-    (report["tools"].clone(), super::answers_of(&report))
+    let report = super::sdk::run_sdk_client(client, "the Python client", steps);
+    (report["tools"].clone(), super::sdk::answers_of(&report))
 }

@@ -96,7 +96,7 @@ pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Valu
             "lookup_sms": lookup,
         })
     );
-    super::answers_of(&report)
+    super::sdk::answers_of(&report)
 }
 
 /// The TypeScript client of `sdk` on the stdio server `command` (with `env` added to its
@@ -110,7 +110,7 @@ pub fn run_stdio_client(
     let mut args = vec!["stdio", sdk.name()];
     args.extend_from_slice(command);
     let report = run_node(&args, env, steps);
-    (report["tools"].clone(), super::answers_of(&report))
+    (report["tools"].clone(), super::sdk::answers_of(&report))
 }
 
 impl Sdk {
@@ -130,7 +130,7 @@ fn run_node(args: &[&str], env: &[(&str, &str)], steps: &Value) -> Value {
         .args(args)
         .envs(env.iter().copied())
         .current_dir(&dir);
-    super::run_sdk_client(node, "the TypeScript client", steps)
+    super::sdk::run_sdk_client(node, "the TypeScript client", steps)
 }
 
 pub fn sms(to: &str, key: impl Into<Value>) -> Value {
