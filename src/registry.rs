@@ -171,7 +171,8 @@ impl Admission {
     pub fn refused(refusal: Refusal) -> Self {
         Admission {
             refusal: Some(refusal),
-            ..Admission::default()
+            #[cfg(feature = "http")]
+            rate_limit: None,
         }
     }
 
@@ -245,7 +246,7 @@ enum Serve {
 }
 
 /// Where REST serves an envelope tool.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
     /// `GET`, its arguments the path's `{parameters}`.
     Get,
@@ -261,6 +262,10 @@ struct Entry {
     hints: Hints,
     serve: Serve,
     /// An envelope tool's REST method and path (a guarantee tool's path is the registry's).
+    #[cfg_attr(
+        not(any(feature = "axum", feature = "openapi")),
+        allow(dead_code, reason = "read by REST and OpenAPI")
+    )]
     rest: Option<(Method, String)>,
     /// The tool as MCP lists it, without its annotations.
     #[cfg(feature = "rmcp")]
@@ -461,7 +466,6 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
                     }
                 })
             });
-        let is_get = method == Method::Get;
         self.add(Entry {
             name: T::NAME,
             hints: T::HINTS,
@@ -470,7 +474,7 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
             #[cfg(feature = "rmcp")]
             mcp_tool: envelope_mcp_tool::<T>,
             #[cfg(feature = "openapi")]
-            operation: if is_get {
+            operation: if method == Method::Get {
                 |document, path| {
                     document.envelope_lookup::<T::Output>(path, T::NAME, T::DESCRIPTION)
                 }
@@ -515,6 +519,7 @@ impl<L, P> Registry<L, P> {
     }
 
     /// Where REST serves guarantee tool `name`.
+    #[cfg(any(feature = "axum", feature = "openapi"))]
     fn keyed_path(&self, name: &str) -> String {
         format!("{}/{name}", self.tools_path)
     }

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResponse, ToolAnnotations};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::{Entry, Principal, Registry, Serve, Shared};
+use super::{Principal, Registry, Serve, Shared};
 use crate::replay::{EffectProbe, IdempotencyKey, Ledger};
 
 /// `hints` as `rmcp` writes a tool's annotations.
@@ -64,7 +64,8 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
         let mut router = ToolRouter::new();
         for entry in &self.entries {
             let tool = (entry.mcp_tool)().with_annotations(annotations(entry.hints));
-            let (entry, shared) = (entry.clone(), Arc::clone(&shared));
+            // Per call, only what the call needs is cloned: the name and the handle to serve.
+            let (name, serve, shared) = (entry.name, entry.serve.clone(), Arc::clone(&shared));
             router.add_route(ToolRoute::new_dyn(
                 tool,
                 move |context: ToolCallContext<'_, S>| {
@@ -75,7 +76,8 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
                     } = context;
                     Box::pin(call(
                         Arc::clone(&shared),
-                        entry.clone(),
+                        name,
+                        serve.clone(),
                         request_context,
                         arguments.unwrap_or_default(),
                     ))
@@ -86,10 +88,11 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
     }
 }
 
-/// One call of `entry`.
+/// One call of tool `name`, served by `serve`.
 async fn call(
     shared: Arc<Shared>,
-    entry: Entry,
+    name: &'static str,
+    serve: Serve,
     context: RequestContext<RoleServer>,
     mut arguments: crate::JsonObject,
 ) -> Result<CallToolResponse, ErrorData> {
@@ -99,12 +102,12 @@ async fn call(
             None,
         ));
     };
-    match &entry.serve {
+    match &serve {
         Serve::Keyed(serve) => {
             let key = IdempotencyKey::take_from_arguments(&mut arguments);
             let run = super::serve_keyed(
                 &shared,
-                entry.name,
+                name,
                 serve.as_ref(),
                 principal,
                 key,
@@ -119,7 +122,7 @@ async fn call(
                     run,
                     tracing::info_span!(
                         "mcp_call",
-                        tool = entry.name,
+                        tool = name,
                         trace_id = parent.as_ref().map(crate::mcp::TraceParent::trace_id),
                         parent_id = parent.as_ref().map(crate::mcp::TraceParent::parent_id),
                     ),
