@@ -157,6 +157,8 @@ mod probe;
 mod reply;
 mod scope;
 mod sequence;
+#[cfg(feature = "postgres")]
+mod settings;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod stored;
@@ -187,6 +189,9 @@ pub use probe::{AssumeStarted, Done, EffectProbe};
 pub use reply::{Reply, ReplyKind};
 pub use scope::Scope;
 pub use sequence::{Sequence, Settled};
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use settings::TransactionSettings;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::transaction::SqliteTransaction;

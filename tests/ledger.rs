@@ -6,6 +6,9 @@ mod answers;
 #[path = "ledger/conformance.rs"]
 mod conformance;
 #[cfg(feature = "postgres")]
+#[path = "support/pgbouncer.rs"]
+mod pgbouncer;
+#[cfg(feature = "postgres")]
 #[path = "support/postgres.rs"]
 mod postgres;
 
@@ -116,4 +119,75 @@ async fn the_postgres_ledger_keeps_the_contract() {
         }
     })
     .await;
+}
+
+/// The same contract through PgBouncer in transaction mode, with fewer server connections than
+/// the ledger's pool holds: each statement, and each transaction, may run on another server
+/// connection than the last, so nothing may rest on a session's state or a named prepared
+/// statement.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_postgres_ledger_keeps_the_contract_through_pgbouncer_in_transaction_mode() {
+    use agent_tool_result::replay::PostgresLedger;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let server = postgres::Postgres::start();
+    let bouncer = pgbouncer::PgBouncer::transaction_mode(server.port(), 2);
+    let made = AtomicU32::new(0);
+    conformance::run(|lease, retention| {
+        let name = format!("pooled{}", made.fetch_add(1, Ordering::Relaxed));
+        server.database(&name);
+        let url = bouncer.url(&name);
+        async move {
+            PostgresLedger::connect(&url)
+                .await
+                .unwrap()
+                .with_lease(lease)
+                .with_retention(retention)
+        }
+    })
+    .await;
+    server.database("pooled_load");
+    many_calls_at_once(&bouncer.url("pooled_load")).await;
+    let log = bouncer.log();
+    assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
+}
+
+/// 256 keys begun, answered and replayed at once by a ledger of 8 connections, which the
+/// pooler spreads over its 2 server connections: each key runs once and replays its answer.
+#[cfg(feature = "postgres")]
+async fn many_calls_at_once(url: &str) {
+    use agent_tool_result::guarantee::{Answer, GuaranteeResult};
+    use agent_tool_result::replay::{
+        Begin, Completion, DEFAULT_TIMEOUT, Fingerprint, IdempotencyKey, Ledger, PostgresLedger,
+        Scope, StoredAnswer,
+    };
+    let pool = PostgresLedger::pool(url, 8, DEFAULT_TIMEOUT).unwrap();
+    let ledger = std::sync::Arc::new(PostgresLedger::from_pool(pool).await.unwrap());
+    let calls = (0..256).map(|n| {
+        let ledger = std::sync::Arc::clone(&ledger);
+        tokio::spawn(async move {
+            let scope = Scope::principal(format!("acct_{}", n % 4));
+            let key = IdempotencyKey::new(format!("key-{n}")).unwrap();
+            let print = Fingerprint::of("send_sms", scope.as_str(), &serde_json::json!({ "n": n }));
+            let note = GuaranteeResult::committed()
+                .with_fields(serde_json::json!({ "n": n }))
+                .unwrap();
+            let stored = StoredAnswer::of(&Answer::from(note)).unwrap();
+            let Begin::Fresh(lease) = ledger.begin(&scope, &key, print.clone(), "").await.unwrap()
+            else {
+                panic!("key {n} is new");
+            };
+            assert!(matches!(
+                ledger.complete(&lease, &stored).await.unwrap(),
+                Completion::Recorded
+            ));
+            match ledger.begin(&scope, &key, print, "").await.unwrap() {
+                Begin::Replay(replayed) => assert_eq!(replayed.json(), stored.json()),
+                other => panic!("key {n} replays its answer, not {other:?}"),
+            }
+        })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        call.await.expect("every call answered as it should");
+    }
 }

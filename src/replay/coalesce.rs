@@ -12,13 +12,23 @@ use std::time::SystemTime;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::connections::{Connections, PostgresError};
+use tokio_postgres::types::Type;
+
+use super::connections::{Connections, PostgresError, Statement};
 
 /// Keys new in their scope are inserted, abandoned ones (lease expired, no answer, the same
 /// request) taken over, each under a fence of its own; anything else is left as it is, and
 /// nothing is returned for it. The keys come as arrays, one row per key (distinct keys,
 /// taken in one order by every process, so two statements never wait on each other).
-const BEGIN: &str = "
+const BEGIN: Statement = Statement {
+    types: &[
+        Type::TEXT_ARRAY,
+        Type::TEXT_ARRAY,
+        Type::TEXT_ARRAY,
+        Type::TEXT_ARRAY,
+        Type::INT8,
+    ],
+    sql: "
     INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence, lease_until)
     SELECT u.scope, u.key, u.fingerprint, u.context, nextval('atr_fence'),
         clock_timestamp() + $5::bigint * interval '1 millisecond'
@@ -29,7 +39,8 @@ const BEGIN: &str = "
         SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
         WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
             AND t.fingerprint = EXCLUDED.fingerprint
-    RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence";
+    RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence",
+};
 
 /// How many keys one statement takes at most.
 const MOST: usize = 128;
@@ -169,7 +180,7 @@ async fn take(
     }
     let [scopes, keys, prints, contexts] = &columns;
     let rows = connections
-        .query(BEGIN, &[scopes, keys, prints, contexts, &lease_ms])
+        .query(&BEGIN, &[scopes, keys, prints, contexts, &lease_ms])
         .await;
     let rows = match rows {
         Ok((rows, _)) => rows,

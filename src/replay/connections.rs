@@ -6,7 +6,17 @@ use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Object, Pool};
 use tokio_postgres::Row;
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
+
+/// One of the ledger's statements: its text and the types of its parameters `$1`.., so that
+/// it goes to the server as one unnamed statement, parsed, bound and run in one message.
+/// Nothing is kept on the connection between statements: no named prepared statement, which
+/// a pooler in transaction mode (PgBouncer) would lose when it hands the next statement to
+/// another server connection.
+pub(super) struct Statement {
+    pub(super) sql: &'static str,
+    pub(super) types: &'static [Type],
+}
 
 /// The pool, and how long a call on it may take.
 #[derive(Clone)]
@@ -113,13 +123,16 @@ impl Connections {
     /// own lease and answers "in flight"; the others are guarded by the fence).
     pub(super) async fn query(
         &self,
-        sql: &'static str,
+        statement: &Statement,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<(Vec<Row>, bool), PostgresError> {
-        let run = async |client: &Object| {
-            let statement = client.prepare_cached(sql).await?;
-            client.query(&statement, params).await
-        };
+        debug_assert_eq!(params.len(), statement.types.len(), "{}", statement.sql);
+        let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
+            .iter()
+            .zip(statement.types)
+            .map(|(param, ty)| (*param, ty.clone()))
+            .collect();
+        let run = async |client: &Object| client.query_typed(statement.sql, &typed).await;
         match self.bounded(run).await {
             Err(err) if err.is_connection_lost() => Ok((self.bounded(run).await?, true)),
             other => other.map(|rows| (rows, false)),

@@ -1,17 +1,17 @@
 //! [`PostgresLedger`]: a ledger any number of processes on any number of machines share
 //! (feature `postgres`), with `tokio-postgres` and no TLS stack, its connections from a
-//! `deadpool-postgres` pool (its own, or the application's). Each transition is one prepared
+//! `deadpool-postgres` pool (its own, or the application's). Each transition is one
 //! statement, one round trip, on the server's clock; `begin` needs a second only when the key
 //! was not taken (a replay, a mismatch, a key in flight). Every call is bounded in time.
 
 use std::time::{Duration, Instant, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{NoTls, Row};
 
 use super::coalesce::{Begins, Claimed};
-use super::connections::{Connections, PostgresError};
+use super::connections::{Connections, PostgresError, Statement};
 use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
@@ -55,9 +55,12 @@ const SCHEMA: &str = "
         ON atr_idempotency (lease_until) WHERE completed_at IS NULL;
     COMMIT;";
 
-const LOOKUP: &str = "
+const LOOKUP: Statement = Statement {
+    types: &[Type::TEXT, Type::TEXT],
+    sql: "
     SELECT fingerprint, refused, answer, lease_until, provisional FROM atr_idempotency
-    WHERE scope = $1 AND key = $2";
+    WHERE scope = $1 AND key = $2",
+};
 
 /// Whether the lease `($1, $2, $3)` (scope, key, fence) holds its key: the fence is the key's,
 /// and the lease has not passed.
@@ -68,11 +71,14 @@ macro_rules! held {
     };
 }
 
-const RENEW: &str = concat!(
-    "UPDATE atr_idempotency SET lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond' WHERE ",
-    held!(),
-    " RETURNING lease_until"
-);
+const RENEW: Statement = Statement {
+    types: &[Type::TEXT, Type::TEXT, Type::INT8, Type::INT8],
+    sql: concat!(
+        "UPDATE atr_idempotency SET lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond' WHERE ",
+        held!(),
+        " RETURNING lease_until"
+    ),
+};
 
 /// The answer `($4, $5, $6)` (refused, answer, provisional) recorded under the lease
 /// `($1, $2, $3)`, guarded by `$guard`.
@@ -86,30 +92,51 @@ macro_rules! record {
     };
 }
 
-const COMPLETE: &str = concat!(record!(held!()), " RETURNING 1");
+const COMPLETE: Statement = Statement {
+    types: &[
+        Type::TEXT,
+        Type::TEXT,
+        Type::INT8,
+        Type::BOOL,
+        Type::TEXT,
+        Type::BOOL,
+    ],
+    sql: concat!(record!(held!()), " RETURNING 1"),
+};
 
-const RELEASE: &str = concat!(
-    "DELETE FROM atr_idempotency WHERE ",
-    held!(),
-    " RETURNING 1"
-);
+const RELEASE: Statement = Statement {
+    types: &[Type::TEXT, Type::TEXT, Type::INT8],
+    sql: concat!(
+        "DELETE FROM atr_idempotency WHERE ",
+        held!(),
+        " RETURNING 1"
+    ),
+};
 
 /// A provisional answer of a key taken over after the lease `($1, $2, $3)`, replaced by the
 /// truth `($4, $5)`.
-const RESOLVE: &str = "
+const RESOLVE: Statement = Statement {
+    types: &[Type::TEXT, Type::TEXT, Type::INT8, Type::BOOL, Type::TEXT],
+    sql: "
     UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, answer = $5,
         provisional = false
     WHERE scope = $1 AND key = $2 AND fence > $3 AND provisional AND completed_at IS NOT NULL
-    RETURNING 1";
+    RETURNING 1",
+};
 
 /// A provisional answer of a key taken over after the lease `($1, $2, $3)`, forgotten: the
 /// call did nothing.
-const RESOLVE_RELEASE: &str = "
+const RESOLVE_RELEASE: Statement = Statement {
+    types: &[Type::TEXT, Type::TEXT, Type::INT8],
+    sql: "
     DELETE FROM atr_idempotency
     WHERE scope = $1 AND key = $2 AND fence > $3 AND provisional AND completed_at IS NOT NULL
-    RETURNING 1";
+    RETURNING 1",
+};
 
-const ABANDONED: &str = "
+const ABANDONED: Statement = Statement {
+    types: &[Type::INT8, Type::INT8],
+    sql: "
     UPDATE atr_idempotency AS t
     SET fence = nextval('atr_fence'),
         lease_until = clock_timestamp() + $1::bigint * interval '1 millisecond',
@@ -118,13 +145,18 @@ const ABANDONED: &str = "
           WHERE completed_at IS NULL AND lease_until <= clock_timestamp()
           ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) AS s
     WHERE t.scope = s.scope AND t.key = s.key
-    RETURNING t.scope, t.key, t.context, t.lease_until, t.fence";
+    RETURNING t.scope, t.key, t.context, t.lease_until, t.fence",
+};
 
-const PURGE: &str = "
+const PURGE: Statement = Statement {
+    types: &[Type::INT8, Type::INT8],
+    sql: "
     DELETE FROM atr_idempotency WHERE (scope, key) IN (
         SELECT scope, key FROM atr_idempotency
         WHERE completed_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
-        LIMIT $2 FOR UPDATE SKIP LOCKED)";
+        LIMIT $2 FOR UPDATE SKIP LOCKED)
+    RETURNING 1",
+};
 
 pub(super) mod transaction;
 
@@ -295,10 +327,10 @@ impl PostgresLedger {
 
     async fn query(
         &self,
-        sql: &'static str,
+        statement: &Statement,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<(Vec<Row>, bool), PostgresError> {
-        self.connections.query(sql, params).await
+        self.connections.query(statement, params).await
     }
 
     /// Takes `key` if it is new or abandoned, as one row of a statement that takes every key
@@ -348,7 +380,7 @@ impl Ledger for PostgresLedger {
                 });
             }
             let (rows, _) = self
-                .query(LOOKUP, &[&scope.as_str(), &key.as_str()])
+                .query(&LOOKUP, &[&scope.as_str(), &key.as_str()])
                 .await?;
             // Released since the insert: begin again.
             let Some(row) = rows.first() else { continue };
@@ -376,7 +408,7 @@ impl Ledger for PostgresLedger {
         let asked = Instant::now();
         let (rows, _) = self
             .query(
-                RENEW,
+                &RENEW,
                 &[
                     &lease.scope().as_str(),
                     &lease.key().as_str(),
@@ -399,7 +431,7 @@ impl Ledger for PostgresLedger {
         let answer = stored.json();
         let (changed, resent) = self
             .query(
-                COMPLETE,
+                &COMPLETE,
                 &[
                     &lease.scope().as_str(),
                     &lease.key().as_str(),
@@ -417,7 +449,7 @@ impl Ledger for PostgresLedger {
             // The first attempt may have landed before the connection was lost: then the key
             // holds this very answer, and it was recorded.
             let (rows, _) = self
-                .query(LOOKUP, &[&lease.scope().as_str(), &lease.key().as_str()])
+                .query(&LOOKUP, &[&lease.scope().as_str(), &lease.key().as_str()])
                 .await?;
             if let Some(row) = rows.first()
                 && row.get::<_, Option<bool>>(1) == Some(refused)
@@ -432,7 +464,7 @@ impl Ledger for PostgresLedger {
     async fn release(&self, lease: &Lease) -> Result<Completion, PostgresError> {
         let (rows, resent) = self
             .query(
-                RELEASE,
+                &RELEASE,
                 &[
                     &lease.scope().as_str(),
                     &lease.key().as_str(),
@@ -444,7 +476,7 @@ impl Ledger for PostgresLedger {
             // The first attempt may have landed: then the key is gone, or begun anew by
             // another request under a greater fence.
             let (rows, _) = self
-                .query(LOOKUP, &[&lease.scope().as_str(), &lease.key().as_str()])
+                .query(&LOOKUP, &[&lease.scope().as_str(), &lease.key().as_str()])
                 .await?;
             if rows.is_empty() {
                 return Ok(Completion::Recorded);
@@ -466,15 +498,18 @@ impl Ledger for PostgresLedger {
         let (rows, resent) = match truth {
             Some(truth) => {
                 let (refused, answer) = (truth.is_refusal(), truth.json());
-                self.query(RESOLVE, &[&scope, &key, &fence, &refused, &answer])
+                self.query(&RESOLVE, &[&scope, &key, &fence, &refused, &answer])
                     .await?
             }
-            None => self.query(RESOLVE_RELEASE, &[&scope, &key, &fence]).await?,
+            None => {
+                self.query(&RESOLVE_RELEASE, &[&scope, &key, &fence])
+                    .await?
+            }
         };
         if rows.is_empty() && resent {
             // The first attempt may have landed: then the key holds this very truth, or is
             // gone.
-            let (rows, _) = self.query(LOOKUP, &[&scope, &key]).await?;
+            let (rows, _) = self.query(&LOOKUP, &[&scope, &key]).await?;
             let landed = match (rows.first(), truth) {
                 (None, None) => true,
                 (Some(row), Some(truth)) => {
@@ -494,7 +529,7 @@ impl Ledger for PostgresLedger {
         let lease_ms = self.lease_ms();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let asked = Instant::now();
-        let (rows, _) = self.query(ABANDONED, &[&lease_ms, &limit]).await?;
+        let (rows, _) = self.query(&ABANDONED, &[&lease_ms, &limit]).await?;
         Ok(rows
             .iter()
             .filter_map(|row| {
@@ -509,13 +544,7 @@ impl Ledger for PostgresLedger {
     async fn purge(&self, limit: usize) -> Result<usize, PostgresError> {
         let retention = i64::try_from(self.retention.as_millis()).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let removed = self
-            .connections
-            .bounded(async |client: &Object| {
-                let statement = client.prepare_cached(PURGE).await?;
-                client.execute(&statement, &[&retention, &limit]).await
-            })
-            .await?;
-        Ok(usize::try_from(removed).unwrap_or(usize::MAX))
+        let (removed, _) = self.query(&PURGE, &[&retention, &limit]).await?;
+        Ok(removed.len())
     }
 }

@@ -6,9 +6,10 @@
 //! bounded in time.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use agent_tool_result::replay::PostgresLedger;
+use agent_tool_result::replay::{PostgresLedger, TransactionSettings};
 use deadpool_postgres::{Object, Pool};
 use tokio::sync::{Mutex, MutexGuard};
 
@@ -53,6 +54,8 @@ pub enum Db {
         pool: Pool,
         /// How long one statement (or the wait for a connection) may take.
         timeout: Duration,
+        /// What each transaction sets for itself as it begins.
+        settings: Arc<TransactionSettings>,
     },
 }
 
@@ -61,6 +64,9 @@ impl Db {
     /// auto-numbered integer primary key). A PostgreSQL pool holds `connections` at most, and
     /// no statement waits longer than `timeout` (nor does a transaction left open by a
     /// process that stopped hold its locks much longer: the server ends such a session).
+    /// Nothing is set on a PostgreSQL session: each transaction sets its timeouts itself
+    /// (`SET LOCAL`), and every statement is sent unnamed, so the service runs the same
+    /// through a pooler in transaction mode (PgBouncer).
     pub async fn open(
         target: &Target,
         schema: &str,
@@ -70,23 +76,43 @@ impl Db {
         match target {
             Target::Sqlite(path) => Db::open_sqlite(path, schema),
             Target::Postgres(url) => {
-                let mut config: tokio_postgres::Config = url.parse()?;
-                let idle_ms = (timeout * 2).as_millis();
-                config.options(format!(
-                    "-c idle_in_transaction_session_timeout={idle_ms} -c lock_timeout={}",
-                    timeout.as_millis()
-                ));
+                let config: tokio_postgres::Config = url.parse()?;
+                let options = config.get_options().map(str::to_owned);
                 let pool = PostgresLedger::pool_for(config, connections, timeout)?;
-                let db = Db::Postgres { pool, timeout };
+                let settings = Arc::new(
+                    TransactionSettings::new()
+                        .lock_timeout(timeout)
+                        .idle_timeout(timeout * 2),
+                );
+                let db = Db::Postgres {
+                    pool,
+                    timeout,
+                    settings,
+                };
                 // Processes starting together do not race to create the tables.
                 let ddl = schema.replace("SERIAL", "bigserial PRIMARY KEY");
-                db.conn()
-                    .await?
-                    .batch(&format!(
-                        "BEGIN; SELECT pg_advisory_xact_lock(7462021); {ddl} COMMIT;"
-                    ))
-                    .await?;
-                Ok(db)
+                let created = async {
+                    db.conn()
+                        .await?
+                        .batch(&format!(
+                            "{}; SELECT pg_advisory_xact_lock(7462021); {ddl} COMMIT;",
+                            db.settings().begin()
+                        ))
+                        .await
+                };
+                match created.await {
+                    Err(err) if options.is_some() && err.is_startup_refused() => {
+                        Err(DbError::Setting {
+                            setting: "options",
+                            fix: "a pooler in transaction mode (PgBouncer) refuses session \
+                                  options at connect: remove `options` from the URL (the \
+                                  service sets its timeouts per transaction), or list it in \
+                                  PgBouncer's `ignore_startup_parameters`",
+                            source: Box::new(err),
+                        })
+                    }
+                    created => created.map(|()| db),
+                }
             }
         }
     }
@@ -102,6 +128,16 @@ impl Db {
             connection,
             in_transaction: false,
         })))
+    }
+
+    /// What a PostgreSQL transaction sets for itself as it begins (none on SQLite).
+    pub fn settings(&self) -> &TransactionSettings {
+        static NONE: std::sync::LazyLock<TransactionSettings> =
+            std::sync::LazyLock::new(TransactionSettings::new);
+        match self {
+            Db::Sqlite(_) => &NONE,
+            Db::Postgres { settings, .. } => settings,
+        }
     }
 
     /// The pool, for a PostgreSQL database.
@@ -123,15 +159,20 @@ impl Db {
                 }
                 Ok(Conn::Sqlite(held))
             }
-            Db::Postgres { pool, timeout } => {
+            Db::Postgres {
+                pool,
+                timeout,
+                settings,
+            } => {
                 let client = tokio::time::timeout(*timeout, pool.get())
                     .await
                     .map_err(|_| DbError::TimedOut(*timeout))?
-                    .map_err(|err| DbError::Pool(err.to_string()))?;
+                    .map_err(DbError::Pool)?;
                 Ok(Conn::Postgres(Box::new(PgConn {
                     client: Some(client),
                     unsure: false,
                     timeout: *timeout,
+                    settings: Arc::clone(settings),
                 })))
             }
         }
@@ -146,6 +187,8 @@ pub struct PgConn {
     /// back whatever it held.
     pub(crate) unsure: bool,
     pub(crate) timeout: Duration,
+    /// What each transaction sets for itself as it begins.
+    pub(crate) settings: Arc<TransactionSettings>,
 }
 
 impl PgConn {
@@ -217,9 +260,12 @@ impl Conn<'_> {
         self.set_in_transaction(true);
         match self {
             Conn::Sqlite(_) => self.batch("BEGIN IMMEDIATE").await,
-            Conn::Postgres(_) => {
-                self.batch("BEGIN; SELECT pg_advisory_xact_lock(7462022)")
-                    .await
+            Conn::Postgres(conn) => {
+                let begin = format!(
+                    "{}; SELECT pg_advisory_xact_lock(7462022)",
+                    conn.settings.begin()
+                );
+                self.batch(&begin).await
             }
         }
     }
@@ -230,7 +276,10 @@ impl Conn<'_> {
         self.set_in_transaction(true);
         match self {
             Conn::Sqlite(_) => self.batch("BEGIN IMMEDIATE").await,
-            Conn::Postgres(_) => self.batch("BEGIN").await,
+            Conn::Postgres(conn) => {
+                let settings = Arc::clone(&conn.settings);
+                self.batch(settings.begin()).await
+            }
         }
     }
 

@@ -14,9 +14,20 @@ pub enum DbError {
     /// PostgreSQL failed.
     #[error("PostgreSQL: {0}")]
     Postgres(#[from] tokio_postgres::Error),
-    /// No PostgreSQL connection could be had (the pool's reason).
-    #[error("PostgreSQL pool: {0}")]
-    Pool(String),
+    /// No PostgreSQL connection could be had (the pool's reason, and the server's under it).
+    #[error("no PostgreSQL connection")]
+    Pool(#[source] deadpool_postgres::PoolError),
+    /// The server refused a setting the URL makes: which, and what to do.
+    #[error("the server refused the connection's `{setting}`: {fix}")]
+    Setting {
+        /// The setting.
+        setting: &'static str,
+        /// What to do.
+        fix: &'static str,
+        /// The refusal.
+        #[source]
+        source: Box<DbError>,
+    },
     /// The pool could not be set up.
     #[error("PostgreSQL: {0}")]
     Setup(#[from] PostgresError),
@@ -37,4 +48,18 @@ pub enum DbError {
     /// An answer broke the guarantee contract (a bug of the service's).
     #[error("the answer breaks the contract: {0}")]
     Answer(#[from] agent_tool_result::guarantee::InvariantError),
+}
+
+impl DbError {
+    /// Whether the server refused the connection as it started (a startup parameter it does
+    /// not take: PgBouncer answers `08P01`, protocol violation).
+    pub fn is_startup_refused(&self) -> bool {
+        let driver = match self {
+            DbError::Pool(deadpool_postgres::PoolError::Backend(err)) | DbError::Postgres(err) => {
+                err
+            }
+            _ => return false,
+        };
+        driver.code() == Some(&tokio_postgres::error::SqlState::PROTOCOL_VIOLATION)
+    }
 }

@@ -258,14 +258,34 @@ impl Args {
 /// hold, are gone a second after it (tokio keeps them 10 s by default).
 const IDLE_THREAD: Duration = Duration::from_secs(1);
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> std::process::ExitCode {
     #[cfg(not(target_env = "msvc"))]
     return_memory_promptly();
-    tokio::runtime::Builder::new_multi_thread()
+    let ran = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_keep_alive(IDLE_THREAD)
-        .build()?
-        .block_on(run())
+        .build()
+        .map_err(Into::into)
+        .and_then(|runtime| runtime.block_on(run()));
+    match ran {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            // The whole chain: the server's own words come last (PgBouncer's refusal, say).
+            let mut said = format!("campaigns: {err}");
+            let mut source = err.source();
+            while let Some(cause) = source {
+                // A cause an error's own message already quotes is not said twice.
+                let cause_said = cause.to_string();
+                if !said.contains(&cause_said) {
+                    said.push_str(": ");
+                    said.push_str(&cause_said);
+                }
+                source = cause.source();
+            }
+            eprintln!("{said}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {

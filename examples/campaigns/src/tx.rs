@@ -37,14 +37,17 @@ impl<'a> Conn<'a> {
                     client,
                     unsure,
                     timeout,
+                    settings,
                 } = &mut **conn;
                 let client = client.as_mut().expect("a connection until dropped");
                 // Until it commits, the connection's state is not known.
                 *unsure = true;
-                let begun =
-                    tokio::time::timeout(*timeout, PostgresTransaction::begin(client, lease))
-                        .await
-                        .map_err(|_| failed(DbError::TimedOut(*timeout)))?;
+                let begun = tokio::time::timeout(
+                    *timeout,
+                    PostgresTransaction::begin_with(client, lease, settings),
+                )
+                .await
+                .map_err(|_| failed(DbError::TimedOut(*timeout)))?;
                 Ok(Tx::Postgres {
                     tx: begun.map_err(|err| map_tx(err, DbError::Setup))?,
                     unsure,

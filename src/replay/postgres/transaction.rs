@@ -8,6 +8,7 @@ use tokio_postgres::Client;
 use super::super::lease::Lease;
 use super::super::ledger::TransactionError;
 use super::super::probe::Done;
+use super::super::settings::TransactionSettings;
 use super::super::stored::StoredAnswer;
 use super::PostgresError;
 use crate::guarantee::Answer;
@@ -73,9 +74,9 @@ fn recording(pending: bool, first: usize, effect: Option<&str>) -> String {
 /// is [`advisory_lock`] of the key, written as a literal (a number this process computed, so
 /// nothing of the caller's reaches the statement's text). Whether the key was begun already
 /// is found at the commit, whose insert then fails and rolls the effect back.
-fn folded_begin(scope: &str, key: &str) -> String {
+fn folded_begin(begin: &str, scope: &str, key: &str) -> String {
     format!(
-        "BEGIN; SELECT pg_try_advisory_xact_lock({})",
+        "{begin}; SELECT pg_try_advisory_xact_lock({})",
         advisory_lock(scope, key)
     )
 }
@@ -176,6 +177,21 @@ impl<'c> PostgresTransaction<'c> {
         client: &'c mut Client,
         lease: &Lease,
     ) -> Result<Self, TransactionError<PostgresError>> {
+        PostgresTransaction::begin_with(client, lease, &TransactionSettings::new()).await
+    }
+
+    /// [`PostgresTransaction::begin`] with `settings` for the transaction (its lock and idle
+    /// timeouts, say), set in the message that begins it: no round trip more, and kept by a
+    /// pooler in transaction mode.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresTransaction::begin`].
+    pub async fn begin_with(
+        client: &'c mut Client,
+        lease: &Lease,
+        settings: &TransactionSettings,
+    ) -> Result<Self, TransactionError<PostgresError>> {
         use tokio_postgres::types::Type;
         let client: &'c Client = client;
         let mut transaction = PostgresTransaction {
@@ -187,7 +203,7 @@ impl<'c> PostgresTransaction<'c> {
         if lease.pending_begin().is_some() {
             // One message: the transaction and the key's lock.
             let answered = client
-                .simple_query(&folded_begin(&scope, &key))
+                .simple_query(&folded_begin(settings.begin(), &scope, &key))
                 .await
                 .map_err(|err| {
                     // Whether the BEGIN ran is not known: roll back, to be sure.
@@ -209,7 +225,8 @@ impl<'c> PostgresTransaction<'c> {
             (&fence, Type::INT8),
         ];
         let check = client.query_typed(FENCE_CHECK, &params);
-        let (began, held) = super::super::join::both(client.batch_execute("BEGIN"), check).await;
+        let (began, held) =
+            super::super::join::both(client.batch_execute(settings.begin()), check).await;
         if let Err(err) = began {
             // Nothing began: there is nothing to roll back.
             transaction.finished = true;
