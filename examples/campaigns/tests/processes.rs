@@ -7,6 +7,8 @@
 
 mod support;
 
+#[path = "../../../tests/support/pgbouncer.rs"]
+mod pgbouncer;
 #[path = "../../../tests/support/postgres.rs"]
 mod postgres;
 
@@ -16,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_tool_result::guarantee::SettlementState;
 use agent_tool_result::http::header::IDEMPOTENT_REPLAYED;
+use pgbouncer::PgBouncer;
 use postgres::Postgres;
 use serde_json::{Value, json};
 use support::provider::{Provider, Rounds, nobody_sent_twice};
@@ -24,7 +27,50 @@ use support::{Service, answered_everywhere, campaign_id};
 #[test]
 fn three_processes_agree_and_run_every_key_once() {
     let server = Postgres::start();
-    let url = server.database("campaigns_three");
+    three_processes_agree(&server.database("campaigns_three"));
+}
+
+/// The same three processes through PgBouncer in transaction mode, with two server
+/// connections for all of them: every transaction may land on another server connection.
+#[test]
+fn three_processes_agree_through_pgbouncer_in_transaction_mode() {
+    let server = Postgres::start();
+    server.database("campaigns_pooled");
+    let bouncer = PgBouncer::transaction_mode(server.port(), 2);
+    three_processes_agree(&bouncer.url("campaigns_pooled"));
+    let log = bouncer.log();
+    assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
+}
+
+/// A session setting in the URL, which PgBouncer refuses at connect: the service does not
+/// start, and says which setting and what to do.
+#[test]
+fn a_session_setting_pgbouncer_refuses_is_named_at_start() {
+    let server = Postgres::start();
+    server.database("campaigns_options");
+    let bouncer = PgBouncer::transaction_mode(server.port(), 2);
+    let url = format!(
+        "{}?options=-c%20lock_timeout%3D1000",
+        bouncer.url("campaigns_options")
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_campaigns"))
+        .args(["--db", &url, "--addr", "127.0.0.1:0"])
+        .output()
+        .expect("the service runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    for words in [
+        "`options`",
+        "ignore_startup_parameters",
+        "remove `options` from the URL",
+        "unsupported startup parameter: options",
+    ] {
+        assert!(said.contains(words), "{words:?} in {said}");
+    }
+}
+
+fn three_processes_agree(url: &str) {
+    let url = url.to_owned();
     let flags = [
         "--cap",
         "20",
