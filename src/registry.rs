@@ -276,7 +276,9 @@ struct Entry {
 }
 
 /// Decides whether a guarantee call goes on.
-type Admit = dyn Fn(&str, &Principal) -> Admission + Send + Sync;
+type Admit = dyn Fn(&str, &Principal) -> std::pin::Pin<Box<dyn Future<Output = Admission> + Send>>
+    + Send
+    + Sync;
 
 /// What every route shares: the admission and the default principal.
 #[derive(Clone)]
@@ -291,10 +293,11 @@ impl Shared {
         carried.or(self.default_principal.as_ref()).cloned()
     }
 
-    fn admit(&self, tool: &str, principal: &Principal) -> Admission {
-        self.admission
-            .as_ref()
-            .map_or_else(Admission::admitted, |admit| admit(tool, principal))
+    async fn admit(&self, tool: &str, principal: &Principal) -> Admission {
+        match &self.admission {
+            Some(admit) => admit(tool, principal).await,
+            None => Admission::admitted(),
+        }
     }
 }
 
@@ -370,13 +373,20 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
 
     /// Asks `admit` about every guarantee call, before the sequence begins anything: a
     /// refusal is answered at once (over REST with the `RateLimit` fields the admission
-    /// carries, written on admitted calls too).
+    /// carries, written on admitted calls too). The answer is a future, so a limit kept where
+    /// every process of a service counts (its database) can be asked; one kept in memory
+    /// answers with [`std::future::ready`].
     #[must_use]
-    pub fn with_admission(
+    pub fn with_admission<F>(
         mut self,
-        admit: impl Fn(&str, &Principal) -> Admission + Send + Sync + 'static,
-    ) -> Self {
-        self.shared.admission = Some(Arc::new(admit));
+        admit: impl Fn(&str, &Principal) -> F + Send + Sync + 'static,
+    ) -> Self
+    where
+        F: Future<Output = Admission> + Send + 'static,
+    {
+        self.shared.admission = Some(Arc::new(move |tool, principal| {
+            Box::pin(admit(tool, principal))
+        }));
         self
     }
 
@@ -564,7 +574,7 @@ async fn serve_keyed(
     key: Result<IdempotencyKey, crate::replay::InvalidKey>,
     arguments: Value,
 ) -> (Reply, Admission) {
-    let admission = shared.admit(name, &principal);
+    let admission = shared.admit(name, &principal).await;
     if let Some(refusal) = admission.refusal() {
         crate::replay::telemetry::refused_before(name, principal.as_str(), refusal);
         return (refusal.clone().into(), admission);

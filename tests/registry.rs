@@ -128,7 +128,7 @@ fn tools(sent: &Arc<AtomicUsize>) -> Registry<MemoryLedger> {
         .with_tools_path("/v1/tools")
         .with_default_principal("acct_1")
         .with_admission(move |_tool, principal| {
-            if principal.as_str() == "limited" {
+            std::future::ready(if principal.as_str() == "limited" {
                 let refusal = Refusal::new(RefusalKind::RateLimited, "over the limit")
                     .with_retry_after(std::time::Duration::from_secs(30));
                 Admission::refused(refusal).with_rate_limit(
@@ -138,7 +138,7 @@ fn tools(sent: &Arc<AtomicUsize>) -> Registry<MemoryLedger> {
                 )
             } else {
                 Admission::admitted().with_rate_limit(&quota, 3, std::time::Duration::from_secs(15))
-            }
+            })
         })
         .guarantee(SendNote(Arc::clone(sent)))
         .lookup(LookupNote, "/v1/notes/{noteId}")

@@ -39,6 +39,9 @@ pub enum DbError {
     /// would write goes nowhere another process (or a restart) would see.
     #[error("the database file {0} was deleted or replaced while the service ran")]
     Gone(String),
+    /// A statement that returns a row returned none.
+    #[error("no row came back from {0}")]
+    NoRow(&'static str),
     /// The (injected) disk is full.
     #[error("database or disk is full (injected)")]
     Full,

@@ -1,9 +1,12 @@
 //! Each account's rate limit on the guarantee tools: so many calls per window, counted per
-//! account (one account's calls never refuse another's) by `governor`'s GCRA limiter, one per
-//! account, in this process. A call over its account's limit is refused before the replay
+//! account (one account's calls never refuse another's) in the database every process of the
+//! service shares ([`Store::count_call`]), so the limit is the account's wherever its calls
+//! land: three processes each started with `--rate-limit 4` admit 4 calls of an account
+//! between them, not 12. A call over its account's limit is refused before the replay
 //! sequence begins it (nothing ran, the key is not used): the `rate-limited` refusal, 429 with
 //! `Retry-After` over REST and the same problem over MCP. REST also writes `RateLimit-Policy`
-//! and `RateLimit` on every guarantee call of a limited account.
+//! and `RateLimit` on every guarantee call of a limited account. When the database cannot
+//! count the call, it is refused `unavailable` (503, `Retry-After`): nothing ran.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -12,33 +15,25 @@ use std::time::Duration;
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::ratelimit::Quota;
 use agent_tool_result::registry::Admission;
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::{InMemoryState, NotKeyed};
-use governor::{Quota as Gcra, RateLimiter};
 
-/// One account's limiter, with the policy its fields name.
-struct Limiter {
+use crate::store::Store;
+use crate::store::rates::Counted;
+
+/// One account's limit: the policy its fields name, and the calls it allows per window.
+struct Limit {
     quota: Quota,
-    /// How long one call takes to be restored.
-    period: Duration,
-    gcra: RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>,
+    calls: NonZeroU32,
+    window: Duration,
 }
 
-impl Limiter {
+impl Limit {
     fn new(calls: NonZeroU32, window: Duration) -> Self {
         let quota = Quota::new("per-account", u64::from(calls.get()), window)
             .expect("the policy's name is a token and its window a second or more");
-        // `calls` at once, each restored after `window / calls`: no more than `calls` in any
-        // window.
-        let period = (window / calls.get()).max(Duration::from_nanos(1));
-        let gcra = Gcra::with_period(period)
-            .expect("the period is positive")
-            .allow_burst(calls);
-        Limiter {
+        Limit {
             quota,
-            period,
-            gcra: RateLimiter::direct(gcra).with_middleware(),
+            calls,
+            window,
         }
     }
 }
@@ -58,6 +53,8 @@ pub enum Standing<'a> {
         /// When the quota is whole again.
         reset: Duration,
     },
+    /// The call could not be counted (the database failed): the `unavailable` refusal.
+    Unavailable(Refusal),
     /// The call is over the limit: the refusal to answer, after which a call is admitted.
     Refused {
         /// The account's policy.
@@ -85,13 +82,14 @@ impl Standing<'_> {
                 refusal,
                 wait,
             } => Admission::refused(refusal).with_rate_limit(quota, 0, wait),
+            Standing::Unavailable(refusal) => Admission::refused(refusal),
         }
     }
 
     /// The `RateLimit-Policy` and `RateLimit` fields of the standing, if limited.
     pub fn write(&self, headers: &mut http::HeaderMap) {
         match self {
-            Standing::Unlimited => {}
+            Standing::Unlimited | Standing::Unavailable(_) => {}
             Standing::Admitted {
                 quota,
                 remaining,
@@ -102,9 +100,9 @@ impl Standing<'_> {
     }
 }
 
-/// Every account's rate limit, in this process.
+/// Every account's rate limit (counted in the shared database).
 pub struct RateLimits {
-    accounts: HashMap<String, Limiter>,
+    accounts: HashMap<String, Limit>,
 }
 
 impl std::fmt::Debug for RateLimits {
@@ -113,7 +111,7 @@ impl std::fmt::Debug for RateLimits {
             .entries(
                 self.accounts
                     .iter()
-                    .map(|(name, limiter)| (name, &limiter.quota)),
+                    .map(|(name, limit)| (name, &limit.quota)),
             )
             .finish()
     }
@@ -133,30 +131,29 @@ impl RateLimits {
             .into_iter()
             .filter_map(|principal| {
                 let calls = own.get(principal).copied().or(default)?;
-                Some((principal.to_owned(), Limiter::new(calls, window)))
+                Some((principal.to_owned(), Limit::new(calls, window)))
             })
             .collect();
         RateLimits { accounts }
     }
 
-    /// Counts a call of `principal`'s: admitted, or refused with when to call again.
-    pub fn admit(&self, principal: &str) -> Standing<'_> {
-        let Some(limiter) = self.accounts.get(principal) else {
+    /// Counts a call of `principal`'s in `store`: admitted, or refused with when to call
+    /// again.
+    pub async fn admit(&self, store: &Store, principal: &str) -> Standing<'_> {
+        let Some(limit) = self.accounts.get(principal) else {
             return Standing::Unlimited;
         };
-        let quota = &limiter.quota;
-        match limiter.gcra.check() {
-            Ok(snapshot) => {
-                let remaining = u64::from(snapshot.remaining_burst_capacity());
-                let used = u32::try_from(quota.quota().saturating_sub(remaining)).unwrap_or(0);
-                Standing::Admitted {
-                    quota,
-                    remaining,
-                    reset: limiter.period * used,
-                }
-            }
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
+        let quota = &limit.quota;
+        match store
+            .count_call(principal, limit.calls.get(), limit.window)
+            .await
+        {
+            Ok(Counted::Admitted { remaining, reset }) => Standing::Admitted {
+                quota,
+                remaining,
+                reset,
+            },
+            Ok(Counted::Refused { wait }) => {
                 let refusal = Refusal::new(
                     RefusalKind::RateLimited,
                     format!(
@@ -167,13 +164,25 @@ impl RateLimits {
                         quota.window().as_secs()
                     ),
                 )
-                // Retry-After counts whole seconds: never earlier than the limiter admits.
+                // Retry-After counts whole seconds: never earlier than the limit admits.
                 .with_retry_after(Duration::from_secs(wait.as_secs() + 1));
                 Standing::Refused {
                     quota,
                     refusal,
                     wait,
                 }
+            }
+            Err(err) => {
+                tracing::warn!(%principal, error = %err, "the rate limit could not be counted");
+                Standing::Unavailable(
+                    Refusal::new(
+                        RefusalKind::Unavailable,
+                        "the account's rate limit could not be counted: the database did not \
+                         answer; nothing ran: send the same request with the same key after \
+                         retryAt",
+                    )
+                    .with_retry_after(Duration::from_secs(1)),
+                )
             }
         }
     }
@@ -182,57 +191,92 @@ impl RateLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Target;
 
-    fn limits(default: Option<u32>, own: &[(&str, u32)]) -> RateLimits {
+    /// Limits for accounts a, b and c, and two processes' stores on one scratch file.
+    async fn limits(
+        name: &str,
+        default: Option<u32>,
+        own: &[(&str, u32)],
+    ) -> (RateLimits, Store, Store, std::path::PathBuf) {
         let own = own
             .iter()
             .map(|(name, calls)| ((*name).to_owned(), NonZeroU32::new(*calls).unwrap()))
             .collect();
-        RateLimits::new(
+        let limits = RateLimits::new(
             ["a", "b", "c"],
             default.and_then(NonZeroU32::new),
             &own,
             Duration::from_secs(60),
-        )
+        );
+        let dir =
+            std::env::temp_dir().join(format!("campaigns-rates-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = Target::Sqlite(dir.join("store.sqlite"));
+        let open = |sender: &str| {
+            Store::open(
+                &target,
+                None,
+                sender.into(),
+                Duration::from_secs(5),
+                1,
+                Duration::from_secs(5),
+            )
+        };
+        let (one, two) = (open("one").await.unwrap(), open("two").await.unwrap());
+        (limits, one, two, dir)
     }
 
-    fn admitted(limits: &RateLimits, principal: &str) -> usize {
-        (0..10)
-            .filter(|_| !matches!(limits.admit(principal), Standing::Refused { .. }))
-            .count()
+    /// Of ten calls of `principal`'s, alternately through each store, how many were admitted.
+    async fn admitted(limits: &RateLimits, stores: [&Store; 2], principal: &str) -> usize {
+        let mut admitted = 0;
+        for call in 0..10 {
+            let standing = limits.admit(stores[call % 2], principal).await;
+            if !matches!(standing, Standing::Refused { .. }) {
+                admitted += 1;
+            }
+        }
+        admitted
     }
 
-    #[test]
-    fn each_account_counts_its_own_calls() {
-        let limits = limits(Some(3), &[("b", 5)]);
-        assert_eq!(admitted(&limits, "a"), 3);
+    #[tokio::test]
+    async fn each_account_counts_its_own_calls_across_processes() {
+        let (limits, one, two, dir) = limits("own", Some(3), &[("b", 5)]).await;
+        assert_eq!(admitted(&limits, [&one, &two], "a").await, 3);
         // a's calls took nothing from b's or c's.
-        assert_eq!(admitted(&limits, "b"), 5);
-        assert_eq!(admitted(&limits, "c"), 3);
+        assert_eq!(admitted(&limits, [&two, &one], "b").await, 5);
+        assert_eq!(admitted(&limits, [&one, &two], "c").await, 3);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
-    #[test]
-    fn without_a_default_only_accounts_given_a_limit_are_limited() {
-        let limits = limits(None, &[("a", 2)]);
-        assert_eq!(admitted(&limits, "a"), 2);
-        assert_eq!(admitted(&limits, "b"), 10);
-        assert!(matches!(limits.admit("b"), Standing::Unlimited));
+    #[tokio::test]
+    async fn without_a_default_only_accounts_given_a_limit_are_limited() {
+        let (limits, one, two, dir) = limits("default", None, &[("a", 2)]).await;
+        assert_eq!(admitted(&limits, [&one, &two], "a").await, 2);
+        assert_eq!(admitted(&limits, [&one, &two], "b").await, 10);
+        assert!(matches!(limits.admit(&one, "b").await, Standing::Unlimited));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
-    #[test]
-    fn a_refusal_says_when_to_call_again() {
-        let limits = limits(Some(1), &[]);
-        let Standing::Admitted { remaining, .. } = limits.admit("a") else {
+    #[tokio::test]
+    async fn a_refusal_says_when_to_call_again() {
+        let (limits, one, two, dir) = limits("refusal", Some(1), &[]).await;
+        let Standing::Admitted {
+            remaining, reset, ..
+        } = limits.admit(&one, "a").await
+        else {
             panic!("the first call is admitted");
         };
         assert_eq!(remaining, 0);
-        let Standing::Refused { refusal, wait, .. } = limits.admit("a") else {
-            panic!("the second call is over the limit");
+        assert!(reset > Duration::from_secs(59) && reset <= Duration::from_secs(60));
+        let Standing::Refused { refusal, wait, .. } = limits.admit(&two, "a").await else {
+            panic!("the second call is over the limit, in the other process too");
         };
         assert_eq!(refusal.kind(), RefusalKind::RateLimited);
         assert!(wait > Duration::from_secs(50) && wait <= Duration::from_secs(60));
         let mut headers = http::HeaderMap::new();
-        limits.admit("a").write(&mut headers);
+        limits.admit(&one, "a").await.write(&mut headers);
         assert_eq!(headers["ratelimit-policy"], r#""per-account";q=1;w=60"#);
         assert!(
             headers["ratelimit"]
@@ -240,5 +284,6 @@ mod tests {
                 .unwrap()
                 .starts_with(r#""per-account";r=0;t="#)
         );
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

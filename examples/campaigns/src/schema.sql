@@ -39,3 +39,12 @@ CREATE TABLE IF NOT EXISTS provider_sends (
 );
 CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
 CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);
+-- Each rate-limited account's place in its limit, shared by every process (the generic cell
+-- rate algorithm): when the account's quota is whole again, in microseconds since 1970 (its
+-- theoretical arrival time), when it was last counted, and whether that call was admitted.
+CREATE TABLE IF NOT EXISTS rate_limits (
+    account text PRIMARY KEY,
+    tat_us bigint NOT NULL,
+    checked_us bigint NOT NULL,
+    admitted integer NOT NULL
+);

@@ -184,8 +184,12 @@ impl Service {
     /// Counts a guarantee call by `principal` against its account's rate limit: admitted, or
     /// the refusal to answer (before the sequence begins anything; the registry reports it as
     /// it reports every refusal), with the account's `RateLimit` fields either way.
-    pub fn admit(&self, principal: &str) -> Admission {
-        self.config.rates.admit(principal).admission()
+    pub async fn admit(&self, principal: &str) -> Admission {
+        self.config
+            .rates
+            .admit(&self.store, principal)
+            .await
+            .admission()
     }
 
     /// Records that `phone` opted out.

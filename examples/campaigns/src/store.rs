@@ -136,6 +136,7 @@ pub mod campaigns;
 pub mod claims;
 pub mod messages;
 pub mod provider;
+pub mod rates;
 #[cfg(test)]
 mod tests;
 pub mod window;

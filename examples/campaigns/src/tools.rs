@@ -26,7 +26,10 @@ pub fn registry(service: &Arc<Service>) -> Tools {
     let limits = Arc::clone(service);
     Registry::new(Arc::clone(service.sequence()))
         .with_tools_path("/v1/tools")
-        .with_admission(move |_tool, principal| limits.admit(principal.as_str()))
+        .with_admission(move |_tool, principal| {
+            let (limits, principal) = (Arc::clone(&limits), principal.clone());
+            async move { limits.admit(principal.as_str()).await }
+        })
         .guarantee(send_sms::SendSms(Arc::clone(service)))
         .guarantee(send_batch::SendBatch(Arc::clone(service)))
         .lookup(

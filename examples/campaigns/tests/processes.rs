@@ -414,3 +414,69 @@ fn mcp_sessions_on_two_processes_read_one_campaign() {
     );
     assert_eq!(provider.sends().len(), 5);
 }
+
+/// One account's rate limit is the account's, not each process's: three processes on one
+/// database, each started with a limit of 4 calls per 120 s, admit 4 of the account's 12
+/// calls spread over them and refuse the other 8 (429, `Retry-After`, the `RateLimit` fields),
+/// sending nothing for them; another account's calls are counted apart.
+#[test]
+fn one_rate_limit_per_account_across_three_processes() {
+    let server = Postgres::start();
+    let url = server.database("campaigns_rates");
+    let flags = [
+        "--rate-limit",
+        "4",
+        "--rate-window-secs",
+        "120",
+        "--token",
+        "acct_a=token-a",
+        "--token",
+        "acct_b=token-b",
+    ];
+    let services: Vec<Service> = (0..3).map(|_| Service::start(&url, &flags)).collect();
+    let provider = Provider::connect(&url);
+    let sms = |n: usize| json!({ "to": support::numbers(n + 1)[n], "body": "Your code is 4411" });
+    let answers: Vec<_> = (0..12)
+        .map(|n| services[n % 3].call_as("token-a", "send_sms", &format!("rate-{n}"), &sms(n)))
+        .collect();
+    let admitted = answers.iter().filter(|r| r.status() == 200).count();
+    let refused: Vec<_> = answers.iter().filter(|r| r.status() == 429).collect();
+    assert_eq!(
+        (admitted, refused.len()),
+        (4, 8),
+        "{:?}",
+        answers
+            .iter()
+            .map(http::Response::status)
+            .collect::<Vec<_>>()
+    );
+    for response in &refused {
+        // An HTTP-date, within the window.
+        let at = httpdate::parse_http_date(response.headers()["retry-after"].to_str().unwrap())
+            .expect("Retry-After is an HTTP-date");
+        let wait = at.duration_since(SystemTime::now()).unwrap_or_default();
+        assert!(wait <= Duration::from_secs(121), "{wait:?}");
+        assert_eq!(
+            response.headers()["ratelimit-policy"],
+            r#""per-account";q=4;w=120"#
+        );
+        let standing = response.headers()["ratelimit"].to_str().unwrap();
+        assert!(
+            standing.starts_with(r#""per-account";r=0;t="#),
+            "{standing}"
+        );
+    }
+    // The admitted calls' standings count down across the processes.
+    let remaining: Vec<&str> = answers
+        .iter()
+        .filter(|r| r.status() == 200)
+        .map(|r| r.headers()["ratelimit"].to_str().unwrap())
+        .collect();
+    for (left, standing) in [3, 2, 1, 0].iter().zip(&remaining) {
+        assert!(standing.contains(&format!(";r={left};")), "{remaining:?}");
+    }
+    // Nothing of the refused calls was sent; the other account is counted apart.
+    assert_eq!(provider.sends().len(), 4);
+    let other = services[1].call_as("token-b", "send_sms", "rate-b", &sms(20));
+    assert_eq!(other.status(), 200);
+}
