@@ -3,7 +3,9 @@
 //! own): under the library's replay sequence, against the same handler calling the tool
 //! directly (no ledger, no fence), in one run, the two arms interleaved round by round. Reports each
 //! arm's throughput and p99 latency, and their ratios (goal: at least 0.95x the throughput,
-//! p99 within 1.25x).
+//! p99 within 1.25x). A third arm is the sequenced route for an account with a rate limit
+//! (one it never reaches), counted in the shared database: what one account's limit costs a
+//! call, as a ratio of the sequenced arm.
 //!
 //! `cargo bench -p campaigns --bench rest`
 #[path = "../../../tests/support/postgres.rs"]
@@ -34,6 +36,8 @@ const PER_CLIENT: usize = 60;
 /// Rounds of each arm.
 const ROUNDS: u32 = 20;
 const PRINCIPAL: &str = "acct_bench";
+/// An account with a rate limit it never reaches.
+const LIMITED: &str = "acct_limited";
 /// Where the service serves `send_sms`.
 const SEQUENCED: &str = "/v1/tools/send_sms";
 
@@ -116,11 +120,15 @@ fn main() {
         lease: Duration::from_secs(30),
         connections: 8,
         db_timeout: Duration::from_secs(5),
-        // No account limited: the benchmark measures the sequence.
+        // One account limited, to a billion calls a second: counted, never refused.
         rates: limits::RateLimits::new(
-            std::iter::empty(),
+            [LIMITED],
             None,
-            &std::collections::HashMap::new(),
+            &[(
+                LIMITED.to_owned(),
+                std::num::NonZeroU32::new(1_000_000_000).unwrap(),
+            )]
+            .into(),
             Duration::from_secs(1),
         ),
     };
@@ -141,20 +149,34 @@ fn main() {
         .unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     runtime.spawn(async move { axum::serve(listener, app).await });
+    // The same routes as the limited account.
+    let limited_app = campaigns::rest::router(&campaigns::tools::registry(&service))
+        .layer(axum::Extension(Principal::new(LIMITED)));
+    let limited_listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let limited_base = format!("http://{}", limited_listener.local_addr().unwrap());
+    runtime.spawn(async move { axum::serve(limited_listener, limited_app).await });
 
     let next = AtomicUsize::new(0);
     // Warm up both: connections, prepared statements, the tables' first pages.
     round(&base, SEQUENCED, &next);
     round(&base, "/bare", &next);
-    let (mut ours, mut theirs) = ((0.0, Vec::new()), (0.0, Vec::new()));
+    round(&limited_base, SEQUENCED, &next);
+    let (mut ours, mut theirs, mut limited) =
+        ((0.0, Vec::new()), (0.0, Vec::new()), (0.0, Vec::new()));
     for _ in 0..ROUNDS {
-        for (arm, path) in [(&mut ours, SEQUENCED), (&mut theirs, "/bare")] {
-            let (rate, latencies) = round(&base, path, &next);
+        for (arm, base, path) in [
+            (&mut ours, &base, SEQUENCED),
+            (&mut theirs, &base, "/bare"),
+            (&mut limited, &limited_base, SEQUENCED),
+        ] {
+            let (rate, latencies) = round(base, path, &next);
             arm.0 += rate / f64::from(ROUNDS);
             arm.1.extend(latencies);
         }
     }
-    let (ours_p99, theirs_p99) = (p99(ours.1), p99(theirs.1));
+    let (ours_p99, theirs_p99, limited_p99) = (p99(ours.1), p99(theirs.1), p99(limited.1));
     println!(
         "send_sms over REST, {CLIENTS} clients, {} requests an arm, PostgreSQL:",
         CLIENTS * PER_CLIENT * ROUNDS as usize
@@ -171,5 +193,12 @@ fn main() {
         "  throughput {:.2}x (goal at least 0.95x), p99 {:.2}x (goal at most 1.25x)",
         ours.0 / theirs.0,
         ours_p99 / theirs_p99
+    );
+    println!(
+        "  with the account's rate limit counted in the database: {:.0} requests/s, p99 \
+         {limited_p99:.2} ms: throughput {:.2}x, p99 {:.2}x of the sequence without",
+        limited.0,
+        limited.0 / ours.0,
+        limited_p99 / ours_p99
     );
 }
