@@ -144,6 +144,8 @@ mod call;
 mod coalesce;
 #[cfg(feature = "postgres")]
 mod connections;
+#[cfg(feature = "postgres")]
+mod durability;
 mod fence;
 mod fingerprint;
 mod join;
@@ -171,6 +173,9 @@ pub use call::Call;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use connections::PostgresError;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use durability::Durability;
 pub use fence::{EffectKey, Fence};
 pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};

@@ -12,6 +12,7 @@ use tokio_postgres::{NoTls, Row};
 
 use super::coalesce::{Begins, Claimed};
 use super::connections::{Connections, PostgresError, Statement};
+use super::durability::Durability;
 use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
@@ -158,6 +159,17 @@ const PURGE: Statement = Statement {
     RETURNING 1",
 };
 
+/// The server's replication settings: `synchronous_commit`, `synchronous_standby_names`, and
+/// how many standbys stream synchronously (NULL when the role may not see them).
+const DURABILITY: Statement = Statement {
+    types: &[],
+    sql: "
+    SELECT current_setting('synchronous_commit'), current_setting('synchronous_standby_names'),
+        (SELECT CASE WHEN bool_and(sync_state IS NOT NULL) OR count(*) = 0
+                     THEN count(*) FILTER (WHERE sync_state IN ('sync', 'quorum')) END
+         FROM pg_stat_replication)",
+};
+
 pub(super) mod transaction;
 
 /// How long one call of the ledger may take by default, waiting for a connection included:
@@ -301,6 +313,33 @@ impl PostgresLedger {
     #[must_use]
     pub fn connections(&self) -> &Pool {
         &self.connections.pool
+    }
+
+    /// Whether a commit the server acknowledges waited for a synchronous standby, as the
+    /// server the pool reaches now (the primary, with `target_session_attrs=read-write`) is
+    /// set: a failover then loses no call answered `committed`. Ask at start, and again from
+    /// time to time (a failover may promote a server set otherwise). With the `metrics`
+    /// feature, each answer sets the gauge `atr_ledger_synchronous_standby` (1 or 0).
+    ///
+    /// # Errors
+    ///
+    /// [`PostgresError`] when the server does not answer.
+    pub async fn durability(&self) -> Result<Durability, PostgresError> {
+        let (rows, _) = self.query(&DURABILITY, &[]).await?;
+        let row = &rows[0];
+        let streaming: Option<i64> = row.get(2);
+        let durability = Durability::new(
+            row.get(0),
+            row.get(1),
+            streaming.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+        );
+        #[cfg(feature = "metrics")]
+        metrics::gauge!("atr_ledger_synchronous_standby").set(if durability.survives_failover() {
+            1.0
+        } else {
+            0.0
+        });
+        Ok(durability)
     }
 
     fn lease_ms(&self) -> i64 {

@@ -23,7 +23,7 @@ const INSTALL: &str = "the PostgreSQL tests need the server's programs (initdb, 
 
 /// Where `initdb` and `pg_ctl` are: on the `PATH`, or in the distribution's versioned
 /// directory (`/usr/lib/postgresql/<version>/bin`), the newest first.
-fn server_bin() -> PathBuf {
+pub fn server_bin() -> PathBuf {
     let on_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>());
@@ -48,7 +48,7 @@ fn server_bin() -> PathBuf {
         .unwrap_or_else(|| panic!("{INSTALL}"))
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()

@@ -66,3 +66,19 @@ impl DbError {
         driver.code() == Some(&tokio_postgres::error::SqlState::PROTOCOL_VIOLATION)
     }
 }
+
+/// `err` and each of its causes a message before did not already say, joined by `: `: the
+/// server's own words come last (PgBouncer's refusal, say).
+pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut said = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_said = cause.to_string();
+        if !said.contains(&cause_said) {
+            said.push_str(": ");
+            said.push_str(&cause_said);
+        }
+        source = cause.source();
+    }
+    said
+}

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agent_tool_result::replay::PostgresError;
 use agent_tool_result::replay::{
-    Abandoned, Begin, Completion, Fingerprint, IdempotencyKey, Lease, Ledger, PostgresLedger,
-    Scope, SqliteError, SqliteLedger, StoredAnswer,
+    Abandoned, Begin, Completion, Durability, Fingerprint, IdempotencyKey, Lease, Ledger,
+    PostgresLedger, Scope, SqliteError, SqliteLedger, StoredAnswer,
 };
 
 use crate::db::Target;
@@ -66,6 +66,17 @@ impl ServiceLedger {
             store,
             faults: tables.faults(),
         })
+    }
+}
+
+impl ServiceLedger {
+    /// Whether a commit the PostgreSQL server acknowledges waited for a synchronous standby
+    /// (`None` on SQLite, which has no standby).
+    pub async fn durability(&self) -> Result<Option<Durability>, LedgerError> {
+        match &self.store {
+            Store::Sqlite(_) => Ok(None),
+            Store::Postgres(ledger) => Ok(Some(ledger.durability().await?)),
+        }
     }
 }
 

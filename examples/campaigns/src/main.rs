@@ -270,19 +270,7 @@ fn main() -> std::process::ExitCode {
     match ran {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
-            // The whole chain: the server's own words come last (PgBouncer's refusal, say).
-            let mut said = format!("campaigns: {err}");
-            let mut source = err.source();
-            while let Some(cause) = source {
-                // A cause an error's own message already quotes is not said twice.
-                let cause_said = cause.to_string();
-                if !said.contains(&cause_said) {
-                    said.push_str(": ");
-                    said.push_str(&cause_said);
-                }
-                source = cause.source();
-            }
-            eprintln!("{said}");
+            eprintln!("campaigns: {}", campaigns::error::chain(&*err));
             std::process::ExitCode::FAILURE
         }
     }
@@ -307,6 +295,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     service.start_settling();
+    service.watch_durability().await?;
 
     let mut gate = BearerGate::new("campaigns");
     if let Some(url) = args.resource_metadata {

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, Tally};
 use agent_tool_result::registry::Admission;
-use agent_tool_result::replay::{Abandoned, EffectProbe, Sequence};
+use agent_tool_result::replay::{Abandoned, Durability, EffectProbe, Sequence};
 
 use crate::db::Target;
 use crate::error::DbError;
@@ -58,6 +58,9 @@ impl Config {
         }
     }
 }
+
+/// How often the service asks again whether its primary waits for a synchronous standby.
+pub const DURABILITY_CHECK: Duration = Duration::from_secs(5);
 
 /// A failure of the service's own storage.
 #[derive(Debug, thiserror::Error)]
@@ -231,6 +234,43 @@ impl Service {
         Ok(settled.recovered)
     }
 
+    /// Says at start, on stderr, whether a commit the PostgreSQL primary acknowledges waited
+    /// for a synchronous standby, and warns when it does not (a failover may then lose calls
+    /// answered `committed`); then asks again every [`DURABILITY_CHECK`], keeping the
+    /// `atr_ledger_synchronous_standby` gauge current and saying when the answer changes (a
+    /// failover promoted a server set otherwise, or its standby left). Nothing on SQLite.
+    ///
+    /// # Errors
+    ///
+    /// When the server does not answer at start.
+    pub async fn watch_durability(self: &Arc<Self>) -> Result<(), LedgerError> {
+        let Some(first) = self.sequence.ledger().durability().await? else {
+            return Ok(());
+        };
+        let say = |durability: &Durability| {
+            if durability.survives_failover() {
+                eprintln!("campaigns: {durability}");
+            } else {
+                eprintln!("campaigns: warning: {durability}");
+            }
+        };
+        say(&first);
+        let service = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut last = first.survives_failover();
+            loop {
+                tokio::time::sleep(DURABILITY_CHECK).await;
+                if let Ok(Some(now)) = service.sequence.ledger().durability().await
+                    && now.survives_failover() != last
+                {
+                    last = now.survives_failover();
+                    say(&now);
+                }
+            }
+        });
+        Ok(())
+    }
+
     /// Settles as [`Service::settle`] does, as a task of its own, for as long as the process
     /// lives.
     pub fn start_settling(self: &Arc<Self>) {
@@ -243,7 +283,6 @@ impl Service {
                 .max(20),
         );
         tokio::spawn(async move {
-            use std::fmt::Write as _;
             // Said once when settling starts failing (the database is down, say), with every
             // cause, and once when it works again: not every tick.
             let mut failing = false;
@@ -251,17 +290,7 @@ impl Service {
                 match service.settle().await {
                     Err(err) if !failing => {
                         failing = true;
-                        let mut line = format!("campaigns: settling failed: {err}");
-                        let mut cause = std::error::Error::source(&err);
-                        while let Some(inner) = cause {
-                            // A cause its error did not already say.
-                            let said = inner.to_string();
-                            if !line.contains(&said) {
-                                let _ = write!(line, ": {said}");
-                            }
-                            cause = inner.source();
-                        }
-                        eprintln!("{line}");
+                        eprintln!("campaigns: settling failed: {}", crate::error::chain(&err));
                     }
                     Ok(_) if failing => {
                         failing = false;
