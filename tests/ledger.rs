@@ -173,8 +173,7 @@ async fn many_calls_at_once(url: &str) {
                 .with_fields(serde_json::json!({ "n": n }))
                 .unwrap();
             let stored = StoredAnswer::of(&Answer::from(note)).unwrap();
-            let Begin::Fresh(lease) = ledger.begin(&scope, &key, print.clone(), "").await.unwrap()
-            else {
+            let Begin::Fresh(lease) = ledger.begin(&scope, &key, print, "").await.unwrap() else {
                 panic!("key {n} is new");
             };
             assert!(matches!(

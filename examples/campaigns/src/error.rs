@@ -57,11 +57,10 @@ impl DbError {
     /// Whether the server refused the connection as it started (a startup parameter it does
     /// not take: PgBouncer answers `08P01`, protocol violation).
     pub fn is_startup_refused(&self) -> bool {
-        let driver = match self {
-            DbError::Pool(deadpool_postgres::PoolError::Backend(err)) | DbError::Postgres(err) => {
-                err
-            }
-            _ => return false,
+        let (DbError::Pool(deadpool_postgres::PoolError::Backend(driver))
+        | DbError::Postgres(driver)) = self
+        else {
+            return false;
         };
         driver.code() == Some(&tokio_postgres::error::SqlState::PROTOCOL_VIOLATION)
     }

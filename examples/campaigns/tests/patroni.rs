@@ -2,7 +2,7 @@
 //! distribution's packages), three service processes on a multi-host URL that follows the
 //! writable node (`target_session_attrs=read-write`), twelve clients sending `send_sms` with
 //! fresh keys and a campaign holding recipients for later windows, and the leader's Patroni
-//! and postmaster SIGKILLed mid-batch. No service process is restarted.
+//! and postmaster killed (`SIGKILL`) mid-batch. No service process is restarted.
 //!
 //! - With a synchronous standby (Patroni's `synchronous_mode`): every process serves again
 //!   within 45 s of the kill, nobody is sent twice, no key answered `committed` is forgotten
@@ -123,6 +123,78 @@ fn answered(service: &Service, tool: &str, key: &str, args: &Value) -> http::Res
     }
 }
 
+/// Every key again: an acknowledged one replays its answer, unless the new primary never had
+/// it (counted forgotten); any other runs now, if it did not before.
+fn replay_every_key(services: &[Service], sent: &[Sent], figures: &mut Figures) {
+    for call in sent {
+        let again = answered(
+            &services[(call.process + 1) % 3],
+            "send_sms",
+            &call.key,
+            &call.sms,
+        );
+        assert_eq!(again.status(), 200, "{}", call.key);
+        match call.status {
+            200 => {
+                figures.acknowledged += 1;
+                let replayed = again.headers().get(IDEMPOTENT_REPLAYED).is_some();
+                if !replayed || again.body() != &call.body[..] {
+                    figures.forgotten += 1;
+                }
+            }
+            503 => figures.unavailable += 1,
+            _ => {}
+        }
+    }
+}
+
+/// The batch, answered alike by every process (as its first caller was answered, when the
+/// standby was synchronous), its held recipients sent as windows open, each once: how many
+/// people the provider was sent twice, the batch's and the single messages' alike.
+fn batch_sent_once(
+    services: &[Service],
+    provider: &Provider,
+    batch: &Value,
+    first_batch: Option<support::FirstReply>,
+    synchronous: bool,
+) -> usize {
+    let answers: Vec<_> = services
+        .iter()
+        .map(|service| answered(service, "send_campaign_batch", "failover-batch", batch))
+        .collect();
+    for answer in &answers {
+        assert_eq!(answer.body(), answers[0].body());
+    }
+    if let Some(first) = first_batch.filter(|first| [200, 202].contains(&first.status))
+        && synchronous
+    {
+        assert_eq!(
+            String::from_utf8_lossy(&first.body),
+            String::from_utf8_lossy(answers[0].body()),
+            "the first caller's answer is the key's"
+        );
+    }
+    let id = support::campaign_id(&answers[0]);
+    services[2].lookup_until(&id, |status| {
+        status["counts"]["sent"] == BATCH && status["counts"]["sending"] == 0
+    });
+    let mut people: HashMap<(String, String), usize> = HashMap::new();
+    for (campaign, message, phone, _) in provider.sends() {
+        *people
+            .entry((
+                campaign.clone(),
+                if campaign.is_empty() { message } else { phone },
+            ))
+            .or_default() += 1;
+    }
+    let of_batch = people
+        .keys()
+        .filter(|(campaign, _)| *campaign == id)
+        .count();
+    assert_eq!(of_batch, BATCH, "every recipient of the batch sent");
+    people.values().filter(|&&n| n > 1).count()
+}
+
 /// The gauge's value on the metrics endpoint `url`.
 fn gauge(url: &str) -> Option<f64> {
     let mut response = ureq::get(url).call().ok()?;
@@ -140,6 +212,28 @@ fn wait_for(what: &str, within: Duration, done: impl Fn() -> bool) {
     }
 }
 
+/// Three processes on `url`, each logging to `log(n)`, the first with a metrics endpoint:
+/// the processes, and where its metrics are.
+fn start_services(url: &str, log: &dyn Fn(usize) -> std::path::PathBuf) -> (Vec<Service>, String) {
+    let mut services: Vec<Service> = (0..3)
+        .map(|n| {
+            let mut flags = FLAGS.to_vec();
+            if n == 0 {
+                flags.extend(["--metrics-addr", "127.0.0.1:0"]);
+            }
+            let stderr = std::fs::File::create(log(n)).unwrap();
+            Service::start_with(url, &flags, stderr.into())
+        })
+        .collect();
+    let metrics = services[0]
+        .next_line()
+        .strip_prefix("metrics on ")
+        .expect("the second line names the metrics endpoint")
+        .trim()
+        .to_owned();
+    (services, metrics)
+}
+
 fn failover(replication: Replication) -> Figures {
     let _serial = SERIAL
         .lock()
@@ -153,22 +247,7 @@ fn failover(replication: Replication) -> Figures {
     ));
     std::fs::create_dir_all(&logs).unwrap();
     let log = |n: usize| logs.join(format!("service{n}.log"));
-    let mut services: Vec<Service> = (0..3)
-        .map(|n| {
-            let mut flags = FLAGS.to_vec();
-            if n == 0 {
-                flags.extend(["--metrics-addr", "127.0.0.1:0"]);
-            }
-            let stderr = std::fs::File::create(log(n)).unwrap();
-            Service::start_with(&url, &flags, stderr.into())
-        })
-        .collect();
-    let metrics = services[0]
-        .next_line()
-        .strip_prefix("metrics on ")
-        .expect("the second line names the metrics endpoint")
-        .trim()
-        .to_owned();
+    let (services, metrics) = start_services(&url, &log);
     let said = |n: usize| std::fs::read_to_string(log(n)).unwrap_or_default();
     let synchronous = replication == Replication::Synchronous;
     let at_start = if synchronous {
@@ -224,64 +303,8 @@ fn failover(replication: Replication) -> Figures {
         (sent, request.join().unwrap())
     });
 
-    // Every key again: an acknowledged one replays its answer, unless the new primary never
-    // had it; any other runs now, if it did not before.
-    for call in &sent {
-        let again = answered(
-            &services[(call.process + 1) % 3],
-            "send_sms",
-            &call.key,
-            &call.sms,
-        );
-        assert_eq!(again.status(), 200, "{}", call.key);
-        match call.status {
-            200 => {
-                figures.acknowledged += 1;
-                let replayed = again.headers().get(IDEMPOTENT_REPLAYED).is_some();
-                if !replayed || again.body() != &call.body[..] {
-                    figures.forgotten += 1;
-                }
-            }
-            503 => figures.unavailable += 1,
-            _ => {}
-        }
-    }
-    // The batch: answered alike by every process; its held recipients sent as windows open.
-    let answers: Vec<_> = services
-        .iter()
-        .map(|service| answered(service, "send_campaign_batch", "failover-batch", &batch))
-        .collect();
-    for answer in &answers {
-        assert_eq!(answer.body(), answers[0].body());
-    }
-    if let Some(first) = first_batch.filter(|first| [200, 202].contains(&first.status))
-        && synchronous
-    {
-        assert_eq!(
-            String::from_utf8_lossy(&first.body),
-            String::from_utf8_lossy(answers[0].body()),
-            "the first caller's answer is the key's"
-        );
-    }
-    let id = support::campaign_id(&answers[0]);
-    services[2].lookup_until(&id, |status| {
-        status["counts"]["sent"] == BATCH && status["counts"]["sending"] == 0
-    });
-    let mut people: HashMap<(String, String), usize> = HashMap::new();
-    for (campaign, message, phone, _) in provider.sends() {
-        *people
-            .entry((
-                campaign.clone(),
-                if campaign.is_empty() { message } else { phone },
-            ))
-            .or_default() += 1;
-    }
-    figures.sent_twice = people.values().filter(|&&n| n > 1).count();
-    let of_batch = people
-        .keys()
-        .filter(|(campaign, _)| *campaign == id)
-        .count();
-    assert_eq!(of_batch, BATCH, "every recipient of the batch sent");
+    replay_every_key(&services, &sent, &mut figures);
+    figures.sent_twice = batch_sent_once(&services, &provider, &batch, first_batch, synchronous);
 
     if synchronous {
         // The new primary has no standby left: the service says so, and the gauge drops.
