@@ -100,16 +100,17 @@ async fn the_sqlite_ledger_keeps_its_keys_in_its_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The conformance suite on `server`, each check on a database of its own (so that a purge
+/// counts only its own keys), reached at the URL `reach` gives for its name.
 #[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_postgres_ledger_keeps_the_contract() {
+async fn postgres_conformance(server: &postgres::Postgres, reach: impl Fn(&str) -> String) {
     use agent_tool_result::replay::PostgresLedger;
     use std::sync::atomic::{AtomicU32, Ordering};
-    let server = postgres::Postgres::start();
     let made = AtomicU32::new(0);
     conformance::run(|lease, retention| {
-        // Each check on a database of its own, so that a purge counts only its own keys.
-        let url = server.database(&format!("check{}", made.fetch_add(1, Ordering::Relaxed)));
+        let name = format!("check{}", made.fetch_add(1, Ordering::Relaxed));
+        server.database(&name);
+        let url = reach(&name);
         async move {
             PostgresLedger::connect(&url)
                 .await
@@ -121,6 +122,17 @@ async fn the_postgres_ledger_keeps_the_contract() {
     .await;
 }
 
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_postgres_ledger_keeps_the_contract() {
+    let server = postgres::Postgres::start();
+    let port = server.port();
+    postgres_conformance(&server, |name| {
+        format!("postgres://postgres@127.0.0.1:{port}/{name}")
+    })
+    .await;
+}
+
 /// The same contract through PgBouncer in transaction mode, with fewer server connections than
 /// the ledger's pool holds: each statement, and each transaction, may run on another server
 /// connection than the last, so nothing may rest on a session's state or a named prepared
@@ -128,24 +140,9 @@ async fn the_postgres_ledger_keeps_the_contract() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_postgres_ledger_keeps_the_contract_through_pgbouncer_in_transaction_mode() {
-    use agent_tool_result::replay::PostgresLedger;
-    use std::sync::atomic::{AtomicU32, Ordering};
     let server = postgres::Postgres::start();
     let bouncer = pgbouncer::PgBouncer::transaction_mode(server.port(), 2);
-    let made = AtomicU32::new(0);
-    conformance::run(|lease, retention| {
-        let name = format!("pooled{}", made.fetch_add(1, Ordering::Relaxed));
-        server.database(&name);
-        let url = bouncer.url(&name);
-        async move {
-            PostgresLedger::connect(&url)
-                .await
-                .unwrap()
-                .with_lease(lease)
-                .with_retention(retention)
-        }
-    })
-    .await;
+    postgres_conformance(&server, |name| bouncer.url(name)).await;
     server.database("pooled_load");
     many_calls_at_once(&bouncer.url("pooled_load")).await;
     let log = bouncer.log();

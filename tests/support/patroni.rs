@@ -8,13 +8,11 @@
 
 #![allow(dead_code, reason = "each test binary uses the part it needs")]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::postgres::{is_root, server_bin};
+use super::postgres::{free_port, hand_to_postgres, is_root, program, scratch_dir, server_bin};
 
 const INSTALL: &str = "the failover tests run Patroni and etcd: install the distribution's \
     packages (`apt-get install patroni etcd-server postgresql`)";
@@ -42,23 +40,6 @@ pub struct Cluster {
     dir: PathBuf,
     etcd: Child,
     nodes: Vec<Node>,
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-fn program(name: &str) -> PathBuf {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")])
-        .map(|dir| dir.join(name))
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| panic!("no {name}: {INSTALL}"))
 }
 
 /// The directory of every PostgreSQL program Patroni runs (`postgres`, `pg_ctl`,
@@ -104,16 +85,9 @@ impl Cluster {
     /// When a program is missing (saying what to install), or the cluster does not form
     /// within two minutes.
     pub fn start(replication: Replication) -> Cluster {
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "atr-patroni-{}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let dir = scratch_dir("patroni");
         let (client, peer) = (free_port(), free_port());
-        let etcd = Command::new(program("etcd"))
+        let etcd = Command::new(program("etcd", INSTALL))
             .args(["--name", "etcd0", "--data-dir"])
             .arg(dir.join("etcd"))
             .args([
@@ -208,20 +182,13 @@ impl Cluster {
         std::fs::write(&file, config).expect("the node's configuration");
         let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).expect("a log");
         let mut command = if is_root() {
-            let chown = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&self.dir)
-                .status();
-            assert!(
-                chown.is_ok_and(|s| s.success()),
-                "as root, Patroni runs as the `postgres` user PostgreSQL's package creates"
-            );
+            hand_to_postgres(&self.dir);
             let mut command = Command::new("setpriv");
             command.args(["--reuid=postgres", "--regid=postgres", "--init-groups"]);
-            command.arg(program("patroni"));
+            command.arg(program("patroni", INSTALL));
             command
         } else {
-            Command::new(program("patroni"))
+            Command::new(program("patroni", INSTALL))
         };
         let patroni = command
             .arg(&file)

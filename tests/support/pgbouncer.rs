@@ -3,14 +3,16 @@
 //! offerings' poolers run): listening on 127.0.0.1 and a free port, killed and its directory
 //! removed when dropped. As root, it runs as the unprivileged `postgres` user (PgBouncer
 //! refuses to run as root).
+//!
+//! Include it beside `postgres.rs` (whose helpers it uses), as module `postgres`.
 
 #![allow(dead_code, reason = "each test binary uses the part it needs")]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use super::postgres::{free_port, hand_to_postgres, is_root, program, scratch_dir};
 
 const INSTALL: &str = "the pooler tests run PgBouncer: install the distribution's package \
     (`apt-get install pgbouncer`)";
@@ -22,24 +24,6 @@ pub struct PgBouncer {
     port: u16,
 }
 
-/// Where `pgbouncer` is: on the `PATH`, or where the distribution puts it (`/usr/sbin`).
-fn program() -> PathBuf {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
-        .map(|dir| dir.join("pgbouncer"))
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| panic!("{INSTALL}"))
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
-}
-
 impl PgBouncer {
     /// Starts PgBouncer in transaction mode before the server on `server_port` (127.0.0.1),
     /// every database passed through, at most `pool_size` server connections for each.
@@ -48,18 +32,8 @@ impl PgBouncer {
     ///
     /// When PgBouncer is missing (saying what to install), or does not start.
     pub fn transaction_mode(server_port: u16, pool_size: u32) -> PgBouncer {
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "atr-pgbouncer-{}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
+        let dir = scratch_dir("pgbouncer");
+        let port = free_port();
         std::fs::write(dir.join("users.txt"), "\"postgres\" \"\"\n").expect("the users file");
         let ini = format!(
             "[databases]\n\
@@ -81,16 +55,9 @@ impl PgBouncer {
         );
         let config = dir.join("pgbouncer.ini");
         std::fs::write(&config, ini).expect("the configuration");
-        let mut command = Command::new(program());
+        let mut command = Command::new(program("pgbouncer", INSTALL));
         if is_root() {
-            let chown = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&dir)
-                .status();
-            assert!(
-                chown.is_ok_and(|s| s.success()),
-                "as root, PgBouncer runs as the `postgres` user PostgreSQL's package creates"
-            );
+            hand_to_postgres(&dir);
             command.args(["-u", "postgres"]);
         }
         let child = command

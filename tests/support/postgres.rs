@@ -48,6 +48,52 @@ pub fn server_bin() -> PathBuf {
         .unwrap_or_else(|| panic!("{INSTALL}"))
 }
 
+/// A new, empty scratch directory for a server of `kind` (`atr-<kind>-<pid>-<n>`).
+pub fn scratch_dir(kind: &str) -> PathBuf {
+    static COUNT: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "atr-{kind}-{}-{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+/// A port free on 127.0.0.1 now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Gives `dir` and all in it to the unprivileged `postgres` user the distribution's package
+/// creates: as root, the servers (PostgreSQL, PgBouncer, Patroni) run as it.
+pub fn hand_to_postgres(dir: &Path) {
+    let chown = Command::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(dir)
+        .status();
+    assert!(
+        chown.is_ok_and(|s| s.success()),
+        "as root, the servers run as the `postgres` user the package creates: {INSTALL}"
+    );
+}
+
+/// Where the distribution's program `name` is: on the `PATH`, or in `/usr/sbin` or
+/// `/usr/bin`; the panic says what to `install` when it is nowhere.
+pub fn program(name: &str, install: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| panic!("no {name}: {install}"))
+}
+
 pub fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -62,30 +108,13 @@ impl Postgres {
     ///
     /// When the programs are missing (saying what to install), or the server does not start.
     pub fn start() -> Postgres {
-        static COUNT: AtomicU32 = AtomicU32::new(0);
         let bin = server_bin();
-        let dir = std::env::temp_dir().join(format!(
-            "atr-postgres-{}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let dir = scratch_dir("postgres");
         let as_user = is_root();
         if as_user {
-            let chown = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&dir)
-                .status();
-            assert!(
-                chown.is_ok_and(|s| s.success()),
-                "as root, the server runs as the `postgres` user the package creates: {INSTALL}"
-            );
+            hand_to_postgres(&dir);
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         let server = Postgres {
             dir,
             bin,

@@ -104,6 +104,16 @@ fn p99(mut latencies: Vec<Duration>) -> f64 {
     latencies[(latencies.len() - 1) * 99 / 100].as_secs_f64() * 1e3
 }
 
+/// Serves `app` on a loopback port of its own: its base URL.
+fn serve(runtime: &tokio::runtime::Runtime, app: axum::Router) -> String {
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
 fn main() {
     let server = postgres::Postgres::start();
     let url = server.database("bench_rest");
@@ -144,19 +154,11 @@ fn main() {
             axum::routing::post(bare).with_state(Arc::clone(&service)),
         )
         .layer(axum::Extension(Principal::new(PRINCIPAL)));
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    runtime.spawn(async move { axum::serve(listener, app).await });
+    let base = serve(&runtime, app);
     // The same routes as the limited account.
     let limited_app = campaigns::rest::router(&campaigns::tools::registry(&service))
         .layer(axum::Extension(Principal::new(LIMITED)));
-    let limited_listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let limited_base = format!("http://{}", limited_listener.local_addr().unwrap());
-    runtime.spawn(async move { axum::serve(limited_listener, limited_app).await });
+    let limited_base = serve(&runtime, limited_app);
 
     let next = AtomicUsize::new(0);
     // Warm up both: connections, prepared statements, the tables' first pages.

@@ -51,6 +51,8 @@ const FLAGS: [&str; 10] = [
 ];
 const CLIENTS: usize = 12;
 const BATCH: usize = 30;
+/// How long a call is sent again while it answers 409 or 503.
+const FAILOVER: Duration = Duration::from_secs(60);
 /// How long after the kill every process must serve again.
 const BACK_WITHIN: Duration = Duration::from_secs(45);
 
@@ -106,33 +108,12 @@ fn traffic(services: &[Service], client: usize, done: &AtomicBool) -> Vec<Sent> 
     sent
 }
 
-/// The call again, until it is answered (for at most a minute).
-fn answered(service: &Service, tool: &str, key: &str, args: &Value) -> http::Response<Vec<u8>> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let response = service.call(tool, key, args);
-        if ![409, 503].contains(&response.status().as_u16()) {
-            return response;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{key} stayed {}",
-            response.status()
-        );
-        thread::sleep(Duration::from_millis(200));
-    }
-}
-
 /// Every key again: an acknowledged one replays its answer, unless the new primary never had
 /// it (counted forgotten); any other runs now, if it did not before.
 fn replay_every_key(services: &[Service], sent: &[Sent], figures: &mut Figures) {
     for call in sent {
-        let again = answered(
-            &services[(call.process + 1) % 3],
-            "send_sms",
-            &call.key,
-            &call.sms,
-        );
+        let again = services[(call.process + 1) % 3]
+            .call_until_answered("send_sms", &call.key, &call.sms, FAILOVER);
         assert_eq!(again.status(), 200, "{}", call.key);
         match call.status {
             200 => {
@@ -160,7 +141,9 @@ fn batch_sent_once(
 ) -> usize {
     let answers: Vec<_> = services
         .iter()
-        .map(|service| answered(service, "send_campaign_batch", "failover-batch", batch))
+        .map(|service| {
+            service.call_until_answered("send_campaign_batch", "failover-batch", batch, FAILOVER)
+        })
         .collect();
     for answer in &answers {
         assert_eq!(answer.body(), answers[0].body());

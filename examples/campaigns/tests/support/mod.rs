@@ -230,7 +230,18 @@ impl Service {
         key: &str,
         arguments: &Value,
     ) -> http::Response<Vec<u8>> {
-        let deadline = Instant::now() + Duration::from_secs(15);
+        self.call_until_answered(tool, key, arguments, Duration::from_secs(15))
+    }
+
+    /// [`Service::call_after_lease`] for at most `within` (a failover takes longer).
+    pub fn call_until_answered(
+        &self,
+        tool: &str,
+        key: &str,
+        arguments: &Value,
+        within: Duration,
+    ) -> http::Response<Vec<u8>> {
+        let deadline = Instant::now() + within;
         loop {
             let response = self.call(tool, key, arguments);
             if ![409, 503].contains(&response.status().as_u16()) {
@@ -568,4 +579,37 @@ pub fn answered_everywhere(
         "round {round}: {settlement:?}"
     );
     (campaign_id(&answers[0]), settlement)
+}
+
+/// Checks that `response` is the `rate-limited` refusal under the policy `policy` (the
+/// `RateLimit-Policy` field): a problem document, 429, the standing at no call left, and a
+/// `Retry-After` (an HTTP-date) within `window`; returns how long it says to wait.
+pub fn assert_rate_limited(
+    response: &http::Response<Vec<u8>>,
+    policy: &str,
+    window: Duration,
+) -> Duration {
+    use agent_tool_result::guarantee::RefusalKind;
+    assert_eq!(response.status(), 429);
+    let RestOutcome::Refused { refusal, .. } = classify(response) else {
+        panic!("a refusal: {response:?}")
+    };
+    assert_eq!(refusal.kind(), RefusalKind::RateLimited);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
+    let at = httpdate::parse_http_date(response.headers()["retry-after"].to_str().unwrap())
+        .expect("Retry-After is an HTTP-date");
+    let wait = at
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default();
+    assert!(wait <= window + Duration::from_secs(1), "{wait:?}");
+    assert_eq!(response.headers()["ratelimit-policy"], policy);
+    let standing = response.headers()["ratelimit"].to_str().unwrap();
+    assert!(
+        standing.starts_with(r#""per-account";r=0;t="#),
+        "{standing}"
+    );
+    wait
 }
