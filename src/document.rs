@@ -95,8 +95,9 @@ pub(crate) struct TopMembers {
 
 impl TopMembers {
     /// The members of the object in `text`: every top-level name read before the text ends
-    /// or breaks, however it breaks (a lone surrogate, a bad value, a truncation), so that a
-    /// broken document is refused under the contract its names say.
+    /// or breaks, however it breaks (in a name or a value: a control character, a lone
+    /// surrogate, an invalid escape, a truncation), and none after, so that a broken
+    /// document is refused under the contract the names before its break say.
     pub(crate) fn of(text: &str) -> Self {
         // Without a name in the text, spelt out or escaped, there is nothing to look for.
         let may_have = ["schemaVersion", "content", "isError", "status", "\\u"]
@@ -166,16 +167,18 @@ impl<'de> Visitor<'de> for Scan<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
-            self.0.note(&name);
+            self.0.note(name.as_bytes());
             map.next_value::<IgnoredAny>()?;
         }
         Ok(())
     }
 }
 
-/// A member name as its bytes: read raw, so that a name with a lone surrogate escape
-/// (which no UTF-8 string holds) is still a name, just not one of the routing ones.
-struct Name<'de>(Cow<'de, [u8]>);
+/// A member name, read as JSON text must spell it: a name that breaks (a raw control
+/// character, a lone surrogate escape, an invalid escape, the text ending inside it) is an
+/// error, which ends the scan there, so that no name after the first break counts, as no
+/// reader reads past it.
+struct Name<'de>(Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Name<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -187,23 +190,15 @@ impl<'de> Deserialize<'de> for Name<'de> {
                 f.write_str("a member name")
             }
 
-            fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<Name<'de>, E> {
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
                 Ok(Name(Cow::Borrowed(v)))
             }
 
-            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v.to_vec())))
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(v.as_bytes())))
-            }
-
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v.as_bytes().to_vec())))
+                Ok(Name(Cow::Owned(v.to_owned())))
             }
         }
-        deserializer.deserialize_bytes(NameVisitor)
+        deserializer.deserialize_str(NameVisitor)
     }
 }
 

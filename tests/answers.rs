@@ -133,10 +133,12 @@ fn a_deny_is_a_result_and_a_refusal_is_not() {
 }
 
 /// One document rule behind every reader: over every combination of the four routing names
-/// (`schemaVersion`, `ok`, `type`, `status`), whole or broken after them (a member whose name
-/// is a lone surrogate, before or after them; a bad value; a cut-off text), no reader takes a
-/// document the rule gives another contract: the refusal reader (text and value), the
-/// guarantee reader, the envelope reader, the MCP answer reader, and REST's classifier.
+/// (`schemaVersion`, `ok`, `type`, `status`), whole or broken after them (a bad value, a
+/// cut-off text, a broken name) or before them (a name broken every way a name breaks: each
+/// raw control character, lone surrogate escapes high and low, invalid and cut escapes), the
+/// names before the first break route it and none after, and no reader takes a document the
+/// rule gives another contract: the refusal reader (text and value), the guarantee reader,
+/// the envelope reader, the MCP answer reader, and REST's classifier.
 #[test]
 #[cfg(feature = "http")]
 fn every_reader_takes_only_what_the_one_rule_gives_it() {
@@ -151,9 +153,31 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
         ("type", json!("about:blank")),
         ("status", json!(400)),
     ];
+    // Every way a member name breaks.
+    let broken_names: Vec<String> = (0u8..0x20)
+        .map(|c| format!("\"t{}itle\"", char::from(c)))
+        .chain(
+            [
+                r#""\ud800""#,
+                r#""a\udc00""#,
+                r#""\ud800\u0041""#,
+                r#""\ud800\ud800""#,
+                r#""\x41""#,
+                r#""\u12G4""#,
+                r#""\u00""#,
+                r#""\'""#,
+            ]
+            .map(str::to_owned),
+        )
+        .collect();
+    let leads: Vec<String> = std::iter::once(String::new())
+        .chain(broken_names.iter().map(|name| format!("{name}:0,")))
+        .collect();
     let tails = [
         "",
         r#","\udc00x":1"#,
+        ",\"t\u{0}itle\":\"Bad Request\"",
+        r#","\u12G4":1"#,
         r#","title":"Bad Request","detail":"d","result":null"#,
         r#","settlement":{"state":"not_started"},"policy":{"decision":"deny","code":"c"}"#,
         r#","error":{"code":"a-b","category":"timeout","detail":"d"}"#,
@@ -166,19 +190,24 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
             .filter(|bit| mask & (1 << bit) != 0)
             .map(|bit| &values[bit])
             .collect();
-        let expected = if mask & 1 != 0 {
-            Document::Guarantee
-        } else if mask & 0b1110 == 0b1100 {
-            Document::Refusal
-        } else {
-            Document::Envelope
+        let routed = |read: u32| {
+            if read & 1 != 0 {
+                Document::Guarantee
+            } else if read & 0b1110 == 0b1100 {
+                Document::Refusal
+            } else {
+                Document::Envelope
+            }
         };
         let body: Vec<String> = names
             .iter()
             .map(|(name, value)| format!("{}:{value}", json!(name)))
             .collect();
         for tail in tails {
-            for lead in ["", r#""\ud800":0,"#] {
+            for lead in &leads {
+                // A broken name before the routing names: none of them is read.
+                let read = if lead.is_empty() { mask } else { 0 };
+                let expected = routed(read);
                 let inner = format!("{lead}{}{tail}", body.join(","));
                 let inner = inner.trim_start_matches(',');
                 let closed = !tail.ends_with(':') && !tail.ends_with("tru");
@@ -228,10 +257,10 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
                 if let RestOutcome::Refused { .. } =
                     classify_parts(http::StatusCode::BAD_REQUEST, &headers, text.as_bytes())
                 {
-                    assert_eq!(mask & 0b11, 0, "{text}");
+                    assert_eq!(read & 0b11, 0, "{text}");
                 }
             }
         }
     }
-    assert_eq!(checked, 16 * 7 * 2);
+    assert_eq!(checked, 16 * tails.len() * leads.len());
 }
