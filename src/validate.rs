@@ -34,12 +34,14 @@ use crate::pointer::push_token;
 use crate::rule::Finding;
 use crate::{ErrorCategory, ErrorCode, Rule};
 use annotations::{annotated_finding, annotated_rules};
+pub use output_schema::{InvalidOutputSchema, OutputSchema};
 use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unaccounted_lint};
 
 mod annotations;
 mod call_tool_result;
 mod closed;
 mod lints;
+mod output_schema;
 mod scan;
 mod skeleton;
 mod text;

@@ -9,8 +9,9 @@ use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::{Report, Validator};
 
-use crate::jsonrpc::{self, Message};
+use crate::jsonrpc::{self, Line};
 use crate::printable::printable;
+use crate::session::{self, CallSite, Read};
 
 /// Counts for the summary.
 #[derive(Debug, Default, serde::Serialize)]
@@ -239,7 +240,7 @@ fn walk_error(err: &ignore::Error) -> Option<String> {
 
 /// The checked document, or an I/O error met while reading, in input order.
 pub enum Outcome {
-    /// A checked document and its findings.
+    /// A checked document (or message) and its findings.
     Checked {
         /// The input's label.
         file: Arc<str>,
@@ -247,6 +248,8 @@ pub enum Outcome {
         line: usize,
         /// Its findings, positions relative to the file.
         report: Report,
+        /// The `tools/call` a result answers, when its request is in the session.
+        call: Option<CallSite>,
     },
     /// A JSON-RPC message that carries no tool result, passed over.
     PassedOver,
@@ -254,31 +257,31 @@ pub enum Outcome {
     IoError(String),
 }
 
-/// Checks one document: `None` for a JSON-RPC message that carries no tool result, which is
-/// passed over (see [`crate::jsonrpc`]).
-pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Option<Report> {
+/// What checking one document gave: its findings, or, for JSON-RPC, its messages read for
+/// their session to pair (see [`crate::session`]).
+pub enum Checked {
+    /// A document that is not JSON-RPC, checked under the contract.
+    Document(Report),
+    /// A JSON-RPC message, or a batch's.
+    Messages(Vec<Read>),
+}
+
+/// Checks one document. A JSON-RPC message is read as JSON-RPC whatever the contract, and
+/// its verdict is its session's.
+pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Checked {
     let text = match std::str::from_utf8(bytes) {
-        Err(err) => return Some(single(Rule::WellFormedJson, not_utf8(&err))),
+        Err(err) => return Checked::Document(single(Rule::WellFormedJson, not_utf8(&err))),
         Ok(text) if text.trim().is_empty() => {
-            return Some(single(
+            return Checked::Document(single(
                 Rule::WellFormedJson,
                 "the document is empty".to_owned(),
             ));
         }
         Ok(text) => text,
     };
-    Some(match jsonrpc::read(text) {
-        Message::PassedOver => return None,
-        // Whatever the contract, a response's tool result is a `tools/call` result.
-        Message::ToolResult {
-            text: result,
-            offset,
-        } => jsonrpc::placed(
-            &validator.validate_call_tool_result_text(result),
-            text,
-            offset,
-        ),
-        Message::NotJsonRpc => match contract {
+    match jsonrpc::read(text) {
+        Line::Messages(messages) => Checked::Messages(session::read(validator, text, messages)),
+        Line::NotJsonRpc => Checked::Document(match contract {
             Contract::Envelope => validator.validate_text(text),
             // A `tools/call` result carrying a guarantee result: the transport, `isError`
             // and the result inside it.
@@ -288,8 +291,8 @@ pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Option<
             Contract::Guarantee => Validator::shared_guarantee().validate_text(text),
             Contract::CallToolResult => validator.validate_call_tool_result_text(text),
             Contract::Auto => validator.validate_any_text(text),
-        },
-    })
+        }),
+    }
 }
 
 /// Whether `text` is an object with `content` and no `schemaVersion`: a `tools/call` result.

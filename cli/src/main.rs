@@ -10,6 +10,7 @@ mod output;
 mod pipeline;
 mod printable;
 mod sarif;
+mod session;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use agent_tool_result::rule::{Finding, Severity};
 
 use crate::check::{Outcome, Summary};
+use crate::session::CallSite;
 use crate::printable::printable;
 use crate::sarif;
 
@@ -90,7 +91,12 @@ impl<W: Write> Reporter<W> {
                 eprintln!("atr: {message}");
                 Ok(())
             }
-            Outcome::Checked { file, line, report } => {
+            Outcome::Checked {
+                file,
+                line,
+                report,
+                call,
+            } => {
                 self.summary.documents += 1;
                 if report.is_valid() {
                     self.summary.valid += 1;
@@ -111,7 +117,8 @@ impl<W: Write> Reporter<W> {
                     } else {
                         line + finding.line() - 1
                     };
-                    self.finding(&file, at_line, finding.column().max(1), finding)?;
+                    let at = (at_line, finding.column().max(1));
+                    self.finding(&file, at, finding, call.as_ref())?;
                 }
                 Ok(())
             }
@@ -130,11 +137,15 @@ impl<W: Write> Reporter<W> {
     fn finding(
         &mut self,
         file: &str,
-        line: usize,
-        column: usize,
+        (line, column): (usize, usize),
         finding: &Finding,
+        call: Option<&CallSite>,
     ) -> io::Result<()> {
         let severity = finding.severity().as_str();
+        // The call a finding is about, in the human formats.
+        let of_call = call.map_or_else(String::new, |call| {
+            format!(" (tools/call id {}, tool {})", call.id, call.tool)
+        });
         match self.format {
             Format::Human => {
                 let (on, off) = match (self.colour, finding.severity()) {
@@ -149,11 +160,12 @@ impl<W: Write> Reporter<W> {
                 };
                 writeln!(
                     self.out,
-                    "{}:{line}:{column}: {on}{severity}[{}]{off} {}: {}",
+                    "{}:{line}:{column}: {on}{severity}[{}]{off} {}: {}{}",
                     printable(file),
                     finding.rule(),
                     printable(at),
-                    printable(finding.message())
+                    printable(finding.message()),
+                    printable(&of_call)
                 )
             }
             Format::Json => {
@@ -165,6 +177,8 @@ impl<W: Write> Reporter<W> {
                     rule: finding.rule().as_str(),
                     message: finding.message(),
                     severity,
+                    call_id: call.map(|call| call.id.as_str()),
+                    tool: call.map(|call| call.tool.as_str()),
                 };
                 serde_json::to_writer(&mut self.out, &record)?;
                 writeln!(self.out)
@@ -172,14 +186,15 @@ impl<W: Write> Reporter<W> {
             Format::Sarif => {
                 let first = self.sarif != SarifLog::WithResults;
                 self.sarif = SarifLog::WithResults;
-                sarif::result(&mut self.out, first, file, line, column, finding)
+                sarif::result(&mut self.out, first, file, (line, column), finding, call)
             }
             Format::Github => writeln!(
                 self.out,
-                "::{severity} file={},line={line},col={column},title={}::{}{}",
+                "::{severity} file={},line={line},col={column},title={}::{}{}{}",
                 escape_property(&printable(file)),
                 escape_property(finding.rule().as_str()),
                 escape_data(&printable(finding.message())),
+                escape_data(&printable(&of_call)),
                 if finding.pointer().is_empty() {
                     String::new()
                 } else {
@@ -248,6 +263,12 @@ struct JsonFinding<'a> {
     rule: &'a str,
     message: &'a str,
     severity: &'a str,
+    /// The id of the `tools/call` a finding is about, as JSON.
+    #[serde(rename = "callId", skip_serializing_if = "Option::is_none")]
+    call_id: Option<&'a str>,
+    /// The tool that call named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
 }
 
 /// The closing object of `--format json`.

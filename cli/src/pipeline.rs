@@ -12,10 +12,11 @@ use std::io::{self, Read};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 
-use agent_tool_result::validate::{Report, Validator};
+use agent_tool_result::validate::Validator;
 
-use crate::check::{Contract, Input, Outcome, Source, check};
+use crate::check::{Checked, Contract, Input, Outcome, Source, check};
 use crate::printable::printable;
+use crate::session::{Resolved, Session};
 
 /// The bytes of NDJSON a worker takes at a time (more when one line is longer).
 const CHUNK: usize = 256 << 10;
@@ -43,18 +44,56 @@ enum Item {
 
 /// What a unit of work gave.
 enum Done {
-    /// The outcomes of whole documents, in order.
-    Items(Vec<Outcome>),
-    /// The reports of a chunk's documents (`None` for a message passed over), each with its
-    /// line counted from the chunk's start;
+    /// Whole documents, checked (each its own session), and inputs that could not be read,
+    /// in order.
+    Items(Vec<ItemDone>),
+    /// What a chunk's documents gave, each with its line counted from the chunk's start;
     /// whether the chunk starts its input, and how many lines it holds. The file is named
     /// once a chunk, so that workers do not share a count per document with the emitter.
     Lines {
         file: Arc<str>,
-        reports: Vec<(usize, Option<Report>)>,
+        checked: Vec<(usize, Checked)>,
         first: bool,
         lines: usize,
     },
+}
+
+/// A whole document checked, or an input that could not be read.
+enum ItemDone {
+    Checked { file: Arc<str>, checked: Checked },
+    IoError(String),
+}
+
+/// Gives what checking a document gave, paired in `session` when it is JSON-RPC, to `emit`:
+/// one outcome a document, or a message.
+fn resolve(
+    session: &mut Session,
+    file: &Arc<str>,
+    line: usize,
+    checked: Checked,
+    emit: &mut dyn FnMut(Outcome),
+) {
+    match checked {
+        Checked::Document(report) => emit(Outcome::Checked {
+            file: Arc::clone(file),
+            line,
+            report,
+            call: None,
+        }),
+        Checked::Messages(messages) => {
+            for message in messages {
+                emit(match session.resolve(Validator::shared(), message) {
+                    Resolved::Checked { report, call } => Outcome::Checked {
+                        file: Arc::clone(file),
+                        line,
+                        report,
+                        call,
+                    },
+                    Resolved::PassedOver => Outcome::PassedOver,
+                });
+            }
+        }
+    }
 }
 
 /// Reads the sources and checks every document on `workers` threads, calling `emit` with each
@@ -103,30 +142,40 @@ pub fn run(
         drop(done_tx);
         let mut pending = std::collections::BTreeMap::new();
         let (mut next, mut base) = (0, 0);
+        // The session of the NDJSON input being emitted.
+        let mut session = Session::default();
         for (sequence, done) in done_rx {
             pending.insert(sequence, done);
             while let Some(done) = pending.remove(&next) {
                 next += 1;
                 match done {
-                    Done::Items(outcomes) => outcomes.into_iter().for_each(&mut *emit),
+                    Done::Items(items) => {
+                        for item in items {
+                            match item {
+                                ItemDone::IoError(message) => emit(Outcome::IoError(message)),
+                                // A whole document is a session of its own.
+                                ItemDone::Checked { file, checked } => resolve(
+                                    &mut Session::default(),
+                                    &file,
+                                    1,
+                                    checked,
+                                    emit,
+                                ),
+                            }
+                        }
+                    }
                     Done::Lines {
                         file,
-                        reports,
+                        checked,
                         first,
                         lines,
                     } => {
                         if first {
                             base = 0;
+                            session = Session::default();
                         }
-                        for (line, report) in reports {
-                            emit(match report {
-                                Some(report) => Outcome::Checked {
-                                    file: Arc::clone(&file),
-                                    line: base + line,
-                                    report,
-                                },
-                                None => Outcome::PassedOver,
-                            });
+                        for (line, checked) in checked {
+                            resolve(&mut session, &file, base + line, checked, emit);
                         }
                         base += lines;
                     }
@@ -152,23 +201,19 @@ fn work(unit: Work, contract: Contract) -> Done {
             items
                 .into_iter()
                 .map(|item| match item {
-                    Item::IoError(message) => Outcome::IoError(message),
-                    Item::Document { file, bytes } => match check(validator, &bytes, contract) {
-                        Some(report) => Outcome::Checked {
-                            file,
-                            line: 1,
-                            report,
-                        },
-                        None => Outcome::PassedOver,
+                    Item::IoError(message) => ItemDone::IoError(message),
+                    Item::Document { file, bytes } => ItemDone::Checked {
+                        file,
+                        checked: check(validator, &bytes, contract),
                     },
                 })
                 .collect(),
         ),
         Work::Lines { file, first, bytes } => {
-            let (reports, lines) = check_lines(validator, &bytes, contract);
+            let (checked, lines) = check_lines(validator, &bytes, contract);
             Done::Lines {
                 file,
-                reports,
+                checked,
                 first,
                 lines,
             }
@@ -176,14 +221,16 @@ fn work(unit: Work, contract: Contract) -> Done {
     }
 }
 
-/// Checks every line of a chunk that is not blank; returns the reports, lines numbered from
-/// 1 at the chunk's start, and how many lines the chunk holds.
+/// Checks every line of a chunk that holds a document; returns what each gave, lines
+/// numbered from 1 at the chunk's start, and how many lines the chunk holds. A Streamable
+/// HTTP capture's server-sent events are read too: a `data:` line is the message it carries,
+/// and the other fields (`event:`, `id:`, `retry:`, a `:` comment) hold none.
 fn check_lines(
     validator: &Validator,
     bytes: &[u8],
     contract: Contract,
-) -> (Vec<(usize, Option<Report>)>, usize) {
-    let mut reports = Vec::new();
+) -> (Vec<(usize, Checked)>, usize) {
+    let mut checked = Vec::new();
     let (mut start, mut line) = (0, 0);
     let ends = memchr::memchr_iter(b'\n', bytes).map(|i| i + 1);
     let last = (bytes.last() != Some(&b'\n')).then_some(bytes.len());
@@ -191,11 +238,26 @@ fn check_lines(
         line += 1;
         let text = &bytes[start..end];
         start = end;
-        if !text.iter().all(u8::is_ascii_whitespace) {
-            reports.push((line, check(validator, text, contract)));
+        let Some(document) = sse_data(text) else {
+            continue;
+        };
+        if !document.iter().all(u8::is_ascii_whitespace) {
+            checked.push((line, check(validator, document, contract)));
         }
     }
-    (reports, line)
+    (checked, line)
+}
+
+/// The document a line holds: the line itself, or what a server-sent event's `data:` field
+/// carries; `None` for the event's other fields, which hold no document.
+fn sse_data(line: &[u8]) -> Option<&[u8]> {
+    if let Some(data) = line.strip_prefix(b"data:") {
+        return Some(data.strip_prefix(b" ").unwrap_or(data));
+    }
+    let field = [&b"event:"[..], b"id:", b"retry:", b":"]
+        .iter()
+        .any(|field| line.starts_with(field));
+    (!field).then_some(line)
 }
 
 /// The inputs, read on demand into numbered units of work, in input order.

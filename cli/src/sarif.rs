@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use crate::session::CallSite;
 use agent_tool_result::rule::{Finding, Rule};
 use serde_json::json;
 
@@ -57,9 +58,9 @@ pub fn result(
     out: &mut impl Write,
     first: bool,
     file: &str,
-    line: usize,
-    column: usize,
+    (line, column): (usize, usize),
     finding: &Finding,
+    call: Option<&CallSite>,
 ) -> io::Result<()> {
     let rule = finding.rule();
     let index = Rule::ALL.iter().position(|r| *r == rule).unwrap_or(0);
@@ -75,13 +76,17 @@ pub fn result(
             "kind": "object",
         }]);
     }
-    let result = json!({
+    let mut result = json!({
         "ruleId": rule.as_str(),
         "ruleIndex": index,
         "level": finding.severity().as_str(),
         "message": { "text": finding.message() },
         "locations": [location],
     });
+    // A finding in a recorded session names the call it is about.
+    if let Some(call) = call {
+        result["properties"] = json!({ "callId": call.id, "tool": call.tool });
+    }
     if !first {
         out.write_all(b",")?;
     }
