@@ -34,8 +34,8 @@ use crate::pointer::push_token;
 use crate::rule::Finding;
 use crate::{ErrorCategory, ErrorCode, Rule};
 use annotations::{annotated_finding, annotated_rules};
-pub use output_schema::{InvalidOutputSchema, OutputSchema};
 use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unaccounted_lint};
+pub use output_schema::{InvalidOutputSchema, OutputSchema};
 
 mod annotations;
 mod call_tool_result;

@@ -9,6 +9,7 @@ mod ordered;
 mod output;
 mod pipeline;
 mod printable;
+mod record;
 mod sarif;
 mod session;
 
@@ -83,6 +84,19 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         openapi: Option<PathBuf>,
     },
+    /// Record a stdio MCP server's session as NDJSON, for `atr validate`: give a client
+    /// `atr record --out session.ndjson -- SERVER [ARGS...]` as its server's command.
+    ///
+    /// Every line passes each way unchanged, and each is appended to the file in the order
+    /// it passed. Exit status: the server's.
+    Record {
+        /// The file to write the session to.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The server's command and its arguments.
+        #[arg(last = true, required = true)]
+        server: Vec<String>,
+    },
     /// Migrate a legacy `CommandResult` to an envelope.
     Migrate {
         /// A file, or `-` for standard input.
@@ -103,6 +117,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate { paths, options } => return validate(&paths, &options),
+        Command::Record { out, server } => {
+            return record::record(&out, &server).unwrap_or_else(|err| {
+                eprintln!("atr: {err}");
+                ExitCode::from(2)
+            });
+        }
         Command::Explain { name } => explain::explain(name.as_deref()),
         Command::Schema {
             kind,

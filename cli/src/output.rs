@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use agent_tool_result::rule::{Finding, Severity};
 
 use crate::check::{Outcome, Summary};
-use crate::session::CallSite;
 use crate::printable::printable;
 use crate::sarif;
+use crate::session::CallSite;
 
 /// The report formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -154,13 +154,9 @@ pub fn run(
                             match item {
                                 ItemDone::IoError(message) => emit(Outcome::IoError(message)),
                                 // A whole document is a session of its own.
-                                ItemDone::Checked { file, checked } => resolve(
-                                    &mut Session::default(),
-                                    &file,
-                                    1,
-                                    checked,
-                                    emit,
-                                ),
+                                ItemDone::Checked { file, checked } => {
+                                    resolve(&mut Session::default(), &file, 1, checked, emit)
+                                }
                             }
                         }
                     }

@@ -232,8 +232,10 @@ impl Session {
                 });
                 match self.schemas.get(&call.tool) {
                     Some(schema) => {
-                        let advertised =
-                            jsonrpc::placed(&Report::new(schema.check_text(&text), Vec::new()), base);
+                        let advertised = jsonrpc::placed(
+                            &Report::new(schema.check_text(&text), Vec::new()),
+                            base,
+                        );
                         let mut violations = report.violations().to_vec();
                         violations.extend_from_slice(advertised.violations());
                         Report::new(violations, report.lints().to_vec())

@@ -96,25 +96,54 @@ impl OutputSchema {
                 ),
             )];
         };
-        self.validator
-            .iter_errors(structured)
-            .map(|error| {
-                let keyword = error.kind().keyword();
-                Finding::new(
-                    Rule::OutputSchema,
-                    format!("/structuredContent{}", error.instance_path().as_str()),
-                    format!(
-                        "structuredContent breaks the outputSchema of tool `{}`: {error} \
-                         (schema rule `{keyword}` at {})",
-                        self.tool,
-                        match error.schema_path().as_str() {
-                            "" => "/",
-                            path => path,
-                        }
-                    ),
-                )
-            })
-            .collect()
+        let mut findings = Vec::new();
+        for error in self.validator.iter_errors(structured) {
+            self.describe(&error, &mut findings);
+        }
+        findings
+    }
+
+    /// The findings of one error: where it broke, and which rule of the schema. An `anyOf`
+    /// or `oneOf` that no branch matched is described by its closest branch (the fewest
+    /// errors, then the deepest), so that the finding points at the member that breaks it
+    /// rather than at the whole value.
+    fn describe(&self, error: &jsonschema::ValidationError<'_>, out: &mut Vec<Finding>) {
+        use jsonschema::error::ValidationErrorKind;
+        if let ValidationErrorKind::AnyOf { context }
+        | ValidationErrorKind::OneOfNotValid { context } = error.kind()
+        {
+            let depth = |branch: &Vec<jsonschema::ValidationError<'static>>| {
+                branch
+                    .iter()
+                    .map(|e| e.instance_path().as_str().matches('/').count())
+                    .max()
+                    .unwrap_or(0)
+            };
+            let closest = context
+                .iter()
+                .filter(|branch| !branch.is_empty())
+                .min_by_key(|branch| (branch.len(), std::cmp::Reverse(depth(branch))));
+            if let Some(branch) = closest {
+                for inner in branch {
+                    self.describe(inner, out);
+                }
+                return;
+            }
+        }
+        out.push(Finding::new(
+            Rule::OutputSchema,
+            format!("/structuredContent{}", error.instance_path().as_str()),
+            format!(
+                "structuredContent breaks the outputSchema of tool `{}`: {error} (schema rule \
+                 `{}` at {})",
+                self.tool,
+                error.kind().keyword(),
+                match error.schema_path().as_str() {
+                    "" => "/",
+                    path => path,
+                }
+            ),
+        ));
     }
 
     /// Checks a `tools/call` result's JSON text: the findings of [`OutputSchema::check`],

@@ -1,0 +1,429 @@
+//! `atr validate` on recorded MCP sessions: sessions the real SDK clients had with the keyed
+//! example (`fixtures/sessions/`, recorded with `atr record`), whole and with results broken on
+//! purpose; JSON-RPC framing, family by family, under every `--contract`; each `tools/call`
+//! result checked in its session as `atr` checks it bare; SARIF naming the call; a Streamable
+//! HTTP capture's server-sent events read as its messages.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use common::{atr, root};
+use serde_json::{Value, json};
+
+const SESSIONS: [&str; 3] = [
+    "cli/tests/fixtures/sessions/typescript-v1.ndjson",
+    "cli/tests/fixtures/sessions/typescript-v2.ndjson",
+    "cli/tests/fixtures/sessions/python.ndjson",
+];
+
+const CONTRACTS: [&str; 4] = ["auto", "call-tool-result", "guarantee", "envelope"];
+
+/// `atr validate --format json ARGS` on `input` (standard input): exit status, findings,
+/// summary.
+fn verdict(args: &[&str], input: &str) -> (i32, Vec<Value>, Value) {
+    let out = atr()
+        .args(["validate", "--format", "json"])
+        .args(args)
+        .write_stdin(input.to_owned())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let summary = lines.pop().expect("a summary")["summary"].clone();
+    (out.status.code().unwrap(), lines, summary)
+}
+
+fn session(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(root().join(path))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn ndjson(messages: &[Value]) -> String {
+    messages.iter().map(|m| format!("{m}\n")).collect()
+}
+
+/// The tool each `tools/call` of a session named, by its id (as JSON).
+fn calls(messages: &[Value]) -> HashMap<String, String> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| {
+            (
+                m["id"].to_string(),
+                m["params"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The response to the call with `id`.
+fn response<'a>(messages: &'a mut [Value], id: &str) -> &'a mut Value {
+    messages
+        .iter_mut()
+        .find(|m| m.get("method").is_none() && m["id"].to_string() == id)
+        .unwrap()
+}
+
+/// The id of the call of `tool` whose arguments hold `needle` (the first one).
+fn call_id(messages: &[Value], tool: &str, needle: &str) -> String {
+    messages
+        .iter()
+        .find(|m| {
+            m["method"] == "tools/call"
+                && m["params"]["name"] == tool
+                && m["params"]["arguments"].to_string().contains(needle)
+        })
+        .map(|m| m["id"].to_string())
+        .unwrap()
+}
+
+/// Changes a result's `structuredContent` with `change`, and its text block with it (so
+/// that only what the change breaks is broken).
+fn restructure(result: &mut Value, change: impl FnOnce(&mut Value)) {
+    change(&mut result["structuredContent"]);
+    let text = result["structuredContent"].to_string();
+    result["content"][0]["text"] = Value::String(text);
+}
+
+#[test]
+fn each_recorded_session_validates_and_every_result_is_held_to_its_advertised_schema() {
+    for path in SESSIONS {
+        let messages = session(path);
+        let (code, findings, summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
+        assert_eq!(code, 0, "{path}: {findings:?}");
+        assert_eq!(summary["documents"], 6, "{path}: {summary}");
+        assert_eq!(summary["valid"], 6, "{path}: {summary}");
+        // Both tools advertise an outputSchema: a session that lost it would not check them.
+        let listed = messages
+            .iter()
+            .find(|m| m["result"]["tools"].is_array())
+            .unwrap();
+        for tool in listed["result"]["tools"].as_array().unwrap() {
+            assert!(tool["outputSchema"].is_object(), "{path}: {tool}");
+        }
+    }
+}
+
+/// In each recorded session, five results broken on purpose, each another way: a success
+/// whose structuredContent breaks its tool's outputSchema (and nothing else), a success of the
+/// other tool that carries no structuredContent (its text block still carries the envelope),
+/// two error results whose structuredContent breaks the schema (strict clients check error
+/// results too), and a null result. `atr validate` finds those
+/// five calls and no other, names each one's id and tool, and finds the schema's breaks as
+/// `output-schema` under `/result/structuredContent`.
+#[test]
+fn results_broken_on_purpose_are_found_exactly_with_their_calls() {
+    for path in SESSIONS {
+        let mut messages = session(path);
+        let tools = calls(&messages);
+        let committed = call_id(&messages, "send_note", "note-1");
+        let limits = call_id(&messages, "note_limits", "");
+        let denied = call_id(&messages, "send_note", "note-2");
+        let refused = call_id(&messages, "send_note", "note-3");
+        let replayed = messages
+            .iter()
+            .filter(|m| {
+                m["method"] == "tools/call"
+                    && m["params"]["arguments"].to_string().contains("note-1")
+            })
+            .nth(1)
+            .unwrap()["id"]
+            .to_string();
+        restructure(&mut response(&mut messages, &committed)["result"], |s| {
+            s["noteId"] = json!(42);
+        });
+        let result = &mut response(&mut messages, &limits)["result"];
+        result.as_object_mut().unwrap().remove("structuredContent");
+        restructure(&mut response(&mut messages, &denied)["result"], |s| {
+            s["policy"]["decision"] = json!("refuse");
+        });
+        restructure(&mut response(&mut messages, &refused)["result"], |s| {
+            s["title"] = json!(5);
+        });
+        response(&mut messages, &replayed)["result"] = Value::Null;
+
+        let (code, findings, summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
+        assert_eq!(code, 1, "{path}");
+        assert_eq!(summary["documents"], 6, "{path}: {summary}");
+        assert_eq!(summary["invalid"], 5, "{path}: {summary}");
+        let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for finding in &findings {
+            let id = finding["callId"].as_str().expect("a call's id").to_owned();
+            assert_eq!(finding["tool"], tools[&id], "{path}: {finding}");
+            found
+                .entry(id)
+                .or_default()
+                .insert(finding["rule"].as_str().unwrap().to_owned());
+        }
+        let broken: BTreeSet<&String> = [&committed, &limits, &denied, &refused, &replayed].into();
+        assert_eq!(
+            found.keys().collect::<BTreeSet<_>>(),
+            broken,
+            "{path}: {findings:?}"
+        );
+        for id in [&committed, &limits, &denied, &refused] {
+            assert!(
+                found[id].contains("output-schema"),
+                "{path} {id}: {found:?}"
+            );
+        }
+        // Only the schema is broken where only the schema was changed.
+        for id in [&committed, &limits] {
+            assert_eq!(found[id].len(), 1, "{path} {id}: {found:?}");
+        }
+        assert_eq!(
+            found[&replayed],
+            BTreeSet::from(["mcp-result-shape".to_owned()])
+        );
+        let schema_breaks: Vec<&Value> = findings
+            .iter()
+            .filter(|f| f["rule"] == "output-schema" && f["callId"] == committed.as_str())
+            .collect();
+        assert_eq!(
+            schema_breaks[0]["pointer"],
+            "/result/structuredContent/noteId"
+        );
+        assert!(
+            schema_breaks[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("schema rule `type`"),
+            "{schema_breaks:?}"
+        );
+    }
+}
+
+/// Every `tools/call` result of a session (whole, and with results broken) gets from
+/// `atr validate` on the session what `atr validate --contract call-tool-result` gives it
+/// bare, but for the session's own check, the advertised schema.
+#[test]
+fn a_result_in_its_session_and_the_bare_result_agree() {
+    for path in SESSIONS {
+        let whole = session(path);
+        let mut broken = whole.clone();
+        let denied = call_id(&broken, "send_note", "note-2");
+        restructure(&mut response(&mut broken, &denied)["result"], |s| {
+            s["policy"]["decision"] = json!("refuse");
+            s["extra"] = json!(1);
+        });
+        let limits = call_id(&broken, "note_limits", "");
+        response(&mut broken, &limits)["result"]["isError"] = json!(true);
+        for messages in [whole, broken] {
+            let (_, findings, _) = verdict(&["--ndjson", "-"], &ndjson(&messages));
+            for (id, _) in calls(&messages) {
+                let result = &messages
+                    .iter()
+                    .find(|m| m.get("method").is_none() && m["id"].to_string() == id)
+                    .unwrap()["result"];
+                let (_, bare, _) = verdict(
+                    &["--contract", "call-tool-result", "-"],
+                    &result.to_string(),
+                );
+                let bare: BTreeSet<(String, String)> = bare
+                    .iter()
+                    .map(|f| {
+                        (
+                            f["rule"].to_string(),
+                            format!("/result{}", f["pointer"].as_str().unwrap()),
+                        )
+                    })
+                    .collect();
+                let in_session: BTreeSet<(String, String)> = findings
+                    .iter()
+                    .filter(|f| f["callId"] == id.as_str() && f["rule"] != "output-schema")
+                    .map(|f| {
+                        (
+                            f["rule"].to_string(),
+                            f["pointer"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(in_session, bare, "{path} call {id}");
+            }
+        }
+    }
+}
+
+/// Every way a line breaks JSON-RPC 2.0 gets one `jsonrpc-message` finding, and every valid
+/// message none, the same under every `--contract`: the verdict is the line's.
+#[test]
+fn framing_is_judged_family_by_family_the_same_under_every_contract() {
+    let broken = [
+        // Both, or neither, of result and error.
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":5,"isError":"yes"},"error":{"code":1,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":2}"#,
+        // A method with a result or an error.
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","result":{"content":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"x","error":{"code":1,"message":"x"}}"#,
+        // No id on a response; ids of the wrong type.
+        r#"{"jsonrpc":"2.0","result":{"content":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":{"n":1},"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":[1],"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":true,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
+        // The version.
+        r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":2.0,"id":1,"result":{}}"#,
+        r#"{"jsonrpc":null,"id":1,"result":{}}"#,
+        // A member twice, spelt out or escaped.
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"r\u0065sult":{}}"#,
+        // The method's, the params' and the error's types.
+        r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"p"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"c","message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#,
+    ];
+    let valid = [
+        r#"{"jsonrpc":"2.0","id":2,"result":null}"#,
+        r#"{"\u006asonrpc":"2.0","id":2,"result":{"tools":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]"#,
+    ];
+    for line in broken {
+        let mut seen = None;
+        for contract in CONTRACTS {
+            let (code, findings, _) = verdict(&["--ndjson", "--contract", contract, "-"], line);
+            assert_eq!(code, 1, "{line} {contract}");
+            assert!(
+                findings.iter().any(|f| f["rule"] == "jsonrpc-message"),
+                "{line} {contract}: {findings:?}"
+            );
+            assert_eq!(
+                seen.get_or_insert_with(|| findings.clone()),
+                &findings,
+                "{line}"
+            );
+        }
+    }
+    for line in valid {
+        for contract in CONTRACTS {
+            let (code, findings, summary) =
+                verdict(&["--ndjson", "--contract", contract, "-"], line);
+            assert_eq!(
+                (code, findings.len()),
+                (2, 0),
+                "{line} {contract}: {findings:?}"
+            );
+            assert!(
+                summary["passedOver"].as_u64().unwrap() >= 1,
+                "{line}: {summary}"
+            );
+        }
+    }
+    // A batch is read element by element: an element that is no message is one finding,
+    // and a tool result in it is paired with its call.
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}},{"ok":true}]
+[{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":"yes"}}]"#;
+    let (_, findings, summary) = verdict(&["--ndjson", "-"], batch);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["rule"] == "jsonrpc-message" && f["line"] == 1)
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["line"] == 2 && f["tool"] == "t" && f["callId"] == "1")
+    );
+    assert_eq!(summary["documents"], 2, "{summary}");
+}
+
+/// A `tools/call` result is one by its request, not its shape: a null or non-object result of
+/// a call is a finding, and another method's result that looks like a tool result is passed
+/// over.
+#[test]
+fn results_are_known_by_their_requests() {
+    let session = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":5,"isError":"yes"}}"#,
+        r#"{"jsonrpc":"2.0","id":"3","method":"tools/call","params":{"name":"u"}}"#,
+        r#"{"jsonrpc":"2.0","id":"3","result":{}}"#,
+    ]
+    .join("\n");
+    let (code, findings, summary) = verdict(&["--ndjson", "-"], &session);
+    assert_eq!(code, 1);
+    let by_line: BTreeMap<u64, (String, String)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["line"].as_u64().unwrap(),
+                (
+                    f["rule"].as_str().unwrap().to_owned(),
+                    f["callId"].as_str().unwrap().to_owned(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(by_line[&2], ("mcp-result-shape".into(), "1".into()));
+    assert_eq!(by_line[&4], ("mcp-result-shape".into(), "2".into()));
+    assert!(
+        !by_line.contains_key(&6),
+        "another method's result: {findings:?}"
+    );
+    // The string id "3" is another call than the number 3.
+    assert_eq!(by_line[&8].1, "\"3\"");
+    assert_eq!(summary["documents"], 3, "{summary}");
+}
+
+#[test]
+fn sarif_names_the_call_of_a_finding_in_a_session() {
+    let mut messages = session(SESSIONS[0]);
+    let committed = call_id(&messages, "send_note", "note-1");
+    restructure(&mut response(&mut messages, &committed)["result"], |s| {
+        s["noteId"] = json!(42);
+    });
+    let out = atr()
+        .args(["validate", "--format", "sarif", "--ndjson", "-"])
+        .write_stdin(ndjson(&messages))
+        .output()
+        .unwrap();
+    let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["ruleId"], "output-schema");
+    assert_eq!(
+        results[0]["properties"],
+        json!({ "callId": committed, "tool": "send_note" })
+    );
+}
+
+/// A Streamable HTTP capture (server-sent events: `event:`, `id:`, `data:` lines and blank
+/// ones) gets the verdict its messages get as NDJSON.
+#[test]
+fn a_streamable_http_capture_is_read_by_its_data_frames() {
+    let mut messages = session(SESSIONS[0]);
+    let limits = call_id(&messages, "note_limits", "");
+    restructure(&mut response(&mut messages, &limits)["result"], |s| {
+        s["result"]["maxText"] = json!("1600");
+    });
+    let sse: String = messages
+        .iter()
+        .enumerate()
+        .map(|(n, m)| format!("event: message\nid: {n}\ndata: {m}\n\n"))
+        .collect();
+    let (code, findings, summary) = verdict(&["--ndjson", "-"], &sse);
+    let (_, plain, plain_summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
+    assert_eq!(code, 1);
+    assert_eq!(summary, plain_summary);
+    let rules = |findings: &[Value]| -> Vec<(String, String)> {
+        findings
+            .iter()
+            .map(|f| (f["rule"].to_string(), f["callId"].to_string()))
+            .collect()
+    };
+    assert_eq!(rules(&findings), rules(&plain));
+}
