@@ -352,6 +352,10 @@ fn results_are_known_by_their_requests() {
         r#"{"jsonrpc":"2.0","id":3,"result":{"content":5,"isError":"yes"}}"#,
         r#"{"jsonrpc":"2.0","id":"3","method":"tools/call","params":{"name":"u"}}"#,
         r#"{"jsonrpc":"2.0","id":"3","result":{}}"#,
+        // No request for it: a tool result by its members, whatever their values.
+        r#"{"jsonrpc":"2.0","id":9,"result":{"content":null,"structuredContent":null}}"#,
+        r#"{"jsonrpc":"2.0","id":10,"result":{"isError":null}}"#,
+        r#"{"jsonrpc":"2.0","id":11,"result":{"tools":[]}}"#,
     ]
     .join("\n");
     let (code, findings, summary) = verdict(&["--ndjson", "-"], &session);
@@ -363,7 +367,7 @@ fn results_are_known_by_their_requests() {
                 f["line"].as_u64().unwrap(),
                 (
                     f["rule"].as_str().unwrap().to_owned(),
-                    f["callId"].as_str().unwrap().to_owned(),
+                    f["callId"].as_str().unwrap_or_default().to_owned(),
                 ),
             )
         })
@@ -376,7 +380,12 @@ fn results_are_known_by_their_requests() {
     );
     // The string id "3" is another call than the number 3.
     assert_eq!(by_line[&8].1, "\"3\"");
-    assert_eq!(summary["documents"], 3, "{summary}");
+    assert!(
+        by_line.contains_key(&9) && by_line.contains_key(&10),
+        "{findings:?}"
+    );
+    assert!(!by_line.contains_key(&11), "{findings:?}");
+    assert_eq!(summary["documents"], 5, "{summary}");
 }
 
 #[test]
