@@ -91,6 +91,8 @@ pub(crate) struct TopMembers {
     pub(crate) content: bool,
     #[cfg_attr(not(feature = "validate"), allow(dead_code))]
     pub(crate) is_error: bool,
+    #[cfg_attr(not(feature = "validate"), allow(dead_code))]
+    pub(crate) structured_content: bool,
 }
 
 impl TopMembers {
@@ -100,9 +102,16 @@ impl TopMembers {
     /// document is refused under the contract the names before its break say.
     pub(crate) fn of(text: &str) -> Self {
         // Without a name in the text, spelt out or escaped, there is nothing to look for.
-        let may_have = ["schemaVersion", "content", "isError", "status", "\\u"]
-            .iter()
-            .any(|needle| text.contains(needle));
+        let may_have = [
+            "schemaVersion",
+            "content",
+            "structuredContent",
+            "isError",
+            "status",
+            "\\u",
+        ]
+        .iter()
+        .any(|needle| text.contains(needle));
         let mut members = TopMembers::default();
         if may_have {
             let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -131,6 +140,7 @@ impl TopMembers {
             b"status" => self.status = true,
             b"content" => self.content = true,
             b"isError" => self.is_error = true,
+            b"structuredContent" => self.structured_content = true,
             _ => {}
         }
     }

@@ -34,6 +34,7 @@ use crate::pointer::push_token;
 use crate::rule::Finding;
 use crate::{ErrorCategory, ErrorCode, Rule};
 use annotations::{annotated_finding, annotated_rules};
+pub use call_tool_result::CheckedCallToolResult;
 use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unaccounted_lint};
 pub use output_schema::{InvalidOutputSchema, OutputSchema};
 

@@ -11,7 +11,7 @@ use agent_tool_result::validate::{Report, Validator};
 
 use crate::jsonrpc::{self, Line};
 use crate::printable::printable;
-use crate::session::{self, CallSite, Read};
+use crate::session::{self, CallSite, Chunk, Read};
 
 /// Counts for the summary.
 #[derive(Debug, Default, serde::Serialize)]
@@ -268,7 +268,12 @@ pub enum Checked {
 
 /// Checks one document. A JSON-RPC message is read as JSON-RPC whatever the contract, and
 /// its verdict is its session's.
-pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Checked {
+pub fn check(
+    validator: &Validator,
+    chunk: &mut Chunk<'_>,
+    bytes: &[u8],
+    contract: Contract,
+) -> Checked {
     let text = match std::str::from_utf8(bytes) {
         Err(err) => return Checked::Document(single(Rule::WellFormedJson, not_utf8(&err))),
         Ok(text) if text.trim().is_empty() => {
@@ -280,7 +285,9 @@ pub fn check(validator: &Validator, bytes: &[u8], contract: Contract) -> Checked
         Ok(text) => text,
     };
     match jsonrpc::read(text) {
-        Line::Messages(messages) => Checked::Messages(session::read(validator, text, messages)),
+        Line::Messages(messages) => {
+            Checked::Messages(session::read(validator, chunk, text, messages))
+        }
         Line::NotJsonRpc => Checked::Document(match contract {
             Contract::Envelope => validator.validate_text(text),
             // A `tools/call` result carrying a guarantee result: the transport, `isError`

@@ -7,10 +7,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
 use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::Report;
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -85,8 +87,44 @@ pub enum Message<'a> {
     },
 }
 
-/// A message's members: names decoded, values as their text, in order.
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// The members of a message that JSON-RPC names, read in one pass: names decoded (borrowed
+/// from the text unless an escape needed decoding), values as their text; any other member
+/// is skipped, and the first name given twice is kept.
+#[derive(Default)]
+struct Members<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+    repeated: Option<String>,
+}
+
+/// A member name, borrowed where the text spells it plainly.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
 
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -99,37 +137,42 @@ impl<'de> Deserialize<'de> for Members<'de> {
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = Vec::new();
-                while let Some(name) = map.next_key::<Cow<'de, str>>()? {
-                    members.push((name, map.next_value::<&'de RawValue>()?));
+                let mut members = Members::default();
+                let mut others: Vec<Cow<'de, str>> = Vec::new();
+                while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
+                    let value = map.next_value::<&'de RawValue>()?;
+                    let slot = match name.as_ref() {
+                        "jsonrpc" => &mut members.jsonrpc,
+                        "id" => &mut members.id,
+                        "method" => &mut members.method,
+                        "params" => &mut members.params,
+                        "result" => &mut members.result,
+                        "error" => &mut members.error,
+                        _ => {
+                            if members.repeated.is_none() && others.contains(&name) {
+                                members.repeated = Some(name.into_owned());
+                            } else {
+                                others.push(name);
+                            }
+                            continue;
+                        }
+                    };
+                    if slot.is_some() {
+                        members.repeated.get_or_insert_with(|| name.into_owned());
+                    } else {
+                        *slot = Some(value);
+                    }
                 }
-                Ok(Members(members))
+                Ok(members)
             }
         }
         deserializer.deserialize_map(MembersVisitor)
     }
 }
 
-impl<'a> Members<'a> {
-    fn get(&self, name: &str) -> Option<&'a RawValue> {
-        self.0
-            .iter()
-            .find(|(member, _)| member == name)
-            .map(|(_, value)| *value)
-    }
-
+impl Members<'_> {
     fn has_jsonrpc(&self) -> bool {
-        self.get("jsonrpc").is_some()
-    }
-
-    /// A member named twice, if any.
-    fn repeated(&self) -> Option<&str> {
-        self.0.iter().enumerate().find_map(|(at, (name, _))| {
-            self.0[..at]
-                .iter()
-                .any(|(before, _)| before == name)
-                .then_some(name.as_ref())
-        })
+        self.jsonrpc.is_some()
     }
 }
 
@@ -138,9 +181,9 @@ impl<'a> Members<'a> {
 pub fn read(text: &str) -> Line<'_> {
     // A message names `jsonrpc`, spelt out or with an escape: without either, no parse.
     let bytes = text.as_bytes();
-    if memchr::memmem::find(bytes, b"jsonrpc").is_none()
-        && memchr::memmem::find(bytes, b"\\u").is_none()
-    {
+    static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("jsonrpc"));
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
+    if NAME.find(bytes).is_none() && ESCAPE.find(bytes).is_none() {
         return Line::NotJsonRpc;
     }
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
@@ -222,14 +265,14 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
         message,
         offset: at.map_or(offset, |value| start_of(text, value.get())),
     };
-    if let Some(name) = members.repeated() {
+    if let Some(name) = &members.repeated {
         return broken(
             "",
             None,
             format!("the member \"{name}\" is named twice: which one counts is not known"),
         );
     }
-    let version = members.get("jsonrpc");
+    let version = members.jsonrpc;
     if version.and_then(string).as_deref() != Some("2.0") {
         return broken(
             "/jsonrpc",
@@ -237,8 +280,8 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
             "a JSON-RPC 2.0 message has \"jsonrpc\": \"2.0\"".to_owned(),
         );
     }
-    let (result, error) = (members.get("result"), members.get("error"));
-    if let Some(method) = members.get("method") {
+    let (result, error) = (members.result, members.error);
+    if let Some(method) = members.method {
         let Some(method) = string(method) else {
             return broken(
                 "/method",
@@ -256,7 +299,7 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
                 ),
             );
         }
-        let params = members.get("params");
+        let params = members.params;
         if let Some(params) = params
             && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
         {
@@ -266,7 +309,7 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
                 "params are an object or an array".to_owned(),
             );
         }
-        let Some(raw_id) = members.get("id") else {
+        let Some(raw_id) = members.id else {
             return Message::Notification;
         };
         let Some(id) = id(raw_id, false) else {
@@ -281,7 +324,7 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
             .flatten();
         return Message::Request { id, method, tool };
     }
-    let Some(raw_id) = members.get("id") else {
+    let Some(raw_id) = members.id else {
         return broken(
             "",
             None,
@@ -366,6 +409,9 @@ pub fn broken(text: &str, pointer: &str, message: &str, offset: usize) -> Report
 /// the document: pointers under `/result`, lines and columns counted from the document's
 /// start.
 pub fn placed(report: &Report, base: (usize, usize)) -> Report {
+    if report.violations().is_empty() && report.lints().is_empty() {
+        return Report::default();
+    }
     let (base_line, base_column) = base;
     let place = |finding: &Finding| {
         let (line, column) = match finding.line() {

@@ -7,6 +7,7 @@
 //! for the cores. Outcomes are emitted in input order; a chunk's lines are numbered from the
 //! chunk's start and placed in the file as they are emitted.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::sync::mpsc::sync_channel;
@@ -16,7 +17,7 @@ use agent_tool_result::validate::Validator;
 
 use crate::check::{Checked, Contract, Input, Outcome, Source, check};
 use crate::printable::printable;
-use crate::session::{Resolved, Session};
+use crate::session::{Chunk, Resolved, Schemas, Session};
 
 /// The bytes of NDJSON a worker takes at a time (more when one line is longer).
 const CHUNK: usize = 256 << 10;
@@ -32,6 +33,8 @@ enum Work {
     /// the input.
     Lines {
         file: Arc<str>,
+        /// Which input (its number among the inputs opened).
+        input: usize,
         first: bool,
         bytes: Vec<u8>,
     },
@@ -52,6 +55,7 @@ enum Done {
     /// once a chunk, so that workers do not share a count per document with the emitter.
     Lines {
         file: Arc<str>,
+        input: usize,
         checked: Vec<(usize, Checked)>,
         first: bool,
         lines: usize,
@@ -82,7 +86,7 @@ fn resolve(
         }),
         Checked::Messages(messages) => {
             for message in messages {
-                emit(match session.resolve(Validator::shared(), message) {
+                emit(match session.resolve(message) {
                     Resolved::Checked { report, call } => Outcome::Checked {
                         file: Arc::clone(file),
                         line,
@@ -107,6 +111,10 @@ pub fn run(
     emit: &mut dyn FnMut(Outcome),
 ) {
     let units = Mutex::new(Units::new(sources));
+    // Each NDJSON input's schemas, as its session has paired it so far: what a reading
+    // thread checks results against ahead.
+    let published: Mutex<HashMap<usize, Schemas>> = Mutex::new(HashMap::new());
+    let published = &published;
     let (done_tx, done_rx) = sync_channel::<(usize, Done)>(workers * 2);
     std::thread::scope(|scope| {
         if workers == 1 {
@@ -122,7 +130,10 @@ pub fn run(
             let done_tx = done_tx.clone();
             scope.spawn(move || {
                 for (sequence, unit) in work_rx {
-                    if done_tx.send((sequence, work(unit, contract))).is_err() {
+                    if done_tx
+                        .send((sequence, work(unit, contract, published)))
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -132,7 +143,10 @@ pub fn run(
                 let (units, done_tx) = (&units, done_tx.clone());
                 scope.spawn(move || {
                     while let Some((sequence, unit)) = next_unit(units, progress) {
-                        if done_tx.send((sequence, work(unit, contract))).is_err() {
+                        if done_tx
+                            .send((sequence, work(unit, contract, published)))
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -162,6 +176,7 @@ pub fn run(
                     }
                     Done::Lines {
                         file,
+                        input,
                         checked,
                         first,
                         lines,
@@ -171,7 +186,14 @@ pub fn run(
                             session = Session::default();
                         }
                         for (line, checked) in checked {
+                            let generation = session.schemas().generation();
                             resolve(&mut session, &file, base + line, checked, emit);
+                            if session.schemas().generation() != generation {
+                                published
+                                    .lock()
+                                    .expect("no thread panics holding the schemas")
+                                    .insert(input, session.schemas().clone());
+                            }
                         }
                         base += lines;
                     }
@@ -190,7 +212,7 @@ fn next_unit(units: &Mutex<Units>, progress: &(dyn Fn(u64) + Sync)) -> Option<(u
 }
 
 /// Checks one unit of work.
-fn work(unit: Work, contract: Contract) -> Done {
+fn work(unit: Work, contract: Contract, published: &Mutex<HashMap<usize, Schemas>>) -> Done {
     let validator = Validator::shared();
     match unit {
         Work::Items(items) => Done::Items(
@@ -200,15 +222,33 @@ fn work(unit: Work, contract: Contract) -> Done {
                     Item::IoError(message) => ItemDone::IoError(message),
                     Item::Document { file, bytes } => ItemDone::Checked {
                         file,
-                        checked: check(validator, &bytes, contract),
+                        checked: check(
+                            validator,
+                            &mut Chunk::new(&Schemas::default()),
+                            &bytes,
+                            contract,
+                        ),
                     },
                 })
                 .collect(),
         ),
-        Work::Lines { file, first, bytes } => {
-            let (checked, lines) = check_lines(validator, &bytes, contract);
+        Work::Lines {
+            file,
+            input,
+            first,
+            bytes,
+        } => {
+            let schemas = published
+                .lock()
+                .expect("no thread panics holding the schemas")
+                .get(&input)
+                .cloned()
+                .unwrap_or_default();
+            let mut chunk = Chunk::new(&schemas);
+            let (checked, lines) = check_lines(validator, &mut chunk, &bytes, contract);
             Done::Lines {
                 file,
+                input,
                 checked,
                 first,
                 lines,
@@ -223,6 +263,7 @@ fn work(unit: Work, contract: Contract) -> Done {
 /// and the other fields (`event:`, `id:`, `retry:`, a `:` comment) hold none.
 fn check_lines(
     validator: &Validator,
+    chunk: &mut Chunk<'_>,
     bytes: &[u8],
     contract: Contract,
 ) -> (Vec<(usize, Checked)>, usize) {
@@ -238,7 +279,7 @@ fn check_lines(
             continue;
         };
         if !document.iter().all(u8::is_ascii_whitespace) {
-            checked.push((line, check(validator, document, contract)));
+            checked.push((line, check(validator, chunk, document, contract)));
         }
     }
     (checked, line)
@@ -264,12 +305,16 @@ struct Units {
     /// Whole documents and read errors not yet handed out.
     items: Vec<Item>,
     sequence: usize,
+    /// How many NDJSON inputs were opened.
+    inputs: usize,
 }
 
 /// An NDJSON input being read in chunks of whole lines.
 struct Lines {
     reader: Box<dyn Read + Send>,
     file: Arc<str>,
+    /// Its number among the inputs opened.
+    input: usize,
     /// Whether no chunk of it has been handed out yet.
     first: bool,
     /// The start of a line not yet ended, carried over to the next chunk.
@@ -283,6 +328,7 @@ impl Units {
             open: None,
             items: Vec::new(),
             sequence: 0,
+            inputs: 0,
         }
     }
 
@@ -304,6 +350,7 @@ impl Units {
                     Ok(Some(bytes)) => {
                         let unit = Work::Lines {
                             file: Arc::clone(&lines.file),
+                            input: lines.input,
                             first: std::mem::replace(&mut lines.first, false),
                             bytes,
                         };
@@ -342,9 +389,11 @@ impl Units {
             None => Box::new(io::stdin()),
         };
         if input.lines() {
+            self.inputs += 1;
             self.open = Some(Lines {
                 reader,
                 file,
+                input: self.inputs,
                 first: true,
                 buffer: Vec::with_capacity(2 * CHUNK),
             });

@@ -6,15 +6,18 @@
 //! tool result when it has the shape of one.
 //!
 //! Reading a message ([`read`]) is done on any thread; pairing ([`Session::resolve`]) in input
-//! order, one session an input.
+//! order, one session an input. A reading thread checks a result against its tool's schema
+//! ahead when the call's request is in the same chunk and the session has published its
+//! schemas ([`Schemas`]); the pairing takes that check when the session's schemas are still
+//! those the reader used, and checks the result itself otherwise.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::{OutputSchema, Report, Validator};
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::jsonrpc::{self, Id, Message};
@@ -56,11 +59,19 @@ pub enum ResultValue {
     NotObject(&'static str),
     /// An object.
     Object {
-        /// Its JSON text.
-        text: String,
-        /// Its findings as a `tools/call` result, placed in the document, read ahead when it
-        /// has the shape of one (`content`, `structuredContent` or `isError`).
-        report: Option<Report>,
+        /// Its JSON text, kept where the pairing may read it: a listing's tools, a result
+        /// whose schema was not checked ahead (to place what the check finds).
+        text: Option<String>,
+        /// Its findings as a `tools/call` result, placed in the document.
+        report: Report,
+        /// Whether it has a member of a `tools/call` result.
+        shaped: bool,
+        /// Its `structuredContent`, read ahead (for the advertised schema), if it has one.
+        structured: Option<Value>,
+        /// Its check against its tool's schema, made ahead by the reader.
+        ahead: Option<Ahead>,
+        /// Whether its `isError` is `true`.
+        is_error: bool,
     },
 }
 
@@ -87,13 +98,61 @@ pub enum Resolved {
     PassedOver,
 }
 
+/// The `outputSchema`s a session's listings advertised, as of its `generation`th listing.
+#[derive(Clone, Default)]
+pub struct Schemas {
+    generation: u64,
+    tools: Arc<HashMap<String, Arc<OutputSchema>>>,
+}
+
+impl Schemas {
+    /// Which listing these are as of.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+/// A result checked ahead against its tool's schema: under which schemas, for which tool.
+pub struct Ahead {
+    generation: u64,
+    tool: String,
+    report: Report,
+}
+
+/// What a reading thread knows of a chunk's session: the schemas published when it began,
+/// and the calls asked in the chunk so far (their tools, by id).
+pub struct Chunk<'a> {
+    schemas: &'a Schemas,
+    asked: HashMap<Id, String>,
+}
+
+impl<'a> Chunk<'a> {
+    /// A chunk read under `schemas`.
+    pub fn new(schemas: &'a Schemas) -> Self {
+        Chunk {
+            schemas,
+            asked: HashMap::new(),
+        }
+    }
+}
+
 /// Reads the messages of `text` for its session: what pairing needs of each, and the
 /// findings that need no pairing.
-pub fn read(validator: &Validator, text: &str, messages: Vec<Message<'_>>) -> Vec<Read> {
+pub fn read(
+    validator: &Validator,
+    chunk: &mut Chunk<'_>,
+    text: &str,
+    messages: Vec<Message<'_>>,
+) -> Vec<Read> {
     messages
         .into_iter()
         .map(|message| match message {
-            Message::Request { id, method, tool } => Read::Request { id, method, tool },
+            Message::Request { id, method, tool } => {
+                if let Some(tool) = tool.as_ref().filter(|_| method == "tools/call") {
+                    chunk.asked.insert(id.clone(), tool.clone());
+                }
+                Read::Request { id, method, tool }
+            }
             Message::Notification => Read::Notification,
             Message::Error { id } => Read::Error { id },
             Message::Broken {
@@ -107,13 +166,9 @@ pub fn read(validator: &Validator, text: &str, messages: Vec<Message<'_>>) -> Ve
                 offset,
             } => {
                 let base = jsonrpc::position(text, offset);
+                let tool = chunk.asked.remove(&id);
                 let value = match result.as_bytes().first() {
-                    Some(b'{') => ResultValue::Object {
-                        text: result.to_owned(),
-                        report: has_tool_result_shape(result).then(|| {
-                            jsonrpc::placed(&validator.validate_call_tool_result_text(result), base)
-                        }),
-                    },
+                    Some(b'{') => object_result(validator, chunk.schemas, tool, result, base),
                     Some(b'[') => ResultValue::NotObject("an array"),
                     Some(b'"') => ResultValue::NotObject("a string"),
                     Some(b'n') => ResultValue::NotObject("null"),
@@ -126,28 +181,55 @@ pub fn read(validator: &Validator, text: &str, messages: Vec<Message<'_>>) -> Ve
         .collect()
 }
 
-/// Whether a result has a member of a `tools/call` result (`content`, `structuredContent` or
-/// `isError`), whatever its value (`null` too: a broken tool result is still one).
-fn has_tool_result_shape(text: &str) -> bool {
-    struct Names;
-    impl<'de> serde::de::Visitor<'de> for Names {
-        type Value = bool;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-            let mut found = false;
-            while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                found |= matches!(name.as_ref(), "content" | "structuredContent" | "isError");
-                map.next_value::<IgnoredAny>()?;
-            }
-            Ok(found)
-        }
+/// An object result, read ahead on the reading thread: checked as a `tools/call` result
+/// (what the session makes of it is known only once it is paired), with its
+/// `structuredContent` as the check parsed it, and whether it has a member of a tool result
+/// (`content`, `structuredContent` or `isError`, whatever its value: a broken tool result is
+/// still one).
+fn object_result(
+    validator: &Validator,
+    schemas: &Schemas,
+    tool: Option<String>,
+    text: &str,
+    base: (usize, usize),
+) -> ResultValue {
+    let checked = validator.check_call_tool_result_text(text);
+    let (shaped, is_error) = (checked.has_tool_result_members(), checked.is_error());
+    let (report, structured) = checked.into_parts();
+    // The call is in this chunk and its tool has a schema: checked here, on this thread.
+    let ahead = tool.and_then(|tool| {
+        let schema = schemas.tools.get(&tool)?;
+        let findings = schema.check_parsed(text, structured.as_ref(), is_error);
+        Some(Ahead {
+            generation: schemas.generation,
+            tool,
+            report: jsonrpc::placed(&Report::new(findings, Vec::new()), base),
+        })
+    });
+    // A listing names its tools; a result checked ahead needs its text and its parsed
+    // structuredContent no more (freed here, on the thread that made them, rather than on the
+    // pairing's).
+    static TOOLS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("tools"));
+    let keep = ahead.is_none() || TOOLS.find(text.as_bytes()).is_some();
+    ResultValue::Object {
+        text: keep.then(|| text.to_owned()),
+        report: jsonrpc::placed(&report, base),
+        shaped,
+        structured: structured.filter(|_| ahead.is_none()),
+        is_error,
+        ahead,
     }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    serde::Deserializer::deserialize_map(&mut deserializer, Names).unwrap_or(false)
+}
+
+/// A result of `structured` and `is_error` alone, for a check that has nothing more of it.
+fn structured_result(structured: Option<Value>, is_error: bool) -> Value {
+    let mut result = serde_json::Map::new();
+    if let Some(structured) = structured {
+        result.insert("structuredContent".to_owned(), structured);
+    }
+    result.insert("isError".to_owned(), Value::Bool(is_error));
+    Value::Object(result)
 }
 
 /// What a request asked, kept until its response.
@@ -162,12 +244,17 @@ enum Asked {
 #[derive(Default)]
 pub struct Session {
     asked: HashMap<Id, Asked>,
-    schemas: HashMap<String, OutputSchema>,
+    schemas: Schemas,
 }
 
 impl Session {
+    /// The schemas the session's listings advertised so far.
+    pub fn schemas(&self) -> &Schemas {
+        &self.schemas
+    }
+
     /// Pairs `read` with what came before it in the session.
-    pub fn resolve(&mut self, validator: &Validator, read: Read) -> Resolved {
+    pub fn resolve(&mut self, read: Read) -> Resolved {
         match read {
             Read::Request { id, method, tool } => {
                 let asked = match method.as_str() {
@@ -185,13 +272,14 @@ impl Session {
             }
             Read::Broken(report) => Resolved::Checked { report, call: None },
             Read::Result { id, base, value } => match self.asked.remove(&id) {
-                Some(Asked::Call(tool)) => self.call_result(validator, &id, tool, base, value),
+                Some(Asked::Call(tool)) => self.call_result(&id, tool, base, value),
                 Some(Asked::List) => self.listed(base, &value),
                 Some(Asked::Other) => Resolved::PassedOver,
                 // No request in the input: a tool result by its shape.
                 None => match value {
                     ResultValue::Object {
-                        report: Some(report),
+                        report,
+                        shaped: true,
                         ..
                     } => Resolved::Checked { report, call: None },
                     _ => Resolved::PassedOver,
@@ -203,7 +291,6 @@ impl Session {
     /// A `tools/call` result: the contract, and the tool's advertised schema.
     fn call_result(
         &self,
-        validator: &Validator,
         id: &Id,
         tool: Option<String>,
         base: (usize, usize),
@@ -226,21 +313,40 @@ impl Session {
                     Vec::new(),
                 )
             }
-            ResultValue::Object { text, report } => {
-                let report = report.unwrap_or_else(|| {
-                    jsonrpc::placed(&validator.validate_call_tool_result_text(&text), base)
-                });
-                match self.schemas.get(&call.tool) {
-                    Some(schema) => {
-                        let advertised = jsonrpc::placed(
-                            &Report::new(schema.check_text(&text), Vec::new()),
-                            base,
-                        );
+            ResultValue::Object {
+                text,
+                report,
+                structured,
+                is_error,
+                ahead,
+                ..
+            } => {
+                let advertised = match (ahead, self.schemas.tools.get(&call.tool)) {
+                    // Checked ahead under the schemas that hold now, for this call's tool.
+                    (Some(ahead), _)
+                        if ahead.generation == self.schemas.generation
+                            && ahead.tool == call.tool =>
+                    {
+                        Some(ahead.report)
+                    }
+                    (_, Some(schema)) => {
+                        // Without its text (it was checked ahead, under schemas a later
+                        // listing replaced), a finding is placed where the result starts.
+                        let findings = match &text {
+                            Some(text) => schema.check_parsed(text, structured.as_ref(), is_error),
+                            None => schema.check(&structured_result(structured, is_error)),
+                        };
+                        Some(jsonrpc::placed(&Report::new(findings, Vec::new()), base))
+                    }
+                    (_, None) => None,
+                };
+                match advertised {
+                    Some(advertised) if !advertised.violations().is_empty() => {
                         let mut violations = report.violations().to_vec();
                         violations.extend_from_slice(advertised.violations());
                         Report::new(violations, report.lints().to_vec())
                     }
-                    None => report,
+                    _ => report,
                 }
             }
         };
@@ -264,21 +370,25 @@ impl Session {
             #[serde(rename = "outputSchema")]
             output_schema: Option<Value>,
         }
-        let ResultValue::Object { text, .. } = value else {
+        let ResultValue::Object {
+            text: Some(text), ..
+        } = value
+        else {
             return Resolved::PassedOver;
         };
         let Ok(listed) = serde_json::from_str::<Listed>(text) else {
             return Resolved::PassedOver;
         };
         let mut findings = Vec::new();
+        let mut tools = HashMap::clone(&self.schemas.tools);
         for (at, tool) in listed.tools.into_iter().enumerate() {
-            self.schemas.remove(&tool.name);
+            tools.remove(&tool.name);
             let Some(schema) = tool.output_schema else {
                 continue;
             };
             match OutputSchema::new(tool.name.clone(), &schema) {
                 Ok(schema) => {
-                    self.schemas.insert(tool.name, schema);
+                    tools.insert(tool.name, Arc::new(schema));
                 }
                 Err(err) => findings.push(Finding::new(
                     Rule::OutputSchema,
@@ -287,6 +397,10 @@ impl Session {
                 )),
             }
         }
+        self.schemas = Schemas {
+            generation: self.schemas.generation + 1,
+            tools: Arc::new(tools),
+        };
         if findings.is_empty() {
             return Resolved::PassedOver;
         }

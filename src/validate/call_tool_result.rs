@@ -25,6 +25,35 @@ impl Validator {
     /// ```
     #[must_use]
     pub fn validate_call_tool_result_text(&self, text: &str) -> Report {
+        self.check_call_tool_result_text(text).report
+    }
+
+    /// [`Validator::validate_call_tool_result_text`], with what the check read on the way:
+    /// the result's `structuredContent` parsed and its `isError`, for a reader that checks
+    /// them further (against the tool's advertised
+    /// [`OutputSchema`](super::OutputSchema), say) without reading the text again.
+    ///
+    /// ```
+    /// use agent_tool_result::validate::{OutputSchema, Validator};
+    /// use serde_json::json;
+    ///
+    /// let text = r#"{"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true}}"#;
+    /// let checked = Validator::shared().check_call_tool_result_text(text);
+    /// assert!(checked.report().is_valid());
+    /// assert_eq!(checked.structured_content(), Some(&json!({ "ok": true })));
+    /// let schema = OutputSchema::new("t", &json!({ "required": ["result"] })).unwrap();
+    /// let findings = schema.check_parsed(text, checked.structured_content(), checked.is_error());
+    /// assert_eq!(findings[0].pointer(), "/structuredContent");
+    /// ```
+    #[must_use]
+    pub fn check_call_tool_result_text(&self, text: &str) -> CheckedCallToolResult {
+        let members = TopMembers::of(text);
+        let refused = |report: Report| CheckedCallToolResult {
+            report,
+            structured: None,
+            is_error: false,
+            members,
+        };
         let result = match CallToolResult::from_json(text) {
             Ok(result) => result,
             Err(err) => {
@@ -33,10 +62,10 @@ impl Validator {
                 } else {
                     Rule::McpResultShape
                 };
-                return Report::new(
+                return refused(Report::new(
                     locate_all(text, vec![Finding::new(rule, "", err.to_string())]),
                     Vec::new(),
-                );
+                ));
             }
         };
         let mut violations = Vec::new();
@@ -64,7 +93,10 @@ impl Validator {
                 "",
                 "the result has neither structuredContent nor a text block to carry the envelope",
             ));
-            return Report::new(locate_all(text, violations), Vec::new());
+            return CheckedCallToolResult {
+                is_error: result.is_error(),
+                ..refused(Report::new(locate_all(text, violations), Vec::new()))
+            };
         };
         // The carried JSON is an envelope, a guarantee result or a guarantee tool's refusal,
         // by the one rule every reader applies.
@@ -76,10 +108,21 @@ impl Validator {
         };
         violations.extend(inner.violations.into_iter().map(|f| carrier.nest(&f)));
         let lints: Vec<Finding> = inner.lints.into_iter().map(|f| carrier.nest(&f)).collect();
+        let carried: Option<Value> = serde_json::from_str(carrier.text).ok();
         violations.extend(mirror_and_copy(
-            text, &result, &carrier, first_text, document,
+            members,
+            &result,
+            &carrier,
+            carried.as_ref(),
+            first_text,
+            document,
         ));
-        Report::new(locate_all(text, violations), locate_all(text, lints))
+        CheckedCallToolResult {
+            report: Report::new(locate_all(text, violations), locate_all(text, lints)),
+            structured: carried.filter(|_| !carrier.in_text_block),
+            is_error: result.is_error(),
+            members,
+        }
     }
 
     /// Validates a document that may be an envelope, a guarantee result (an object with a
@@ -106,6 +149,50 @@ impl Validator {
         } else {
             self.validate_call_tool_result_text(text)
         }
+    }
+}
+
+/// A `tools/call` result, checked: the report, and what the check read on the way
+/// ([`Validator::check_call_tool_result_text`]).
+#[derive(Clone, Debug)]
+pub struct CheckedCallToolResult {
+    report: Report,
+    structured: Option<Value>,
+    is_error: bool,
+    members: TopMembers,
+}
+
+impl CheckedCallToolResult {
+    /// The findings.
+    #[must_use]
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The findings, and the parsed `structuredContent`.
+    #[must_use]
+    pub fn into_parts(self) -> (Report, Option<Value>) {
+        (self.report, self.structured)
+    }
+
+    /// The result's `structuredContent`, parsed, when it carries one that is JSON.
+    #[must_use]
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.structured.as_ref()
+    }
+
+    /// Whether the result's `isError` is `true`.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// Whether the text names a member of a `tools/call` result at its top (`content`,
+    /// `structuredContent` or `isError`, whatever its value), read as the document rule
+    /// reads names: what tells a tool result whose request is not at hand.
+    #[must_use]
+    pub fn has_tool_result_members(&self) -> bool {
+        self.members.content || self.members.structured_content || self.members.is_error
     }
 }
 
@@ -169,19 +256,15 @@ fn refusal_report(text: &str) -> Report {
 /// result, always for a refusal); a text block next to `structuredContent` must hold the same
 /// JSON.
 fn mirror_and_copy(
-    text: &str,
+    members: TopMembers,
     result: &CallToolResult,
     carrier: &Carrier<'_>,
+    envelope: Option<&Value>,
     first_text: Option<(usize, &str)>,
     document: Document,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let envelope: Option<Value> = serde_json::from_str(carrier.text).ok();
-    let is_error_at = if TopMembers::of(text).is_error {
-        "/isError"
-    } else {
-        ""
-    };
+    let is_error_at = if members.is_error { "/isError" } else { "" };
     if document == Document::Refusal && !result.is_error() {
         findings.push(Finding::new(
             Rule::McpIsErrorMirror,
@@ -191,7 +274,6 @@ fn mirror_and_copy(
     }
     // A guarantee result: isError is true exactly for a policy deny.
     if let Some(decision) = envelope
-        .as_ref()
         .filter(|_| document == Document::Guarantee)
         .and_then(|e| e.pointer("/policy/decision"))
         .and_then(Value::as_str)
@@ -207,7 +289,6 @@ fn mirror_and_copy(
         ));
     }
     if let Some(ok) = envelope
-        .as_ref()
         .filter(|_| document == Document::Envelope)
         .and_then(|e| e.get("ok"))
         .and_then(Value::as_bool)
@@ -222,7 +303,7 @@ fn mirror_and_copy(
             ),
         ));
     }
-    if let (Some(structured), Some((i, block))) = (&envelope, first_text)
+    if let (Some(structured), Some((i, block))) = (envelope, first_text)
         && !carrier.in_text_block
         && serde_json::from_str::<Value>(block).ok().as_ref() != Some(structured)
     {

@@ -82,7 +82,29 @@ impl OutputSchema {
             return Vec::new();
         };
         let is_error = result.get("isError") == Some(&Value::Bool(true));
-        let Some(structured) = result.get("structuredContent") else {
+        self.check_structured(result.get("structuredContent"), is_error)
+    }
+
+    /// [`OutputSchema::check_text`] for a reader that has read `structuredContent` out of
+    /// the result's `text` already (and whether `isError` is `true`): nothing is parsed
+    /// again, and the text is read only to place a finding.
+    #[must_use]
+    pub fn check_parsed(
+        &self,
+        text: &str,
+        structured: Option<&Value>,
+        is_error: bool,
+    ) -> Vec<Finding> {
+        let findings = self.check_structured(structured, is_error);
+        if findings.is_empty() {
+            return findings;
+        }
+        crate::locate::locate_all(text, findings)
+    }
+
+    /// The findings of a result's `structuredContent` (`None`: the result has none), unplaced.
+    fn check_structured(&self, structured: Option<&Value>, is_error: bool) -> Vec<Finding> {
+        let Some(structured) = structured else {
             if is_error {
                 return Vec::new();
             }
@@ -97,6 +119,9 @@ impl OutputSchema {
             )];
         };
         let mut findings = Vec::new();
+        if self.validator.is_valid(structured) {
+            return findings;
+        }
         for error in self.validator.iter_errors(structured) {
             self.describe(&error, &mut findings);
         }
