@@ -29,12 +29,12 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::breach::{Breach, Object};
+use crate::document::TopMembers;
 use crate::object::json_type;
 use crate::pointer::push_token;
 use crate::rule::Finding;
 use crate::{ErrorCategory, ErrorCode, Rule};
 use annotations::{annotated_finding, annotated_rules};
-pub use call_tool_result::CheckedCallToolResult;
 use lints::{guarantee_counts, is_legacy_command_result, lints, lints_for, unaccounted_lint};
 pub use output_schema::{InvalidOutputSchema, OutputSchema};
 
@@ -89,6 +89,50 @@ impl Report {
     #[must_use]
     pub fn lints(&self) -> &[Finding] {
         &self.lints
+    }
+}
+
+/// A `tools/call` result, checked: the report, and what the check read on the way
+/// ([`Validator::check_call_tool_result_text`]).
+#[derive(Clone, Debug)]
+pub struct CheckedCallToolResult {
+    report: Report,
+    structured: Option<Value>,
+    is_error: bool,
+    members: TopMembers,
+}
+
+impl CheckedCallToolResult {
+    /// The findings.
+    #[must_use]
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The findings, and the parsed `structuredContent`.
+    #[must_use]
+    pub fn into_parts(self) -> (Report, Option<Value>) {
+        (self.report, self.structured)
+    }
+
+    /// The result's `structuredContent`, parsed, when it carries one that is JSON.
+    #[must_use]
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.structured.as_ref()
+    }
+
+    /// Whether the result's `isError` is `true`.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// Whether the text names a member of a `tools/call` result at its top (`content`,
+    /// `structuredContent` or `isError`, whatever its value), read as the document rule
+    /// reads names: what tells a tool result whose request is not at hand.
+    #[must_use]
+    pub fn has_tool_result_members(&self) -> bool {
+        self.members.content || self.members.structured_content || self.members.is_error
     }
 }
 

@@ -132,6 +132,33 @@ fn a_deny_is_a_result_and_a_refusal_is_not() {
     assert!(read.is_error());
 }
 
+/// The start of an object's members that breaks before anything is read, one for every way a
+/// member name breaks (each raw control character, lone surrogate escapes high and low,
+/// invalid and cut escapes), and the empty start that does not.
+#[cfg(feature = "http")]
+fn broken_name_leads() -> Vec<String> {
+    // Every way a member name breaks.
+    let broken_names: Vec<String> = (0u8..0x20)
+        .map(|c| format!("\"t{}itle\"", char::from(c)))
+        .chain(
+            [
+                r#""\ud800""#,
+                r#""a\udc00""#,
+                r#""\ud800\u0041""#,
+                r#""\ud800\ud800""#,
+                r#""\x41""#,
+                r#""\u12G4""#,
+                r#""\u00""#,
+                r#""\'""#,
+            ]
+            .map(str::to_owned),
+        )
+        .collect();
+    std::iter::once(String::new())
+        .chain(broken_names.iter().map(|name| format!("{name}:0,")))
+        .collect()
+}
+
 /// One document rule behind every reader: over every combination of the four routing names
 /// (`schemaVersion`, `ok`, `type`, `status`), whole or broken after them (a bad value, a
 /// cut-off text, a broken name) or before them (a name broken every way a name breaks: each
@@ -153,26 +180,7 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
         ("type", json!("about:blank")),
         ("status", json!(400)),
     ];
-    // Every way a member name breaks.
-    let broken_names: Vec<String> = (0u8..0x20)
-        .map(|c| format!("\"t{}itle\"", char::from(c)))
-        .chain(
-            [
-                r#""\ud800""#,
-                r#""a\udc00""#,
-                r#""\ud800\u0041""#,
-                r#""\ud800\ud800""#,
-                r#""\x41""#,
-                r#""\u12G4""#,
-                r#""\u00""#,
-                r#""\'""#,
-            ]
-            .map(str::to_owned),
-        )
-        .collect();
-    let leads: Vec<String> = std::iter::once(String::new())
-        .chain(broken_names.iter().map(|name| format!("{name}:0,")))
-        .collect();
+    let leads = broken_name_leads();
     let tails = [
         "",
         r#","\udc00x":1"#,

@@ -176,13 +176,15 @@ impl Members<'_> {
     }
 }
 
+/// The member name every message has, and the escape that may spell it otherwise.
+static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("jsonrpc"));
+static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
+
 /// Reads `text` as JSON-RPC. A document that is not JSON, or names no `jsonrpc`, is
 /// [`Line::NotJsonRpc`], and the checks of the document say what is wrong with it.
 pub fn read(text: &str) -> Line<'_> {
     // A message names `jsonrpc`, spelt out or with an escape: without either, no parse.
     let bytes = text.as_bytes();
-    static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("jsonrpc"));
-    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
     if NAME.find(bytes).is_none() && ESCAPE.find(bytes).is_none() {
         return Line::NotJsonRpc;
     }
@@ -282,47 +284,7 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
     }
     let (result, error) = (members.result, members.error);
     if let Some(method) = members.method {
-        let Some(method) = string(method) else {
-            return broken(
-                "/method",
-                Some(method),
-                "a request's method is a string".to_owned(),
-            );
-        };
-        if result.is_some() || error.is_some() {
-            return broken(
-                "",
-                None,
-                format!(
-                    "a message with a method ({method}) is a request or a notification: it \
-                     carries no result or error"
-                ),
-            );
-        }
-        let params = members.params;
-        if let Some(params) = params
-            && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
-        {
-            return broken(
-                "/params",
-                Some(params),
-                "params are an object or an array".to_owned(),
-            );
-        }
-        let Some(raw_id) = members.id else {
-            return Message::Notification;
-        };
-        let Some(id) = id(raw_id, false) else {
-            return broken(
-                "/id",
-                Some(raw_id),
-                "a request's id is a string or a number".to_owned(),
-            );
-        };
-        let tool = (method == "tools/call")
-            .then(|| params.and_then(tool_name))
-            .flatten();
-        return Message::Request { id, method, tool };
+        return request(text, members, method, offset);
     }
     let Some(raw_id) = members.id else {
         return broken(
@@ -364,6 +326,62 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
             "an error is an object with an integer code and a string message".to_owned(),
         ),
     }
+}
+
+/// The request or notification `members` make (their `method` is `method`).
+fn request<'a>(
+    text: &'a str,
+    members: &Members<'a>,
+    method: &RawValue,
+    offset: usize,
+) -> Message<'a> {
+    let broken = |pointer: &str, at: Option<&RawValue>, message: String| Message::Broken {
+        pointer: pointer.to_owned(),
+        message,
+        offset: at.map_or(offset, |value| start_of(text, value.get())),
+    };
+    let (result, error) = (members.result, members.error);
+    let Some(method) = string(method) else {
+        return broken(
+            "/method",
+            Some(method),
+            "a request's method is a string".to_owned(),
+        );
+    };
+    if result.is_some() || error.is_some() {
+        return broken(
+            "",
+            None,
+            format!(
+                "a message with a method ({method}) is a request or a notification: it \
+                 carries no result or error"
+            ),
+        );
+    }
+    let params = members.params;
+    if let Some(params) = params
+        && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
+    {
+        return broken(
+            "/params",
+            Some(params),
+            "params are an object or an array".to_owned(),
+        );
+    }
+    let Some(raw_id) = members.id else {
+        return Message::Notification;
+    };
+    let Some(id) = id(raw_id, false) else {
+        return broken(
+            "/id",
+            Some(raw_id),
+            "a request's id is a string or a number".to_owned(),
+        );
+    };
+    let tool = (method == "tools/call")
+        .then(|| params.and_then(tool_name))
+        .flatten();
+    Message::Request { id, method, tool }
 }
 
 /// The tool a `tools/call` request's params name.

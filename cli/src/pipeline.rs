@@ -169,7 +169,7 @@ pub fn run(
                                 ItemDone::IoError(message) => emit(Outcome::IoError(message)),
                                 // A whole document is a session of its own.
                                 ItemDone::Checked { file, checked } => {
-                                    resolve(&mut Session::default(), &file, 1, checked, emit)
+                                    resolve(&mut Session::default(), &file, 1, checked, emit);
                                 }
                             }
                         }

@@ -29,7 +29,7 @@ pub fn record(out: &Path, server: &[String]) -> Result<ExitCode, String> {
     let from_server = child.stdout.take().expect("piped");
     // The server's lines to our standard output.
     let server_log = Arc::clone(&log);
-    let replies = std::thread::spawn(move || {
+    let server_side = std::thread::spawn(move || {
         let mut out = io::stdout().lock();
         relay(BufReader::new(from_server), &mut out, &server_log)
     });
@@ -39,13 +39,13 @@ pub fn record(out: &Path, server: &[String]) -> Result<ExitCode, String> {
     let status = child
         .wait()
         .map_err(|err| format!("{program} could not be waited for: {err}"))?;
-    let replied = replies.join().unwrap_or(Ok(()));
+    let relayed = server_side.join().unwrap_or(Ok(()));
     log.lock()
         .map_err(|_| "the recording's writer failed".to_owned())?
         .flush()
         .map_err(|err| format!("cannot write {}: {err}", out.display()))?;
     asked
-        .and(replied)
+        .and(relayed)
         .map_err(|err| format!("the session broke off: {err}"))?;
     Ok(match status.code() {
         Some(0) => ExitCode::SUCCESS,

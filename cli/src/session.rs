@@ -181,6 +181,10 @@ pub fn read(
         .collect()
 }
 
+/// What a listing's result names.
+static TOOLS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("tools"));
+
 /// An object result, read ahead on the reading thread: checked as a `tools/call` result
 /// (what the session makes of it is known only once it is paired), with its
 /// `structuredContent` as the check parsed it, and whether it has a member of a tool result
@@ -209,8 +213,6 @@ fn object_result(
     // A listing names its tools; a result checked ahead needs its text and its parsed
     // structuredContent no more (freed here, on the thread that made them, rather than on the
     // pairing's).
-    static TOOLS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("tools"));
     let keep = ahead.is_none() || TOOLS.find(text.as_bytes()).is_some();
     ResultValue::Object {
         text: keep.then(|| text.to_owned()),

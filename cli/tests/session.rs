@@ -7,6 +7,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
 
 use common::{atr, root};
 use serde_json::{Value, json};
@@ -46,7 +47,17 @@ fn session(path: &str) -> Vec<Value> {
 }
 
 fn ndjson(messages: &[Value]) -> String {
-    messages.iter().map(|m| format!("{m}\n")).collect()
+    messages.iter().fold(String::new(), |mut text, m| {
+        text.push_str(&m.to_string());
+        text.push('\n');
+        text
+    })
+}
+
+/// Whether `message` is the response to the request whose id is `id` (as JSON).
+fn answers(message: &Value, id: &str) -> bool {
+    message.get("method").is_none()
+        && serde_json::to_string(&message["id"]).is_ok_and(|text| text == id)
 }
 
 /// The tool each `tools/call` of a session named, by its id (as JSON).
@@ -65,10 +76,7 @@ fn calls(messages: &[Value]) -> HashMap<String, String> {
 
 /// The response to the call with `id`.
 fn response<'a>(messages: &'a mut [Value], id: &str) -> &'a mut Value {
-    messages
-        .iter_mut()
-        .find(|m| m.get("method").is_none() && m["id"].to_string() == id)
-        .unwrap()
+    messages.iter_mut().find(|m| answers(m, id)).unwrap()
 }
 
 /// The id of the call of `tool` whose arguments hold `needle` (the first one).
@@ -218,10 +226,7 @@ fn a_result_in_its_session_and_the_bare_result_agree() {
         for messages in [whole, broken] {
             let (_, findings, _) = verdict(&["--ndjson", "-"], &ndjson(&messages));
             for (id, _) in calls(&messages) {
-                let result = &messages
-                    .iter()
-                    .find(|m| m.get("method").is_none() && m["id"].to_string() == id)
-                    .unwrap()["result"];
+                let result = &messages.iter().find(|m| answers(m, &id)).unwrap()["result"];
                 let (_, bare, _) = verdict(
                     &["--contract", "call-tool-result", "-"],
                     &result.to_string(),
@@ -419,11 +424,13 @@ fn a_streamable_http_capture_is_read_by_its_data_frames() {
     restructure(&mut response(&mut messages, &limits)["result"], |s| {
         s["result"]["maxText"] = json!("1600");
     });
-    let sse: String = messages
+    let sse = messages
         .iter()
         .enumerate()
-        .map(|(n, m)| format!("event: message\nid: {n}\ndata: {m}\n\n"))
-        .collect();
+        .fold(String::new(), |mut text, (n, m)| {
+            let _ = write!(text, "event: message\nid: {n}\ndata: {m}\n\n");
+            text
+        });
     let (code, findings, summary) = verdict(&["--ndjson", "-"], &sse);
     let (_, plain, plain_summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
     assert_eq!(code, 1);

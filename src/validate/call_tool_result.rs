@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Report, Validator};
+use super::{CheckedCallToolResult, Report, Validator};
 use crate::Rule;
 use crate::document::{Document, TopMembers};
 use crate::locate::locate_all;
@@ -108,18 +108,18 @@ impl Validator {
         };
         violations.extend(inner.violations.into_iter().map(|f| carrier.nest(&f)));
         let lints: Vec<Finding> = inner.lints.into_iter().map(|f| carrier.nest(&f)).collect();
-        let carried: Option<Value> = serde_json::from_str(carrier.text).ok();
+        let parsed: Option<Value> = serde_json::from_str(carrier.text).ok();
         violations.extend(mirror_and_copy(
             members,
             &result,
             &carrier,
-            carried.as_ref(),
+            parsed.as_ref(),
             first_text,
             document,
         ));
         CheckedCallToolResult {
             report: Report::new(locate_all(text, violations), locate_all(text, lints)),
-            structured: carried.filter(|_| !carrier.in_text_block),
+            structured: parsed.filter(|_| !carrier.in_text_block),
             is_error: result.is_error(),
             members,
         }
@@ -149,50 +149,6 @@ impl Validator {
         } else {
             self.validate_call_tool_result_text(text)
         }
-    }
-}
-
-/// A `tools/call` result, checked: the report, and what the check read on the way
-/// ([`Validator::check_call_tool_result_text`]).
-#[derive(Clone, Debug)]
-pub struct CheckedCallToolResult {
-    report: Report,
-    structured: Option<Value>,
-    is_error: bool,
-    members: TopMembers,
-}
-
-impl CheckedCallToolResult {
-    /// The findings.
-    #[must_use]
-    pub fn report(&self) -> &Report {
-        &self.report
-    }
-
-    /// The findings, and the parsed `structuredContent`.
-    #[must_use]
-    pub fn into_parts(self) -> (Report, Option<Value>) {
-        (self.report, self.structured)
-    }
-
-    /// The result's `structuredContent`, parsed, when it carries one that is JSON.
-    #[must_use]
-    pub fn structured_content(&self) -> Option<&Value> {
-        self.structured.as_ref()
-    }
-
-    /// Whether the result's `isError` is `true`.
-    #[must_use]
-    pub fn is_error(&self) -> bool {
-        self.is_error
-    }
-
-    /// Whether the text names a member of a `tools/call` result at its top (`content`,
-    /// `structuredContent` or `isError`, whatever its value), read as the document rule
-    /// reads names: what tells a tool result whose request is not at hand.
-    #[must_use]
-    pub fn has_tool_result_members(&self) -> bool {
-        self.members.content || self.members.structured_content || self.members.is_error
     }
 }
 

@@ -7,6 +7,7 @@
 //!
 //! `cargo bench -p agent-tool-result-cli-tests --bench session`
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -58,7 +59,7 @@ fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
         .collect();
     let (mut session, mut bare) = (String::new(), String::new());
     for message in &opening {
-        session.push_str(&format!("{message}\n"));
+        let _ = writeln!(session, "{message}");
     }
     let (mut id, mut written) = (100, opening.len());
     while written + 2 <= MESSAGES {
@@ -67,8 +68,8 @@ fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
         let (mut call, mut answer) = (call.clone(), answer.clone());
         call["id"] = id.into();
         answer["id"] = id.into();
-        session.push_str(&format!("{call}\n{answer}\n"));
-        bare.push_str(&format!("{}\n", answer["result"]));
+        let _ = writeln!(session, "{call}\n{answer}");
+        let _ = writeln!(bare, "{}", answer["result"]);
         id += 1;
     }
     let (session_path, bare_path) = (dir.join("session.ndjson"), dir.join("bare.ndjson"));

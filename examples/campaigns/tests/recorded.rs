@@ -40,20 +40,17 @@ fn record(sdk: &str, out: &Path, ledger: &Path) {
     ];
     let env = [("NOTES_LEDGER", ledger.to_str().unwrap())];
     let steps = support::keyed::steps();
-    let (tools, answers) = match sdk {
-        "python" => {
-            let mut args = vec!["stdio"];
-            args.extend_from_slice(&recorder);
-            support::python::run_client(&args, &env, &steps)
-        }
-        _ => {
-            let version = if sdk == "typescript-v1" {
-                Sdk::V1
-            } else {
-                Sdk::V2
-            };
-            support::typescript::run_stdio_client(version, &recorder, &env, &steps)
-        }
+    let (tools, answers) = if sdk == "python" {
+        let mut args = vec!["stdio"];
+        args.extend_from_slice(&recorder);
+        support::python::run_client(&args, &env, &steps)
+    } else {
+        let version = if sdk == "typescript-v1" {
+            Sdk::V1
+        } else {
+            Sdk::V2
+        };
+        support::typescript::run_stdio_client(version, &recorder, &env, &steps)
     };
     // The SDK accepted every answer, as it does without the recorder between.
     support::keyed::check(&tools, &answers);
