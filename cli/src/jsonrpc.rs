@@ -48,18 +48,22 @@ impl fmt::Display for Id {
     }
 }
 
+/// A request: its id, method, and for `tools/call` the tool it names.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The id.
+    pub id: Id,
+    /// The method.
+    pub method: String,
+    /// The tool a `tools/call` names.
+    pub tool: Option<String>,
+}
+
 /// One JSON-RPC message.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Message<'a> {
-    /// A request: its id, method, and for `tools/call` the tool it names.
-    Request {
-        /// The id.
-        id: Id,
-        /// The method.
-        method: String,
-        /// The tool a `tools/call` names.
-        tool: Option<String>,
-    },
+    /// A request.
+    Request(Request),
     /// A notification (a method, no id).
     Notification,
     /// A response with a result.
@@ -381,7 +385,7 @@ fn request<'a>(
     let tool = (method == "tools/call")
         .then(|| params.and_then(tool_name))
         .flatten();
-    Message::Request { id, method, tool }
+    Message::Request(Request { id, method, tool })
 }
 
 /// The tool a `tools/call` request's params name.
@@ -477,11 +481,11 @@ mod tests {
         );
         assert_eq!(
             one(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#),
-            Message::Request {
+            Message::Request(super::Request {
                 id: Id::Text("a".into()),
                 method: "tools/call".into(),
                 tool: Some("x".into())
-            }
+            })
         );
         assert_eq!(
             one(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),

@@ -20,19 +20,12 @@ use agent_tool_result::validate::{OutputSchema, Report, Validator};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::jsonrpc::{self, Id, Message};
+use crate::jsonrpc::{self, Id, Message, Request};
 
 /// A message, read for its session.
 pub enum Read {
     /// A request.
-    Request {
-        /// Its id.
-        id: Id,
-        /// Its method.
-        method: String,
-        /// The tool a `tools/call` names.
-        tool: Option<String>,
-    },
+    Request(Request),
     /// A notification.
     Notification,
     /// A response with a result.
@@ -147,11 +140,15 @@ pub fn read(
     messages
         .into_iter()
         .map(|message| match message {
-            Message::Request { id, method, tool } => {
-                if let Some(tool) = tool.as_ref().filter(|_| method == "tools/call") {
-                    chunk.asked.insert(id.clone(), tool.clone());
+            Message::Request(request) => {
+                if let Some(tool) = request
+                    .tool
+                    .as_ref()
+                    .filter(|_| request.method == "tools/call")
+                {
+                    chunk.asked.insert(request.id.clone(), tool.clone());
                 }
-                Read::Request { id, method, tool }
+                Read::Request(request)
             }
             Message::Notification => Read::Notification,
             Message::Error { id } => Read::Error { id },
@@ -258,7 +255,7 @@ impl Session {
     /// Pairs `read` with what came before it in the session.
     pub fn resolve(&mut self, read: Read) -> Resolved {
         match read {
-            Read::Request { id, method, tool } => {
+            Read::Request(Request { id, method, tool }) => {
                 let asked = match method.as_str() {
                     "tools/call" => Asked::Call(tool),
                     "tools/list" => Asked::List,
