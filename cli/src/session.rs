@@ -52,19 +52,14 @@ pub enum ResultValue {
     NotObject(&'static str),
     /// An object.
     Object {
-        /// Its JSON text, kept where the pairing may read it: a listing's tools, a result
-        /// whose schema was not checked ahead (to place what the check finds).
-        text: Option<String>,
+        /// Its JSON text.
+        text: String,
         /// Its findings as a `tools/call` result, placed in the document.
         report: Report,
         /// Whether it has a member of a `tools/call` result.
         shaped: bool,
-        /// Its `structuredContent`, read ahead (for the advertised schema), if it has one.
-        structured: Option<Value>,
         /// Its check against its tool's schema, made ahead by the reader.
         ahead: Option<Ahead>,
-        /// Whether its `isError` is `true`.
-        is_error: bool,
     },
 }
 
@@ -178,10 +173,6 @@ pub fn read(
         .collect()
 }
 
-/// What a listing's result names.
-static TOOLS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("tools"));
-
 /// An object result, read ahead on the reading thread: checked as a `tools/call` result
 /// (what the session makes of it is known only once it is paired), with its
 /// `structuredContent` as the check parsed it, and whether it has a member of a tool result
@@ -207,28 +198,15 @@ fn object_result(
             report: jsonrpc::placed(&Report::new(findings, Vec::new()), base),
         })
     });
-    // A listing names its tools; a result checked ahead needs its text and its parsed
-    // structuredContent no more (freed here, on the thread that made them, rather than on the
-    // pairing's).
-    let keep = ahead.is_none() || TOOLS.find(text.as_bytes()).is_some();
+    // The parsed structuredContent is freed here, on the thread that made it (a tree of
+    // small allocations, costly to free on another); the pairing reads the text again in the
+    // rare case it checks the result itself.
     ResultValue::Object {
-        text: keep.then(|| text.to_owned()),
+        text: text.to_owned(),
         report: jsonrpc::placed(&report, base),
         shaped,
-        structured: structured.filter(|_| ahead.is_none()),
-        is_error,
         ahead,
     }
-}
-
-/// A result of `structured` and `is_error` alone, for a check that has nothing more of it.
-fn structured_result(structured: Option<Value>, is_error: bool) -> Value {
-    let mut result = serde_json::Map::new();
-    if let Some(structured) = structured {
-        result.insert("structuredContent".to_owned(), structured);
-    }
-    result.insert("isError".to_owned(), Value::Bool(is_error));
-    Value::Object(result)
 }
 
 /// What a request asked, kept until its response.
@@ -315,8 +293,6 @@ impl Session {
             ResultValue::Object {
                 text,
                 report,
-                structured,
-                is_error,
                 ahead,
                 ..
             } => {
@@ -328,15 +304,10 @@ impl Session {
                     {
                         Some(ahead.report)
                     }
-                    (_, Some(schema)) => {
-                        // Without its text (it was checked ahead, under schemas a later
-                        // listing replaced), a finding is placed where the result starts.
-                        let findings = match &text {
-                            Some(text) => schema.check_parsed(text, structured.as_ref(), is_error),
-                            None => schema.check(&structured_result(structured, is_error)),
-                        };
-                        Some(jsonrpc::placed(&Report::new(findings, Vec::new()), base))
-                    }
+                    (_, Some(schema)) => Some(jsonrpc::placed(
+                        &Report::new(schema.check_text(&text), Vec::new()),
+                        base,
+                    )),
                     (_, None) => None,
                 };
                 match advertised {
@@ -369,10 +340,7 @@ impl Session {
             #[serde(rename = "outputSchema")]
             output_schema: Option<Value>,
         }
-        let ResultValue::Object {
-            text: Some(text), ..
-        } = value
-        else {
+        let ResultValue::Object { text, .. } = value else {
             return Resolved::PassedOver;
         };
         let Ok(listed) = serde_json::from_str::<Listed>(text) else {

@@ -443,3 +443,64 @@ fn a_streamable_http_capture_is_read_by_its_data_frames() {
     };
     assert_eq!(rules(&findings), rules(&plain));
 }
+
+/// A later listing replaces a tool's schema: every result after it is held to the new schema
+/// and none before it, however far the reading threads ran ahead of the pairing (the session
+/// spans many chunks, so results are checked ahead under the schemas published so far).
+#[test]
+fn a_later_listing_replaces_the_schema_for_the_results_after_it() {
+    let listing = |id: u32, maximum: u32| {
+        json!({ "jsonrpc": "2.0", "id": id, "result": { "tools": [{
+            "name": "count",
+            "inputSchema": { "type": "object" },
+            "outputSchema": {
+                "type": "object",
+                "properties": { "ok": { "type": "boolean" }, "result": {
+                    "type": "object",
+                    "properties": { "n": { "type": "integer", "maximum": maximum } },
+                } },
+            },
+        }] } })
+    };
+    let call = |id: u32, n: u32| {
+        let envelope = json!({ "ok": true, "result": { "n": n } });
+        [
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": { "name": "count", "arguments": {} } }),
+            json!({ "jsonrpc": "2.0", "id": id, "result": {
+                "content": [{ "type": "text", "text": envelope.to_string() }],
+                "structuredContent": envelope,
+            } }),
+        ]
+    };
+    let mut messages = vec![
+        json!({ "jsonrpc": "2.0", "id": 0, "method": "tools/list" }),
+        listing(0, 1000),
+    ];
+    // Enough calls to span several chunks, every one within both schemas but for n = 500,
+    // which only the later one refuses.
+    for id in 1..4000 {
+        messages.extend(call(id, if id % 400 == 0 { 500 } else { 7 }));
+    }
+    messages.push(json!({ "jsonrpc": "2.0", "id": 9000, "method": "tools/list" }));
+    messages.push(listing(9000, 100));
+    for id in 9001..9011 {
+        messages.extend(call(id, 500));
+    }
+    let (code, findings, summary) = verdict(&["--ndjson", "--jobs", "2", "-"], &ndjson(&messages));
+    assert_eq!(code, 1);
+    assert_eq!(summary["documents"], 3999 + 10, "{summary}");
+    let flagged: BTreeSet<u64> = findings
+        .iter()
+        .map(|f| f["callId"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(flagged, (9001..9011).collect(), "{findings:?}");
+    for finding in &findings {
+        assert_eq!(finding["rule"], "output-schema", "{finding}");
+        assert_eq!(finding["pointer"], "/result/structuredContent/result/n", "{finding}");
+        assert!(
+            finding["message"].as_str().unwrap().contains("schema rule `maximum`"),
+            "{finding}"
+        );
+    }
+}
