@@ -379,3 +379,82 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_tool_result::validate::Validator;
+
+    use super::{Chunk, Read, Resolved, Session, read};
+    use crate::jsonrpc::{self, Line};
+
+    /// The reads of one line, read under `session`'s schemas as of now.
+    fn reads(session: &Session, text: &str) -> Vec<Read> {
+        let Line::Messages(messages) = jsonrpc::read(text) else {
+            panic!("a message: {text}")
+        };
+        let schemas = session.schemas().clone();
+        read(
+            Validator::shared(),
+            &mut Chunk::new(&schemas),
+            text,
+            messages,
+        )
+    }
+
+    fn listing(id: u32, maximum: u32) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"t","inputSchema":{{}},"outputSchema":{{"properties":{{"n":{{"maximum":{maximum}}}}}}}}}]}}}}"#
+        )
+    }
+
+    /// A result read ahead under one listing's schema, paired after a later listing replaced
+    /// it: the pairing checks it under the later one.
+    #[test]
+    fn a_check_made_ahead_under_replaced_schemas_is_made_again() {
+        let mut session = Session::default();
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+            listing(1, 1000),
+        ] {
+            for message in reads(&session, &line) {
+                session.resolve(message);
+            }
+        }
+        // Read ahead, under the first listing, in one chunk with its request.
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#;
+        let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true,"n":500}}}"#;
+        let Line::Messages(messages) = jsonrpc::read(call) else {
+            panic!()
+        };
+        let Line::Messages(answers) = jsonrpc::read(answer) else {
+            panic!()
+        };
+        let schemas = session.schemas().clone();
+        let mut chunk = Chunk::new(&schemas);
+        let mut ahead = read(Validator::shared(), &mut chunk, call, messages);
+        let answered = read(Validator::shared(), &mut chunk, answer, answers);
+        // The pairing meets a second listing first.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#.to_owned(),
+            listing(3, 100),
+        ] {
+            for message in reads(&session, &line) {
+                session.resolve(message);
+            }
+        }
+        session.resolve(ahead.remove(0));
+        let Resolved::Checked { report, call } =
+            session.resolve(answered.into_iter().next().unwrap())
+        else {
+            panic!("a tool result")
+        };
+        assert_eq!(call.unwrap().tool, "t");
+        let advertised: Vec<&str> = report
+            .violations()
+            .iter()
+            .filter(|f| f.rule() == agent_tool_result::Rule::OutputSchema)
+            .map(agent_tool_result::rule::Finding::pointer)
+            .collect();
+        assert_eq!(advertised, ["/result/structuredContent/n"], "{report:?}");
+    }
+}

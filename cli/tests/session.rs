@@ -497,9 +497,15 @@ fn a_later_listing_replaces_the_schema_for_the_results_after_it() {
     assert_eq!(flagged, (9001..9011).collect(), "{findings:?}");
     for finding in &findings {
         assert_eq!(finding["rule"], "output-schema", "{finding}");
-        assert_eq!(finding["pointer"], "/result/structuredContent/result/n", "{finding}");
+        assert_eq!(
+            finding["pointer"], "/result/structuredContent/result/n",
+            "{finding}"
+        );
         assert!(
-            finding["message"].as_str().unwrap().contains("schema rule `maximum`"),
+            finding["message"]
+                .as_str()
+                .unwrap()
+                .contains("schema rule `maximum`"),
             "{finding}"
         );
     }
