@@ -75,7 +75,15 @@ impl ParseError {
     }
 
     /// Reads `input` again with path tracking to explain `first`, the error of the fast read.
+    /// Text that is not JSON is refused as such, whatever a value the reader refused before
+    /// the break would have said.
     pub(crate) fn locate<T: DeserializeOwned>(input: &[u8], first: &serde_json::Error) -> Self {
+        if first.classify() == serde_json::error::Category::Data
+            && let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(input)
+            && let Some(not_json) = ParseError::not_json(input, &err)
+        {
+            return not_json;
+        }
         breach::clear();
         let mut deserializer = serde_json::Deserializer::from_slice(input);
         match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
@@ -85,6 +93,16 @@ impl ParseError {
                 Ok(()) => ParseError::from_serde(String::new(), first, input),
             },
         }
+    }
+
+    /// The finding for text that is not JSON: `err` is a JSON reader's error on `input`;
+    /// `None` when the reader refused a value, not the text (a data error).
+    pub(crate) fn not_json(input: &[u8], err: &serde_json::Error) -> Option<Self> {
+        if err.classify() == serde_json::error::Category::Data {
+            return None;
+        }
+        breach::clear();
+        Some(ParseError::from_serde(String::new(), err, input))
     }
 
     /// Reads `value` again with path tracking to explain why it is not an envelope.

@@ -63,9 +63,14 @@ fn deep_nesting_is_an_error_at_every_level() {
         (Rule::FieldType, "/warnings/0"),
         "{err}"
     );
-    let objects = format!("{}{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
+    let objects = format!("{}1{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
     let err = Untyped::from_json(&objects).unwrap_err();
     assert_eq!(err.rule(), Rule::NoUnknownFields, "{err}");
+    // Text that is not JSON (the innermost member has no value) is refused as such, though
+    // the reader met an unknown field first.
+    let broken = format!("{}{}", r#"{"a":"#.repeat(10_000), "}".repeat(10_000));
+    let err = Untyped::from_json(&broken).unwrap_err();
+    assert_eq!(err.rule(), Rule::WellFormedJson, "{err}");
 }
 
 #[test]

@@ -53,6 +53,9 @@ fn each_class_has_one_verdict() {
     let cases: Vec<(String, Option<(Rule, &str)>)> = vec![
         (r#"{"ok":true,"result":{"n":1e400}}"#.into(), Some((Rule::WellFormedJson, ""))),
         (r#"{"ok":true,"result":{"n":"\ud800"}}"#.into(), Some((Rule::WellFormedJson, ""))),
+        // Not JSON past a field the contract refuses: refused as not JSON, by every reader.
+        (r#"{"ok":true,"bogus":1"#.into(), Some((Rule::WellFormedJson, ""))),
+        (r#"{"ok":"yes"}}"#.into(), Some((Rule::WellFormedJson, ""))),
         (format!(r#"{{"ok":true,"result":{{"n":{deep}}}}}"#), Some((Rule::NestingLimit, ""))),
         (capture("800.0"), None),
         (capture("8E2"), None),

@@ -262,7 +262,9 @@ pub enum Outcome {
 pub enum Checked {
     /// A document that is not JSON-RPC, checked under the contract.
     Document(Report),
-    /// A JSON-RPC message, or a batch's.
+    /// A JSON-RPC message.
+    Message(Read),
+    /// A batch's messages.
     Messages(Vec<Read>),
 }
 
@@ -284,22 +286,45 @@ pub fn check(
         }
         Ok(text) => text,
     };
-    match jsonrpc::read(text) {
-        Line::Messages(messages) => {
-            Checked::Messages(session::read(validator, chunk, text, messages))
+    // Messages, unless a result the framing did not read turns out not to be JSON: then the
+    // document is read again with its results delimited, and if one still is not JSON, the
+    // document is not, and its checks say so.
+    for line in [jsonrpc::read, jsonrpc::reread] {
+        if let Line::Messages(messages) = line(text)
+            && let Some(checked) = messages_of(validator, chunk, text, messages)
+        {
+            return checked;
         }
-        Line::NotJsonRpc => Checked::Document(match contract {
-            Contract::Envelope => validator.validate_text(text),
-            // A `tools/call` result carrying a guarantee result: the transport, `isError`
-            // and the result inside it.
-            Contract::Guarantee if is_call_tool_result(text) => {
-                validator.validate_call_tool_result_text(text)
-            }
-            Contract::Guarantee => Validator::shared_guarantee().validate_text(text),
-            Contract::CallToolResult => validator.validate_call_tool_result_text(text),
-            Contract::Auto => validator.validate_any_text(text),
-        }),
     }
+    Checked::Document(match contract {
+        Contract::Envelope => validator.validate_text(text),
+        // A `tools/call` result carrying a guarantee result: the transport, `isError`
+        // and the result inside it.
+        Contract::Guarantee if is_call_tool_result(text) => {
+            validator.validate_call_tool_result_text(text)
+        }
+        Contract::Guarantee => Validator::shared_guarantee().validate_text(text),
+        Contract::CallToolResult => validator.validate_call_tool_result_text(text),
+        Contract::Auto => validator.validate_any_text(text),
+    })
+}
+
+/// `text`'s messages, read for its session; `None` when a result in it is not JSON.
+fn messages_of(
+    validator: &Validator,
+    chunk: &mut Chunk<'_>,
+    text: &str,
+    mut messages: Vec<jsonrpc::Message<'_>>,
+) -> Option<Checked> {
+    if messages.len() == 1 {
+        let message = messages.pop().expect("one message");
+        return session::read(validator, chunk, text, message).map(Checked::Message);
+    }
+    messages
+        .into_iter()
+        .map(|message| session::read(validator, chunk, text, message))
+        .collect::<Option<Vec<Read>>>()
+        .map(Checked::Messages)
 }
 
 /// Whether `text` is an object with `content` and no `schemaVersion`: a `tools/call` result.

@@ -14,8 +14,12 @@ use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::Report;
 use memchr::memmem::Finder;
 use serde::Deserialize;
-use serde::de::{MapAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
+
+use self::members::{Members, Results};
+
+mod members;
 
 /// What a document is, read as JSON-RPC.
 #[derive(Debug, PartialEq, Eq)]
@@ -27,10 +31,13 @@ pub enum Line<'a> {
     Messages(Vec<Message<'a>>),
 }
 
-/// A request's id, as a response names it back.
+/// A request's id, as a response names it back: two ids are the same when they are written
+/// the same (a number as written, a string decoded).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Id {
-    /// A number, as written.
+    /// An integer written as Rust writes an `i64` (most ids): kept without its text.
+    Integer(i64),
+    /// Any other number, as written.
     Number(String),
     /// A string, decoded.
     Text(String),
@@ -38,9 +45,21 @@ pub enum Id {
     Null,
 }
 
+impl Id {
+    /// The id a number's text (JSON already) writes.
+    fn number(text: &str) -> Id {
+        match text.parse::<i64>() {
+            // `-0` is not how Rust writes 0, and JSON allows no other second spelling.
+            Ok(integer) if text != "-0" => Id::Integer(integer),
+            _ => Id::Number(text.to_owned()),
+        }
+    }
+}
+
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Id::Integer(integer) => write!(f, "{integer}"),
             Id::Number(number) => f.write_str(number),
             Id::Text(text) => write!(f, "{}", serde_json::Value::from(text.as_str())),
             Id::Null => f.write_str("null"),
@@ -48,22 +67,23 @@ impl fmt::Display for Id {
     }
 }
 
-/// A request: its id, method, and for `tools/call` the tool it names.
+/// A request: its id, method, and for `tools/call` the tool it names (borrowed from the text
+/// unless an escape needed decoding).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Request {
+pub struct Request<'a> {
     /// The id.
     pub id: Id,
     /// The method.
-    pub method: String,
+    pub method: Cow<'a, str>,
     /// The tool a `tools/call` names.
-    pub tool: Option<String>,
+    pub tool: Option<Cow<'a, str>>,
 }
 
 /// One JSON-RPC message.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Message<'a> {
     /// A request.
-    Request(Request),
+    Request(Request<'a>),
     /// A notification (a method, no id).
     Notification,
     /// A response with a result.
@@ -91,111 +111,42 @@ pub enum Message<'a> {
     },
 }
 
-/// The members of a message that JSON-RPC names, read in one pass: names decoded (borrowed
-/// from the text unless an escape needed decoding), values as their text; any other member
-/// is skipped, and the first name given twice is kept.
-#[derive(Default)]
-struct Members<'a> {
-    jsonrpc: Option<&'a RawValue>,
-    id: Option<&'a RawValue>,
-    method: Option<&'a RawValue>,
-    params: Option<&'a RawValue>,
-    result: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
-    repeated: Option<String>,
-}
-
-/// A member name, borrowed where the text spells it plainly.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MembersVisitor;
-        impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = Members<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = Members::default();
-                let mut others: Vec<Cow<'de, str>> = Vec::new();
-                while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
-                    let value = map.next_value::<&'de RawValue>()?;
-                    let slot = match name.as_ref() {
-                        "jsonrpc" => &mut members.jsonrpc,
-                        "id" => &mut members.id,
-                        "method" => &mut members.method,
-                        "params" => &mut members.params,
-                        "result" => &mut members.result,
-                        "error" => &mut members.error,
-                        _ => {
-                            if members.repeated.is_none() && others.contains(&name) {
-                                members.repeated = Some(name.into_owned());
-                            } else {
-                                others.push(name);
-                            }
-                            continue;
-                        }
-                    };
-                    if slot.is_some() {
-                        members.repeated.get_or_insert_with(|| name.into_owned());
-                    } else {
-                        *slot = Some(value);
-                    }
-                }
-                Ok(members)
-            }
-        }
-        deserializer.deserialize_map(MembersVisitor)
-    }
-}
-
-impl Members<'_> {
-    fn has_jsonrpc(&self) -> bool {
-        self.jsonrpc.is_some()
-    }
-}
-
 /// The member name every message has, and the escape that may spell it otherwise.
 static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("jsonrpc"));
 static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
 
 /// Reads `text` as JSON-RPC. A document that is not JSON, or names no `jsonrpc`, is
 /// [`Line::NotJsonRpc`], and the checks of the document say what is wrong with it.
+///
+/// A result that is an object is not read here: its [`Message::Result`] text is JSON only if
+/// its reader finds it so. When it is not, the text is [`reread`].
 pub fn read(text: &str) -> Line<'_> {
+    read_with(text, Results::ToTheEnd)
+}
+
+/// Reads `text` as JSON-RPC again, after a result [`read`] gave was not JSON: each object
+/// result delimited by its brackets and strings (its text is still JSON only if its reader
+/// finds it so, and the document is not JSON-RPC when it is not).
+pub fn reread(text: &str) -> Line<'_> {
+    read_with(text, Results::Delimited)
+}
+
+fn read_with(text: &str, results: Results) -> Line<'_> {
     // A message names `jsonrpc`, spelt out or with an escape: without either, no parse.
     let bytes = text.as_bytes();
     if NAME.find(bytes).is_none() && ESCAPE.find(bytes).is_none() {
         return Line::NotJsonRpc;
     }
-    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => match serde_json::from_str::<Members<'_>>(text) {
-            Ok(members) if members.has_jsonrpc() => {
-                Line::Messages(vec![message(text, &members, start_of(text, text))])
+    let first = bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    match first {
+        Some(b'{') => match members::read(text, results) {
+            Some(members) if members.jsonrpc.is_some() => {
+                match message(text, &members, start_of(text, text)) {
+                    Some(message) => Line::Messages(vec![message]),
+                    None => Line::NotJsonRpc,
+                }
             }
             _ => Line::NotJsonRpc,
         },
@@ -207,40 +158,38 @@ pub fn read(text: &str) -> Line<'_> {
 /// A batch: an array whose first element is a message is read element by element (an
 /// element that is not one is broken); any other array is not JSON-RPC.
 fn batch(text: &str) -> Line<'_> {
+    // Read whole here: every element is JSON before its members are read.
     let Ok(elements) = serde_json::from_str::<Vec<&RawValue>>(text) else {
         return Line::NotJsonRpc;
     };
     let read: Vec<Option<Members<'_>>> = elements
         .iter()
-        .map(|element| serde_json::from_str::<Members<'_>>(element.get()).ok())
+        .map(|element| members::read(element.get(), Results::Delimited))
         .collect();
-    if !read
+    if read
         .first()
-        .is_some_and(|first| first.as_ref().is_some_and(Members::has_jsonrpc))
+        .is_none_or(|first| first.as_ref().is_none_or(|m| m.jsonrpc.is_none()))
     {
         return Line::NotJsonRpc;
     }
-    Line::Messages(
-        elements
-            .iter()
-            .zip(read)
-            .enumerate()
-            .map(|(at, (element, members))| {
-                let offset = start_of(text, element.get());
-                match members {
-                    Some(members) if members.has_jsonrpc() => message(text, &members, offset),
-                    _ => Message::Broken {
-                        pointer: String::new(),
-                        message: format!(
-                            "element {at} of the batch is not a JSON-RPC message (an object \
-                             with \"jsonrpc\": \"2.0\")"
-                        ),
-                        offset,
-                    },
-                }
-            })
-            .collect(),
-    )
+    let mut messages = Vec::with_capacity(elements.len());
+    for (at, (element, members)) in elements.iter().zip(read).enumerate() {
+        let offset = start_of(text, element.get());
+        let message = match members {
+            Some(members) if members.jsonrpc.is_some() => message(text, &members, offset),
+            _ => Some(Message::Broken {
+                pointer: String::new(),
+                message: format!(
+                    "element {at} of the batch is not a JSON-RPC message (an object with \
+                     \"jsonrpc\": \"2.0\")"
+                ),
+                offset,
+            }),
+        };
+        // Every element was read whole above: `None` (not JSON) cannot come of one.
+        messages.push(message.expect("a batch's elements are JSON"));
+    }
+    Line::Messages(messages)
 }
 
 /// Where `part` (a slice of `text`) starts in it.
@@ -250,26 +199,42 @@ fn start_of(text: &str, part: &str) -> usize {
 }
 
 /// A string member's value, decoded.
-fn string(value: &RawValue) -> Option<String> {
-    serde_json::from_str::<String>(value.get()).ok()
+fn string(value: &str) -> Option<Cow<'_, str>> {
+    value
+        .starts_with('"')
+        .then(|| members::string(value))
+        .flatten()
 }
 
 /// An id: a string, a number, or (`nullable`) null.
-fn id(value: &RawValue, nullable: bool) -> Option<Id> {
-    match value.get().as_bytes().first() {
-        Some(b'"') => string(value).map(Id::Text),
-        Some(b'-' | b'0'..=b'9') => Some(Id::Number(value.get().to_owned())),
+fn id(value: &str, nullable: bool) -> Option<Id> {
+    match value.as_bytes().first() {
+        Some(b'"') => string(value).map(|text| Id::Text(text.into_owned())),
+        Some(b'-' | b'0'..=b'9') => Some(Id::number(value)),
         Some(b'n') if nullable => Some(Id::Null),
         _ => None,
     }
 }
 
+/// The message `members` make, which starts at `offset` in `text`; `None` when its result,
+/// an object the framing only delimited, is not JSON: it is read here unless the message is
+/// a result, whose reader reads it.
+fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Option<Message<'a>> {
+    let message = framed(text, members, offset);
+    if let Some(result) = members.result.filter(|result| result.starts_with('{'))
+        && !matches!(message, Message::Result { .. })
+    {
+        serde_json::from_str::<IgnoredAny>(result).ok()?;
+    }
+    Some(message)
+}
+
 /// The message `members` make, which starts at `offset` in `text`.
-fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'a> {
-    let broken = |pointer: &str, at: Option<&RawValue>, message: String| Message::Broken {
+fn framed<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'a> {
+    let broken = |pointer: &str, at: Option<&str>, message: String| Message::Broken {
         pointer: pointer.to_owned(),
         message,
-        offset: at.map_or(offset, |value| start_of(text, value.get())),
+        offset: at.map_or(offset, |value| start_of(text, value)),
     };
     if let Some(name) = &members.repeated {
         return broken(
@@ -320,8 +285,8 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
         ),
         (Some(result), None) => Message::Result {
             id,
-            text: result.get(),
-            offset: start_of(text, result.get()),
+            text: result,
+            offset: start_of(text, result),
         },
         (None, Some(error)) if error_shape(error) => Message::Error { id },
         (None, Some(error)) => broken(
@@ -336,13 +301,13 @@ fn message<'a>(text: &'a str, members: &Members<'a>, offset: usize) -> Message<'
 fn request<'a>(
     text: &'a str,
     members: &Members<'a>,
-    method: &RawValue,
+    method: &'a str,
     offset: usize,
 ) -> Message<'a> {
-    let broken = |pointer: &str, at: Option<&RawValue>, message: String| Message::Broken {
+    let broken = |pointer: &str, at: Option<&str>, message: String| Message::Broken {
         pointer: pointer.to_owned(),
         message,
-        offset: at.map_or(offset, |value| start_of(text, value.get())),
+        offset: at.map_or(offset, |value| start_of(text, value)),
     };
     let (result, error) = (members.result, members.error);
     let Some(method) = string(method) else {
@@ -364,7 +329,7 @@ fn request<'a>(
     }
     let params = members.params;
     if let Some(params) = params
-        && !matches!(params.get().as_bytes().first(), Some(b'{' | b'['))
+        && !matches!(params.as_bytes().first(), Some(b'{' | b'['))
     {
         return broken(
             "/params",
@@ -382,32 +347,22 @@ fn request<'a>(
             "a request's id is a string or a number".to_owned(),
         );
     };
-    let tool = (method == "tools/call")
-        .then(|| params.and_then(tool_name))
-        .flatten();
+    let tool = members
+        .params_name
+        .clone()
+        .filter(|_| method == "tools/call");
     Message::Request(Request { id, method, tool })
 }
 
-/// The tool a `tools/call` request's params name.
-fn tool_name(params: &RawValue) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Params {
-        name: String,
-    }
-    serde_json::from_str::<Params>(params.get())
-        .ok()
-        .map(|params| params.name)
-}
-
 /// Whether an error member is an object with an integer code and a string message.
-fn error_shape(error: &RawValue) -> bool {
+fn error_shape(error: &str) -> bool {
     #[derive(Deserialize)]
     #[allow(dead_code, reason = "read to check their types")]
     struct Shape {
         code: i64,
         message: String,
     }
-    serde_json::from_str::<Shape>(error.get()).is_ok()
+    serde_json::from_str::<Shape>(error).is_ok()
 }
 
 /// Where the byte `offset` of `text` is: its 1-based line and column.
@@ -456,13 +411,83 @@ pub fn placed(report: &Report, base: (usize, usize)) -> Report {
 
 #[cfg(test)]
 mod tests {
-    use super::{Id, Line, Message, read};
+    use std::borrow::Cow;
 
+    use super::{Id, Line, Message, read, reread};
+
+    /// The one message of `text`, read as a session reads it: again, with its result
+    /// delimited, when the result first read is not JSON.
     fn one(text: &str) -> Message<'_> {
-        match read(text) {
+        let is_json = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+        let message = match read(text) {
             Line::Messages(mut messages) if messages.len() == 1 => messages.remove(0),
             other => panic!("{text}: {other:?}"),
+        };
+        match message {
+            Message::Result { text: result, .. } if !is_json(result) => match reread(text) {
+                Line::Messages(mut messages) if messages.len() == 1 => messages.remove(0),
+                other => panic!("{text}: {other:?}"),
+            },
+            message => message,
         }
+    }
+
+    /// Ids are the same when written the same, and are shown as written.
+    #[test]
+    fn ids_are_the_same_when_written_the_same() {
+        let written = ["0", "-0", "7", "-7", "1.0", "1e2", "99999999999999999999"];
+        for text in written {
+            assert_eq!(Id::number(text).to_string(), text);
+            for other in written {
+                assert_eq!(Id::number(text) == Id::number(other), text == other);
+            }
+        }
+    }
+
+    /// A result that is not the last member is not taken to run to the end.
+    #[test]
+    fn a_result_is_read_to_the_end_only_when_it_is_last() {
+        let last = r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1]}} "#;
+        let Line::Messages(messages) = read(last) else {
+            panic!()
+        };
+        assert!(matches!(
+            messages[0],
+            Message::Result {
+                text: r#"{"a":[1]}"#,
+                ..
+            }
+        ));
+        let not_last = r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1]},"x":{}}"#;
+        let Line::Messages(messages) = read(not_last) else {
+            panic!()
+        };
+        assert!(matches!(
+            messages[0],
+            Message::Result {
+                text: r#"{"a":[1]},"x":{}"#,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one(not_last),
+            Message::Result {
+                text: r#"{"a":[1]}"#,
+                ..
+            }
+        ));
+        // Before `jsonrpc` and `id`, a result is delimited at once.
+        let first = r#"{"result":{"a":[1]},"jsonrpc":"2.0","id":1}"#;
+        let Line::Messages(messages) = read(first) else {
+            panic!()
+        };
+        assert!(matches!(
+            messages[0],
+            Message::Result {
+                text: r#"{"a":[1]}"#,
+                ..
+            }
+        ));
     }
 
     fn is_broken(message: &Message<'_>) -> bool {
@@ -474,7 +499,7 @@ mod tests {
         assert_eq!(
             one(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#),
             Message::Result {
-                id: Id::Number("7".into()),
+                id: Id::Integer(7),
                 text: r#"{"content":[]}"#,
                 offset: 33
             }
@@ -483,8 +508,8 @@ mod tests {
             one(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#),
             Message::Request(super::Request {
                 id: Id::Text("a".into()),
-                method: "tools/call".into(),
-                tool: Some("x".into())
+                method: Cow::Borrowed("tools/call"),
+                tool: Some(Cow::Borrowed("x"))
             })
         );
         assert_eq!(
@@ -493,9 +518,7 @@ mod tests {
         );
         assert_eq!(
             one(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}"#),
-            Message::Error {
-                id: Id::Number("7".into())
-            }
+            Message::Error { id: Id::Integer(7) }
         );
         // A valid response whose result is null is a response like any other.
         assert!(matches!(

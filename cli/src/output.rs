@@ -177,8 +177,8 @@ impl<W: Write> Reporter<W> {
                     rule: finding.rule().as_str(),
                     message: finding.message(),
                     severity,
-                    call_id: call.map(|call| call.id.as_str()),
-                    tool: call.map(|call| call.tool.as_str()),
+                    call_id: call.map(|call| call.id.to_string()),
+                    tool: call.map(|call| &*call.tool),
                 };
                 serde_json::to_writer(&mut self.out, &record)?;
                 writeln!(self.out)
@@ -265,7 +265,7 @@ struct JsonFinding<'a> {
     severity: &'a str,
     /// The id of the `tools/call` a finding is about, as JSON.
     #[serde(rename = "callId", skip_serializing_if = "Option::is_none")]
-    call_id: Option<&'a str>,
+    call_id: Option<String>,
     /// The tool that call named.
     #[serde(skip_serializing_if = "Option::is_none")]
     tool: Option<&'a str>,

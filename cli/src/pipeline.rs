@@ -17,10 +17,19 @@ use agent_tool_result::validate::Validator;
 
 use crate::check::{Checked, Contract, Input, Outcome, Source, check};
 use crate::printable::printable;
-use crate::session::{Chunk, Resolved, Schemas, Session};
+use crate::session::{self, Chunk, Resolved, Schemas, Session};
 
 /// The bytes of NDJSON a worker takes at a time (more when one line is longer).
 const CHUNK: usize = 256 << 10;
+
+/// The chunk buffers kept for reuse at most.
+const SPARE: usize = 8;
+
+/// The bytes of an NDJSON input's first chunk; each next one is twice as large, up to
+/// [`CHUNK`]. A session's opening (its `tools/list`) is paired, and the schemas it advertised
+/// published to the reading threads, before more than a few small chunks are read without
+/// them.
+const FIRST_CHUNK: usize = 4 << 10;
 
 /// Whole documents handed to a worker at a time.
 const BATCH: usize = 256;
@@ -59,6 +68,9 @@ enum Done {
         checked: Vec<(usize, Checked)>,
         first: bool,
         lines: usize,
+        /// The chunk's bytes, which its results' texts share: handed back to the reader
+        /// once they are paired, for a later chunk.
+        bytes: Arc<Vec<u8>>,
     },
 }
 
@@ -84,19 +96,25 @@ fn resolve(
             report,
             call: None,
         }),
+        Checked::Message(message) => emit(outcome(session, file, line, message)),
         Checked::Messages(messages) => {
             for message in messages {
-                emit(match session.resolve(message) {
-                    Resolved::Checked { report, call } => Outcome::Checked {
-                        file: Arc::clone(file),
-                        line,
-                        report,
-                        call,
-                    },
-                    Resolved::PassedOver => Outcome::PassedOver,
-                });
+                emit(outcome(session, file, line, message));
             }
         }
+    }
+}
+
+/// What `message`, on `line` of `file`, comes to in `session`.
+fn outcome(session: &mut Session, file: &Arc<str>, line: usize, message: session::Read) -> Outcome {
+    match session.resolve(message) {
+        Resolved::Checked { report, call } => Outcome::Checked {
+            file: Arc::clone(file),
+            line,
+            report,
+            call,
+        },
+        Resolved::PassedOver => Outcome::PassedOver,
     }
 }
 
@@ -180,6 +198,7 @@ pub fn run(
                         checked,
                         first,
                         lines,
+                        bytes,
                     } => {
                         if first {
                             base = 0;
@@ -196,6 +215,13 @@ pub fn run(
                             }
                         }
                         base += lines;
+                        // Every text of the chunk is paired and gone: its bytes are free.
+                        if let Ok(bytes) = Arc::try_unwrap(bytes) {
+                            units
+                                .lock()
+                                .expect("no thread panics holding the inputs")
+                                .recycle(bytes);
+                        }
                     }
                 }
             }
@@ -220,15 +246,15 @@ fn work(unit: Work, contract: Contract, published: &Mutex<HashMap<usize, Schemas
                 .into_iter()
                 .map(|item| match item {
                     Item::IoError(message) => ItemDone::IoError(message),
-                    Item::Document { file, bytes } => ItemDone::Checked {
-                        file,
-                        checked: check(
-                            validator,
-                            &mut Chunk::new(&Schemas::default()),
-                            &bytes,
-                            contract,
-                        ),
-                    },
+                    Item::Document { file, bytes } => {
+                        let bytes = Arc::new(bytes);
+                        let schemas = Schemas::default();
+                        let mut chunk = Chunk::new(&schemas, Arc::clone(&bytes));
+                        ItemDone::Checked {
+                            file,
+                            checked: check(validator, &mut chunk, &bytes, contract),
+                        }
+                    }
                 })
                 .collect(),
         ),
@@ -244,7 +270,8 @@ fn work(unit: Work, contract: Contract, published: &Mutex<HashMap<usize, Schemas
                 .get(&input)
                 .cloned()
                 .unwrap_or_default();
-            let mut chunk = Chunk::new(&schemas);
+            let bytes = Arc::new(bytes);
+            let mut chunk = Chunk::new(&schemas, Arc::clone(&bytes));
             let (checked, lines) = check_lines(validator, &mut chunk, &bytes, contract);
             Done::Lines {
                 file,
@@ -252,6 +279,7 @@ fn work(unit: Work, contract: Contract, published: &Mutex<HashMap<usize, Schemas
                 checked,
                 first,
                 lines,
+                bytes,
             }
         }
     }
@@ -273,7 +301,10 @@ fn check_lines(
     let last = (bytes.last() != Some(&b'\n')).then_some(bytes.len());
     for end in ends.chain(last) {
         line += 1;
+        // The line without its ending: where a line that stops short stops is on it.
         let text = &bytes[start..end];
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
         start = end;
         let Some(document) = sse_data(text) else {
             continue;
@@ -307,6 +338,9 @@ struct Units {
     sequence: usize,
     /// How many NDJSON inputs were opened.
     inputs: usize,
+    /// Chunk buffers paired and handed back, for the chunks to come: the same few buffers
+    /// serve a whole input, rather than one fresh allocation a chunk.
+    spare: Vec<Vec<u8>>,
 }
 
 /// An NDJSON input being read in chunks of whole lines.
@@ -317,6 +351,8 @@ struct Lines {
     input: usize,
     /// Whether no chunk of it has been handed out yet.
     first: bool,
+    /// The bytes the next chunk takes.
+    size: usize,
     /// The start of a line not yet ended, carried over to the next chunk.
     buffer: Vec<u8>,
 }
@@ -329,6 +365,7 @@ impl Units {
             items: Vec::new(),
             sequence: 0,
             inputs: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -346,7 +383,7 @@ impl Units {
     fn next(&mut self, progress: &(dyn Fn(u64) + Sync)) -> Option<(usize, Work)> {
         loop {
             if let Some(lines) = &mut self.open {
-                match lines.chunk(progress) {
+                match lines.chunk(&mut self.spare, progress) {
                     Ok(Some(bytes)) => {
                         let unit = Work::Lines {
                             file: Arc::clone(&lines.file),
@@ -395,6 +432,7 @@ impl Units {
                 file,
                 input: self.inputs,
                 first: true,
+                size: FIRST_CHUNK,
                 buffer: Vec::with_capacity(2 * CHUNK),
             });
             return;
@@ -409,6 +447,13 @@ impl Units {
         }
     }
 
+    /// Keeps `buffer`, a chunk's bytes no longer read, for a chunk to come (a few at most).
+    fn recycle(&mut self, buffer: Vec<u8>) {
+        if self.spare.len() < SPARE {
+            self.spare.push(buffer);
+        }
+    }
+
     fn unreadable(&mut self, file: &str, err: &io::Error) {
         let label = printable(file);
         self.items
@@ -418,13 +463,19 @@ impl Units {
 
 impl Lines {
     /// The next chunk of whole lines (the last may lack its newline); `None` at the end.
-    /// About CHUNK bytes are read, the chunk ends at the last newline, and the rest is carried
-    /// over; a line longer than a chunk grows the buffer until it ends.
-    fn chunk(&mut self, progress: &(dyn Fn(u64) + Sync)) -> io::Result<Option<Vec<u8>>> {
+    /// About `size` bytes are read, the chunk ends at the last newline, and the rest is
+    /// carried over; a line longer than a chunk grows the buffer until it ends.
+    fn chunk(
+        &mut self,
+        spare: &mut Vec<Vec<u8>>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> io::Result<Option<Vec<u8>>> {
+        let size = self.size;
+        self.size = (2 * size).min(CHUNK);
         loop {
             let scanned = self.buffer.len();
             let read = (&mut self.reader)
-                .take(CHUNK as u64)
+                .take(size as u64)
                 .read_to_end(&mut self.buffer)?;
             progress(read as u64);
             if read == 0 {
@@ -433,7 +484,9 @@ impl Lines {
             }
             if let Some(newline) = memchr::memrchr(b'\n', &self.buffer[scanned..]) {
                 let end = scanned + newline + 1;
-                let mut rest = Vec::with_capacity(2 * CHUNK);
+                let mut rest = spare.pop().unwrap_or_default();
+                rest.clear();
+                rest.reserve(2 * CHUNK);
                 rest.extend_from_slice(&self.buffer[end..]);
                 self.buffer.truncate(end);
                 return Ok(Some(std::mem::replace(&mut self.buffer, rest)));

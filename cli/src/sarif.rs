@@ -85,7 +85,7 @@ pub fn result(
     });
     // A finding in a recorded session names the call it is about.
     if let Some(call) = call {
-        result["properties"] = json!({ "callId": call.id, "tool": call.tool });
+        result["properties"] = json!({ "callId": call.id.to_string(), "tool": &*call.tool });
     }
     if !first {
         out.write_all(b",")?;

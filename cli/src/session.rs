@@ -11,21 +11,30 @@
 //! schemas ([`Schemas`]); the pairing takes that check when the session's schemas are still
 //! those the reader used, and checks the result itself otherwise.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use agent_tool_result::Rule;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::{OutputSchema, Report, Validator};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
+
+/// The maps of a session, keyed by ids and tool names from its input: a hasher both fast and
+/// seeded per process.
+type HashMap<K, V> = foldhash::HashMap<K, V>;
 
 use crate::jsonrpc::{self, Id, Message, Request};
 
 /// A message, read for its session.
 pub enum Read {
     /// A request.
-    Request(Request),
+    Request {
+        /// Its id.
+        id: Id,
+        /// What it asked.
+        asked: Asked,
+    },
     /// A notification.
     Notification,
     /// A response with a result.
@@ -53,7 +62,7 @@ pub enum ResultValue {
     /// An object.
     Object {
         /// Its JSON text.
-        text: String,
+        text: Text,
         /// Its findings as a `tools/call` result, placed in the document.
         report: Report,
         /// Whether it has a member of a `tools/call` result.
@@ -66,10 +75,10 @@ pub enum ResultValue {
 /// The call a finding is about: the request's id and the tool it named.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallSite {
-    /// The id, as JSON.
-    pub id: String,
-    /// The tool.
-    pub tool: String,
+    /// The id.
+    pub id: Id,
+    /// The tool (empty when the request named none).
+    pub tool: Arc<str>,
 }
 
 /// What a message comes to in its session.
@@ -90,7 +99,7 @@ pub enum Resolved {
 #[derive(Clone, Default)]
 pub struct Schemas {
     generation: u64,
-    tools: Arc<HashMap<String, Arc<OutputSchema>>>,
+    tools: Arc<HashMap<Arc<str>, Arc<OutputSchema>>>,
 }
 
 impl Schemas {
@@ -98,102 +107,163 @@ impl Schemas {
     pub fn generation(&self) -> u64 {
         self.generation
     }
+
+    /// A tool's name, shared with the listing's when the listing named it.
+    fn tool_name(&self, name: &str) -> Arc<str> {
+        self.tools
+            .get_key_value(name)
+            .map_or_else(|| Arc::from(name), |(listed, _)| Arc::clone(listed))
+    }
 }
 
 /// A result checked ahead against its tool's schema: under which schemas, for which tool.
 pub struct Ahead {
     generation: u64,
-    tool: String,
+    tool: Arc<str>,
     report: Report,
 }
 
 /// What a reading thread knows of a chunk's session: the schemas published when it began,
-/// and the calls asked in the chunk so far (their tools, by id).
+/// the calls asked in the chunk so far (their tools, by id), and the chunk's bytes, which the
+/// texts its results keep share.
 pub struct Chunk<'a> {
     schemas: &'a Schemas,
-    asked: HashMap<Id, String>,
+    asked: HashMap<Id, Arc<str>>,
+    source: Arc<Vec<u8>>,
 }
 
 impl<'a> Chunk<'a> {
-    /// A chunk read under `schemas`.
-    pub fn new(schemas: &'a Schemas) -> Self {
+    /// A chunk of `source` read under `schemas`.
+    pub fn new(schemas: &'a Schemas, source: Arc<Vec<u8>>) -> Self {
         Chunk {
             schemas,
-            asked: HashMap::new(),
+            asked: HashMap::default(),
+            source,
+        }
+    }
+
+    /// `part` of the chunk's text, kept without a copy (a copy when `part` is not the
+    /// chunk's).
+    fn keep(&self, part: &str) -> Text {
+        let start = (part.as_ptr() as usize).checked_sub(self.source.as_ptr() as usize);
+        match start.filter(|start| start + part.len() <= self.source.len()) {
+            Some(start) => Text::Shared {
+                source: Arc::clone(&self.source),
+                range: start..start + part.len(),
+            },
+            None => Text::Owned(part.to_owned()),
         }
     }
 }
 
-/// Reads the messages of `text` for its session: what pairing needs of each, and the
-/// findings that need no pairing.
+/// A result's text, kept for the pairing: most often a range of its chunk's bytes, shared
+/// with the chunk, so that keeping it neither copies it nor frees it on another thread.
+pub enum Text {
+    /// A range of a chunk's bytes.
+    Shared {
+        /// The chunk's bytes.
+        source: Arc<Vec<u8>>,
+        /// Where the text is in them.
+        range: std::ops::Range<usize>,
+    },
+    /// A text of its own.
+    Owned(String),
+}
+
+impl Text {
+    /// The text.
+    fn as_str(&self) -> &str {
+        match self {
+            // A range of text already read as UTF-8, at a JSON value's bounds.
+            Text::Shared { source, range } => std::str::from_utf8(&source[range.clone()])
+                .expect("a chunk's documents are UTF-8 before their messages are read"),
+            Text::Owned(text) => text,
+        }
+    }
+}
+
+/// Reads `message`, one of `text`'s, for its session: what pairing needs of it, or the
+/// findings that need no pairing. `None` when a result the framing did not read is not JSON:
+/// then neither is `text`, and it is no message at all.
 pub fn read(
     validator: &Validator,
     chunk: &mut Chunk<'_>,
     text: &str,
-    messages: Vec<Message<'_>>,
-) -> Vec<Read> {
-    messages
-        .into_iter()
-        .map(|message| match message {
-            Message::Request(request) => {
-                if let Some(tool) = request
-                    .tool
-                    .as_ref()
-                    .filter(|_| request.method == "tools/call")
-                {
-                    chunk.asked.insert(request.id.clone(), tool.clone());
+    message: Message<'_>,
+) -> Option<Read> {
+    Some(match message {
+        Message::Request(Request { id, method, tool }) => {
+            let asked = match method.as_ref() {
+                "tools/call" => {
+                    let tool = tool.map(|tool| chunk.schemas.tool_name(&tool));
+                    if let Some(tool) = &tool {
+                        chunk.asked.insert(id.clone(), Arc::clone(tool));
+                    }
+                    Asked::Call(tool)
                 }
-                Read::Request(request)
-            }
-            Message::Notification => Read::Notification,
-            Message::Error { id } => Read::Error { id },
-            Message::Broken {
-                pointer,
-                message,
-                offset,
-            } => Read::Broken(jsonrpc::broken(text, &pointer, &message, offset)),
-            Message::Result {
-                id,
-                text: result,
-                offset,
-            } => {
-                let base = jsonrpc::position(text, offset);
-                let tool = chunk.asked.remove(&id);
-                let value = match result.as_bytes().first() {
-                    Some(b'{') => object_result(validator, chunk.schemas, tool, result, base),
-                    Some(b'[') => ResultValue::NotObject("an array"),
-                    Some(b'"') => ResultValue::NotObject("a string"),
-                    Some(b'n') => ResultValue::NotObject("null"),
-                    Some(b't' | b'f') => ResultValue::NotObject("a boolean"),
-                    _ => ResultValue::NotObject("a number"),
-                };
-                Read::Result { id, base, value }
-            }
-        })
-        .collect()
+                "tools/list" => Asked::List,
+                _ => Asked::Other,
+            };
+            Read::Request { id, asked }
+        }
+        Message::Notification => Read::Notification,
+        Message::Error { id } => Read::Error { id },
+        Message::Broken {
+            pointer,
+            message,
+            offset,
+        } => Read::Broken(jsonrpc::broken(text, &pointer, &message, offset)),
+        Message::Result {
+            id,
+            text: result,
+            offset,
+        } => {
+            let base = jsonrpc::position(text, offset);
+            let tool = chunk.asked.get(&id).cloned();
+            let value = match result.as_bytes().first() {
+                Some(b'{') => object_result(validator, chunk, tool, result, base)?,
+                Some(b'[') => ResultValue::NotObject("an array"),
+                Some(b'"') => ResultValue::NotObject("a string"),
+                Some(b'n') => ResultValue::NotObject("null"),
+                Some(b't' | b'f') => ResultValue::NotObject("a boolean"),
+                _ => ResultValue::NotObject("a number"),
+            };
+            // Its call is answered only once the result is known to be JSON: a text read
+            // again keeps what the chunk knew.
+            chunk.asked.remove(&id);
+            Read::Result { id, base, value }
+        }
+    })
 }
 
 /// An object result, read ahead on the reading thread: checked as a `tools/call` result
 /// (what the session makes of it is known only once it is paired), with its
 /// `structuredContent` as the check parsed it, and whether it has a member of a tool result
 /// (`content`, `structuredContent` or `isError`, whatever its value: a broken tool result is
-/// still one).
+/// still one). `None` when the text is not JSON (the framing only delimited it): a check that
+/// finds nothing wrong read all of it, one that finds something may have stopped early, and
+/// the text is then read for JSON alone.
 fn object_result(
     validator: &Validator,
-    schemas: &Schemas,
-    tool: Option<String>,
+    chunk: &Chunk<'_>,
+    tool: Option<Arc<str>>,
     text: &str,
     base: (usize, usize),
-) -> ResultValue {
+) -> Option<ResultValue> {
     let checked = validator.check_call_tool_result_text(text);
+    if !checked.report().violations().is_empty()
+        && serde_json::from_str::<IgnoredAny>(text).is_err()
+    {
+        return None;
+    }
     let (shaped, is_error) = (checked.has_tool_result_members(), checked.is_error());
     let (report, structured) = checked.into_parts();
     // The call is in this chunk and its tool has a schema: checked here, on this thread.
     let ahead = tool.and_then(|tool| {
-        let schema = schemas.tools.get(&tool)?;
+        let schema = chunk.schemas.tools.get(&*tool)?;
         let findings = schema.check_parsed(text, structured.as_ref(), is_error);
         Some(Ahead {
-            generation: schemas.generation,
+            generation: chunk.schemas.generation,
             tool,
             report: jsonrpc::placed(&Report::new(findings, Vec::new()), base),
         })
@@ -201,18 +271,21 @@ fn object_result(
     // The parsed structuredContent is freed here, on the thread that made it (a tree of
     // small allocations, costly to free on another); the pairing reads the text again in the
     // rare case it checks the result itself.
-    ResultValue::Object {
-        text: text.to_owned(),
+    Some(ResultValue::Object {
+        text: chunk.keep(text),
         report: jsonrpc::placed(&report, base),
         shaped,
         ahead,
-    }
+    })
 }
 
 /// What a request asked, kept until its response.
-enum Asked {
-    Call(Option<String>),
+pub enum Asked {
+    /// `tools/call`, and the tool it named.
+    Call(Option<Arc<str>>),
+    /// `tools/list`.
     List,
+    /// Any other method.
     Other,
 }
 
@@ -233,12 +306,7 @@ impl Session {
     /// Pairs `read` with what came before it in the session.
     pub fn resolve(&mut self, read: Read) -> Resolved {
         match read {
-            Read::Request(Request { id, method, tool }) => {
-                let asked = match method.as_str() {
-                    "tools/call" => Asked::Call(tool),
-                    "tools/list" => Asked::List,
-                    _ => Asked::Other,
-                };
+            Read::Request { id, asked } => {
                 self.asked.insert(id, asked);
                 Resolved::PassedOver
             }
@@ -249,7 +317,7 @@ impl Session {
             }
             Read::Broken(report) => Resolved::Checked { report, call: None },
             Read::Result { id, base, value } => match self.asked.remove(&id) {
-                Some(Asked::Call(tool)) => self.call_result(&id, tool, base, value),
+                Some(Asked::Call(tool)) => self.call_result(id, tool, base, value),
                 Some(Asked::List) => self.listed(base, &value),
                 Some(Asked::Other) => Resolved::PassedOver,
                 // No request in the input: a tool result by its shape.
@@ -268,14 +336,14 @@ impl Session {
     /// A `tools/call` result: the contract, and the tool's advertised schema.
     fn call_result(
         &self,
-        id: &Id,
-        tool: Option<String>,
+        id: Id,
+        tool: Option<Arc<str>>,
         base: (usize, usize),
         value: ResultValue,
     ) -> Resolved {
         let call = CallSite {
-            id: id.to_string(),
-            tool: tool.unwrap_or_default(),
+            id,
+            tool: tool.unwrap_or_else(|| Arc::from("")),
         };
         let report = match value {
             ResultValue::NotObject(kind) => {
@@ -296,7 +364,7 @@ impl Session {
                 ahead,
                 ..
             } => {
-                let advertised = match (ahead, self.schemas.tools.get(&call.tool)) {
+                let advertised = match (ahead, self.schemas.tools.get(&*call.tool)) {
                     // Checked ahead under the schemas that hold now, for this call's tool.
                     (Some(ahead), _)
                         if ahead.generation == self.schemas.generation
@@ -305,7 +373,7 @@ impl Session {
                         Some(ahead.report)
                     }
                     (_, Some(schema)) => Some(jsonrpc::placed(
-                        &Report::new(schema.check_text(&text), Vec::new()),
+                        &Report::new(schema.check_text(text.as_str()), Vec::new()),
                         base,
                     )),
                     (_, None) => None,
@@ -343,19 +411,19 @@ impl Session {
         let ResultValue::Object { text, .. } = value else {
             return Resolved::PassedOver;
         };
-        let Ok(listed) = serde_json::from_str::<Listed>(text) else {
+        let Ok(listed) = serde_json::from_str::<Listed>(text.as_str()) else {
             return Resolved::PassedOver;
         };
         let mut findings = Vec::new();
         let mut tools = HashMap::clone(&self.schemas.tools);
         for (at, tool) in listed.tools.into_iter().enumerate() {
-            tools.remove(&tool.name);
+            tools.remove(tool.name.as_str());
             let Some(schema) = tool.output_schema else {
                 continue;
             };
             match OutputSchema::new(tool.name.clone(), &schema) {
                 Ok(schema) => {
-                    tools.insert(tool.name, Arc::new(schema));
+                    tools.insert(Arc::from(tool.name), Arc::new(schema));
                 }
                 Err(err) => findings.push(Finding::new(
                     Rule::OutputSchema,
@@ -384,21 +452,26 @@ impl Session {
 mod tests {
     use agent_tool_result::validate::Validator;
 
+    use std::sync::Arc;
+
     use super::{Chunk, Read, Resolved, Session, read};
     use crate::jsonrpc::{self, Line};
 
     /// The reads of one line, read under `session`'s schemas as of now.
     fn reads(session: &Session, text: &str) -> Vec<Read> {
+        let schemas = session.schemas().clone();
+        reads_in(&mut Chunk::new(&schemas, Arc::default()), text)
+    }
+
+    /// The reads of one line, in `chunk`.
+    fn reads_in(chunk: &mut Chunk<'_>, text: &str) -> Vec<Read> {
         let Line::Messages(messages) = jsonrpc::read(text) else {
             panic!("a message: {text}")
         };
-        let schemas = session.schemas().clone();
-        read(
-            Validator::shared(),
-            &mut Chunk::new(&schemas),
-            text,
-            messages,
-        )
+        messages
+            .into_iter()
+            .map(|message| read(Validator::shared(), chunk, text, message).unwrap())
+            .collect()
     }
 
     fn listing(id: u32, maximum: u32) -> String {
@@ -423,16 +496,10 @@ mod tests {
         // Read ahead, under the first listing, in one chunk with its request.
         let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#;
         let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true,"n":500}}}"#;
-        let Line::Messages(messages) = jsonrpc::read(call) else {
-            panic!()
-        };
-        let Line::Messages(answers) = jsonrpc::read(answer) else {
-            panic!()
-        };
         let schemas = session.schemas().clone();
-        let mut chunk = Chunk::new(&schemas);
-        let mut ahead = read(Validator::shared(), &mut chunk, call, messages);
-        let answered = read(Validator::shared(), &mut chunk, answer, answers);
+        let mut chunk = Chunk::new(&schemas, Arc::default());
+        let mut ahead = reads_in(&mut chunk, call);
+        let answered = reads_in(&mut chunk, answer);
         // The pairing meets a second listing first.
         for line in [
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#.to_owned(),
@@ -448,7 +515,7 @@ mod tests {
         else {
             panic!("a tool result")
         };
-        assert_eq!(call.unwrap().tool, "t");
+        assert_eq!(&*call.unwrap().tool, "t");
         let advertised: Vec<&str> = report
             .violations()
             .iter()

@@ -1,13 +1,14 @@
 //! Validation of MCP `tools/call` results: the transport around an envelope, then the envelope.
 
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::{CheckedCallToolResult, Report, Validator};
-use crate::Rule;
 use crate::document::{Document, TopMembers};
 use crate::locate::locate_all;
 use crate::mcp::{CallToolResult, Content, McpErrorKind};
 use crate::rule::Finding;
+use crate::{ParseError, Rule};
 
 impl Validator {
     /// Validates one MCP `tools/call` result given as JSON text: its shape, that it is complete
@@ -57,15 +58,22 @@ impl Validator {
         let result = match CallToolResult::from_json(text) {
             Ok(result) => result,
             Err(err) => {
-                let rule = if err.kind() == McpErrorKind::NotJson {
-                    Rule::WellFormedJson
+                // The reader stops at the first value it refuses; text that is not JSON past
+                // that point is refused as such all the same.
+                let not_json = serde_json::from_str::<IgnoredAny>(text)
+                    .err()
+                    .and_then(|err| ParseError::not_json(text.as_bytes(), &err));
+                let finding = if let Some(not_json) = not_json {
+                    not_json.into_finding()
                 } else {
-                    Rule::McpResultShape
+                    let rule = if err.kind() == McpErrorKind::NotJson {
+                        Rule::WellFormedJson
+                    } else {
+                        Rule::McpResultShape
+                    };
+                    Finding::new(rule, "", err.to_string())
                 };
-                return refused(Report::new(
-                    locate_all(text, vec![Finding::new(rule, "", err.to_string())]),
-                    Vec::new(),
-                ));
+                return refused(Report::new(locate_all(text, vec![finding]), Vec::new()));
             }
         };
         let mut violations = Vec::new();

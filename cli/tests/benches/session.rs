@@ -3,7 +3,7 @@
 //! and their results, after `initialize` and `tools/list`), against the same results
 //! unwrapped, one a line (`--contract call-tool-result`): the session's framing, pairing and
 //! advertised-schema checks on top of the contract's. Both runs of the release build,
-//! alternated, five of each; reports each median and their ratio (goal: at most 1.5x).
+//! alternated, 21 of each; reports each median and their ratio (goal: at most 1.5x).
 //!
 //! `cargo bench -p agent-tool-result-cli-tests --bench session`
 
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 const MESSAGES: usize = 100_000;
-const RUNS: usize = 5;
+const RUNS: usize = 21;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

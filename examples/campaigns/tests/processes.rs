@@ -101,8 +101,10 @@ fn three_processes_agree(url: &str) {
         replay.headers()["retry-after"],
         first.headers()["retry-after"]
     );
-    let looked = services[2].lookup_as("token-a", "campaigns", &id);
-    let counts = &looked["result"]["counts"];
+    // The claimed recipients are sent after the answer: looked up once they are.
+    let looked =
+        services[2].lookup_until_as("token-a", &id, |status| status["counts"]["sending"] == 0);
+    let counts = &looked["counts"];
     assert_eq!(
         (
             &counts["requested"],

@@ -280,9 +280,14 @@ impl Service {
 
     /// Looks campaign `id` up until `done` holds for its result, for at most 30 seconds.
     pub fn lookup_until(&self, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        self.lookup_until_as(TOKEN, id, done)
+    }
+
+    /// [`Service::lookup_until`], with `token`.
+    pub fn lookup_until_as(&self, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let found = self.lookup(id);
+            let found = self.lookup_as(token, "campaigns", id);
             if done(&found["result"]) {
                 return found["result"].clone();
             }
