@@ -84,17 +84,31 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         openapi: Option<PathBuf>,
     },
-    /// Record a stdio MCP server's session as NDJSON, for `atr validate`: give a client
-    /// `atr record --out session.ndjson -- SERVER [ARGS...]` as its server's command.
+    /// Record an MCP server's session as NDJSON, for `atr validate`: over stdio, give a
+    /// client `atr record --out session.ndjson -- SERVER [ARGS...]` as its server's command;
+    /// over Streamable HTTP, run `atr record --out session.ndjson --http http://HOST:PORT`
+    /// and point the client at the address it prints.
     ///
-    /// Every line passes each way unchanged, and each is appended to the file in the order
-    /// it passed. Exit status: the server's.
+    /// Every message passes each way unchanged, and each is appended to the file in the order
+    /// it passed. Exit status: the server's (over HTTP, `atr` records until it is stopped).
     Record {
         /// The file to write the session to.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
-        /// The server's command and its arguments.
-        #[arg(last = true, required = true)]
+        /// Record a Streamable HTTP server at this origin (plain HTTP), as a proxy.
+        #[arg(long, value_name = "ORIGIN", conflicts_with = "server")]
+        http: Option<String>,
+        /// Where the proxy listens (with --http; `127.0.0.1:0` when not given): port 0 picks a
+        /// free one, and the address is printed on standard error.
+        #[arg(
+            long,
+            value_name = "ADDRESS",
+            requires = "http",
+            conflicts_with = "server"
+        )]
+        listen: Option<String>,
+        /// The stdio server's command and its arguments.
+        #[arg(last = true, required_unless_present = "http")]
         server: Vec<String>,
     },
     /// Migrate a legacy `CommandResult` to an envelope.
@@ -117,8 +131,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate { paths, options } => return validate(&paths, &options),
-        Command::Record { out, server } => {
-            return record::record(&out, &server).unwrap_or_else(|err| {
+        Command::Record {
+            out,
+            http,
+            listen,
+            server,
+        } => {
+            let recorded = match http {
+                Some(upstream) => {
+                    record::record_http(&out, listen.as_deref().unwrap_or("127.0.0.1:0"), &upstream)
+                }
+                None => record::record(&out, &server),
+            };
+            return recorded.unwrap_or_else(|err| {
                 eprintln!("atr: {err}");
                 ExitCode::from(2)
             });

@@ -1,14 +1,30 @@
-//! `atr record`: a stdio MCP server's session, recorded as NDJSON while a client uses it. The
-//! client starts `atr record --out FILE -- SERVER...` as its server; `atr` starts the server,
-//! passes every line each way unchanged, and appends each message to the file in the order it
-//! passed (the client's and the server's interleaved, as the session ran), so that
-//! `atr validate FILE` pairs each response with its request.
+//! `atr record`: an MCP server's session, recorded as NDJSON while a client uses it. Over
+//! stdio, the client starts `atr record --out FILE -- SERVER...` as its server; `atr` starts
+//! the server, passes every line each way unchanged, and appends each message to the file in
+//! the order it passed (the client's and the server's interleaved, as the session ran), so
+//! that `atr validate FILE` pairs each response with its request. Over Streamable HTTP,
+//! `atr record --out FILE --http ORIGIN` is a proxy the client is pointed at ([`http`]).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
+
+pub mod http;
+
+/// Serves as a recording proxy on `listen` for the Streamable HTTP server at `upstream`,
+/// until the process is stopped.
+pub fn record_http(out: &Path, listen: &str, upstream: &str) -> Result<ExitCode, String> {
+    let file =
+        File::create(out).map_err(|err| format!("cannot create {}: {err}", out.display()))?;
+    http::serve(
+        listen,
+        upstream,
+        &Arc::new(Mutex::new(BufWriter::new(file))),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
 
 /// Runs `server` (a program and its arguments) under the recording; its exit status.
 pub fn record(out: &Path, server: &[String]) -> Result<ExitCode, String> {

@@ -10,10 +10,13 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-const SESSIONS: [&str; 3] = [
+const SESSIONS: [&str; 6] = [
     "cli/tests/fixtures/sessions/typescript-v1.ndjson",
     "cli/tests/fixtures/sessions/typescript-v2.ndjson",
     "cli/tests/fixtures/sessions/python.ndjson",
+    "cli/tests/fixtures/sessions/http-typescript-v1.ndjson",
+    "cli/tests/fixtures/sessions/http-typescript-v2.ndjson",
+    "cli/tests/fixtures/sessions/http-python.ndjson",
 ];
 
 /// Each finding of `atr validate --format json --ndjson` on `lines`, by line: its rule and

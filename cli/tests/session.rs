@@ -6,10 +6,11 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use common::{atr, root};
+use common::atr;
+use common::sessions::{answers, call_id, calls, ndjson, response, restructure, session, verdict};
 use serde_json::{Value, json};
 
 const SESSIONS: [&str; 3] = [
@@ -19,86 +20,6 @@ const SESSIONS: [&str; 3] = [
 ];
 
 const CONTRACTS: [&str; 4] = ["auto", "call-tool-result", "guarantee", "envelope"];
-
-/// `atr validate --format json ARGS` on `input` (standard input): exit status, findings,
-/// summary.
-fn verdict(args: &[&str], input: &str) -> (i32, Vec<Value>, Value) {
-    let out = atr()
-        .args(["validate", "--format", "json"])
-        .args(args)
-        .write_stdin(input.to_owned())
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut lines: Vec<Value> = text
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    let summary = lines.pop().expect("a summary")["summary"].clone();
-    (out.status.code().unwrap(), lines, summary)
-}
-
-fn session(path: &str) -> Vec<Value> {
-    std::fs::read_to_string(root().join(path))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
-fn ndjson(messages: &[Value]) -> String {
-    messages.iter().fold(String::new(), |mut text, m| {
-        text.push_str(&m.to_string());
-        text.push('\n');
-        text
-    })
-}
-
-/// Whether `message` is the response to the request whose id is `id` (as JSON).
-fn answers(message: &Value, id: &str) -> bool {
-    message.get("method").is_none()
-        && serde_json::to_string(&message["id"]).is_ok_and(|text| text == id)
-}
-
-/// The tool each `tools/call` of a session named, by its id (as JSON).
-fn calls(messages: &[Value]) -> HashMap<String, String> {
-    messages
-        .iter()
-        .filter(|m| m["method"] == "tools/call")
-        .map(|m| {
-            (
-                m["id"].to_string(),
-                m["params"]["name"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-/// The response to the call with `id`.
-fn response<'a>(messages: &'a mut [Value], id: &str) -> &'a mut Value {
-    messages.iter_mut().find(|m| answers(m, id)).unwrap()
-}
-
-/// The id of the call of `tool` whose arguments hold `needle` (the first one).
-fn call_id(messages: &[Value], tool: &str, needle: &str) -> String {
-    messages
-        .iter()
-        .find(|m| {
-            m["method"] == "tools/call"
-                && m["params"]["name"] == tool
-                && m["params"]["arguments"].to_string().contains(needle)
-        })
-        .map(|m| m["id"].to_string())
-        .unwrap()
-}
-
-/// Changes a result's `structuredContent` with `change`, and its text block with it (so
-/// that only what the change breaks is broken).
-fn restructure(result: &mut Value, change: impl FnOnce(&mut Value)) {
-    change(&mut result["structuredContent"]);
-    let text = result["structuredContent"].to_string();
-    result["content"][0]["text"] = Value::String(text);
-}
 
 #[test]
 fn each_recorded_session_validates_and_every_result_is_held_to_its_advertised_schema() {

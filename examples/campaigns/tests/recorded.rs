@@ -1,6 +1,7 @@
 //! Sessions recorded from the real SDK clients: the TypeScript SDK (1.x and 2.x) and the
 //! Python SDK, each driving the crate's keyed example (a stdio server) through
-//! `atr record`, which passes the session through and writes it as NDJSON. `atr validate`
+//! `atr record`, which passes the session through and writes it as NDJSON, and each driving
+//! the campaign service over Streamable HTTP through `atr record --http`, a recording proxy. `atr validate`
 //! then pairs every response with its request: each `tools/call` result is held to the
 //! contract and to the `outputSchema` the same session's `tools/list` advertised, the other
 //! methods' results are passed over, and nothing is found in what the SDKs accepted.
@@ -12,12 +13,16 @@
 
 mod support;
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 use support::Scratch;
-use support::typescript::Sdk;
+use support::typescript::{Sdk, sms};
+
+/// A number that opted out, on the service the HTTP sessions use.
+const OPTED_OUT: &str = "+15550100000";
 
 /// The SDKs, by the name of their recording.
 const SDKS: [&str; 3] = ["typescript-v1", "typescript-v2", "python"];
@@ -118,6 +123,91 @@ fn sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_schemas
         let committed = fixtures().join(format!("{sdk}.ndjson"));
         if update {
             std::fs::create_dir_all(fixtures()).unwrap();
+            std::fs::copy(&session, &committed).unwrap();
+        }
+        assert_eq!(
+            calls(&committed),
+            calls(&session),
+            "{sdk}: the committed recording asks what a session asks now \
+             (UPDATE_SESSIONS=1 records it anew)"
+        );
+    }
+}
+
+/// Records `sdk`'s session with the campaign service over Streamable HTTP into `out`, through
+/// `atr record --http`; what the client was answered.
+fn record_http(sdk: &str, out: &Path, scratch: &Scratch) -> Vec<Vec<Value>> {
+    let service = support::Service::start(scratch.db(), &["--opt-out", OPTED_OUT]);
+    let atr = support::workspace_binary(&[], "atr");
+    let mut recorder = Command::new(atr)
+        .args([
+            "record",
+            "--out",
+            out.to_str().unwrap(),
+            "--http",
+            &service.base,
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    BufReader::new(recorder.stderr.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    // "atr: recording http://127.0.0.1:PORT for ..."
+    let proxy = said
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the recorder's address: {said}"))
+        .to_owned();
+    let url = format!("{proxy}/mcp");
+    let steps = serde_json::json!([
+        [
+            sms("+15550100001", format!("{sdk}-1")),
+            sms(OPTED_OUT, format!("{sdk}-deny")),
+            { "tool": "send_campaign_batch", "arguments": { "recipients": support::numbers(3),
+              "message": "Winter sale", "idempotencyKey": format!("{sdk}-batch") } },
+            { "tool": "send_sms", "arguments": { "to": "+15550100003", "body": "hi" } },
+        ],
+        [sms("+15550100001", format!("{sdk}-1"))],
+    ]);
+    let (_, answers) = match sdk {
+        "python" => support::python::run_client(&["http", &url, support::TOKEN], &[], &steps),
+        "typescript-v1" => support::typescript::run_http_client(Sdk::V1, &url, &steps),
+        _ => support::typescript::run_http_client(Sdk::V2, &url, &steps),
+    };
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    answers
+}
+
+#[test]
+fn http_sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_schemas() {
+    let update = std::env::var_os("UPDATE_SESSIONS").is_some();
+    for sdk in SDKS {
+        let scratch = Scratch::new(&format!("recorded-http-{sdk}"));
+        let session = scratch.path().join(format!("http-{sdk}.ndjson"));
+        let answers = record_http(sdk, &session, &scratch);
+        // The client was answered through the proxy: a send, a deny, a batch, a call without
+        // its key refused, and the first send's replay.
+        assert_eq!(answers[0][0]["isError"], false, "{sdk}: {answers:?}");
+        assert_eq!(answers[0][1]["isError"], true, "{sdk}: {answers:?}");
+        assert_eq!(
+            answers[1][0]["structuredContent"], answers[0][0]["structuredContent"],
+            "{sdk}: the replay"
+        );
+        let (code, summary, text) = validate(&session);
+        assert_eq!(code, 0, "{sdk}: {text}");
+        // Five tools/call results, each held to its tool's advertised schema; initialize,
+        // tools/list, the requests and the notification passed over.
+        assert_eq!(summary["documents"], 5, "{sdk}: {summary}\n{text}");
+        assert_eq!(summary["valid"], 5, "{sdk}: {summary}");
+        assert!(
+            summary["passedOver"].as_u64().unwrap() >= 9,
+            "{sdk}: {summary}"
+        );
+        let committed = fixtures().join(format!("http-{sdk}.ndjson"));
+        if update {
             std::fs::copy(&session, &committed).unwrap();
         }
         assert_eq!(

@@ -123,6 +123,13 @@ impl Sdk {
 }
 
 /// Runs `client.mjs` with `args` on `steps`: its report.
+/// Runs the client on `sdk` against the MCP endpoint at `url` with the test token: the tools
+/// it listed and its answers.
+pub fn run_http_client(sdk: Sdk, url: &str, steps: &Value) -> (Value, Vec<Vec<Value>>) {
+    let report = run_node(&[url, TOKEN, sdk.name()], &[], steps);
+    (report["tools"].clone(), super::sdk::answers_of(&report))
+}
+
 fn run_node(args: &[&str], env: &[(&str, &str)], steps: &Value) -> Value {
     let dir = client_dir();
     let mut node = Command::new("node");
