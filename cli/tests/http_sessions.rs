@@ -4,9 +4,12 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use common::sessions::{call_id, calls, ndjson, response, restructure, session, verdict};
+use common::sessions::{
+    call_id, calls, ndjson, nth_call_with, response, restructure, rules_by_call, session,
+    validates_whole, verdict,
+};
 use serde_json::{Value, json};
 
 const SESSIONS: [&str; 3] = [
@@ -18,19 +21,8 @@ const SESSIONS: [&str; 3] = [
 #[test]
 fn each_http_session_validates_with_every_result_held_to_its_advertised_schema() {
     for path in SESSIONS {
-        let messages = session(path);
-        let (code, findings, summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
-        assert_eq!(code, 0, "{path}: {findings:?}");
         // A send, a deny, a batch, a call refused for its missing key, the send's replay.
-        assert_eq!(summary["documents"], 5, "{path}: {summary}");
-        assert_eq!(summary["valid"], 5, "{path}: {summary}");
-        let listed = messages
-            .iter()
-            .find(|m| m["result"]["tools"].is_array())
-            .unwrap();
-        for tool in listed["result"]["tools"].as_array().unwrap() {
-            assert!(tool["outputSchema"].is_object(), "{path}: {tool}");
-        }
+        validates_whole(path, 5);
     }
 }
 
@@ -48,12 +40,7 @@ fn results_broken_on_purpose_in_an_http_session_are_found_exactly_with_their_cal
         let denied = call_id(&messages, "send_sms", "-deny");
         let batch = call_id(&messages, "send_campaign_batch", "-batch");
         let refused = call_id(&messages, "send_sms", "\"hi\"");
-        let replayed = messages
-            .iter()
-            .filter(|m| m["params"]["arguments"].to_string().contains("-1\""))
-            .nth(1)
-            .unwrap()["id"]
-            .to_string();
+        let replayed = nth_call_with(&messages, "-1\"", 1);
         restructure(&mut response(&mut messages, &sent)["result"], |s| {
             s["messageId"] = json!(42);
         });
@@ -71,15 +58,7 @@ fn results_broken_on_purpose_in_an_http_session_are_found_exactly_with_their_cal
         let (code, findings, summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
         assert_eq!(code, 1, "{path}");
         assert_eq!(summary["invalid"], 5, "{path}: {summary}");
-        let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for finding in &findings {
-            let id = finding["callId"].as_str().expect("a call's id").to_owned();
-            assert_eq!(finding["tool"], tools[&id], "{path}: {finding}");
-            found
-                .entry(id)
-                .or_default()
-                .insert(finding["rule"].as_str().unwrap().to_owned());
-        }
+        let found = rules_by_call(&findings, &tools);
         let broken: BTreeSet<&String> = [&sent, &batch, &denied, &refused, &replayed].into();
         assert_eq!(
             found.keys().collect::<BTreeSet<_>>(),

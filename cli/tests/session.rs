@@ -10,7 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use common::atr;
-use common::sessions::{answers, call_id, calls, ndjson, response, restructure, session, verdict};
+use common::sessions::{
+    answers, call_id, calls, ndjson, nth_call_with, response, restructure, rules_by_call, session,
+    validates_whole, verdict,
+};
 use serde_json::{Value, json};
 
 const SESSIONS: [&str; 3] = [
@@ -24,19 +27,8 @@ const CONTRACTS: [&str; 4] = ["auto", "call-tool-result", "guarantee", "envelope
 #[test]
 fn each_recorded_session_validates_and_every_result_is_held_to_its_advertised_schema() {
     for path in SESSIONS {
-        let messages = session(path);
-        let (code, findings, summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
-        assert_eq!(code, 0, "{path}: {findings:?}");
-        assert_eq!(summary["documents"], 6, "{path}: {summary}");
-        assert_eq!(summary["valid"], 6, "{path}: {summary}");
-        // Both tools advertise an outputSchema: a session that lost it would not check them.
-        let listed = messages
-            .iter()
-            .find(|m| m["result"]["tools"].is_array())
-            .unwrap();
-        for tool in listed["result"]["tools"].as_array().unwrap() {
-            assert!(tool["outputSchema"].is_object(), "{path}: {tool}");
-        }
+        // Five calls and a replay; both tools advertise an outputSchema.
+        validates_whole(path, 6);
     }
 }
 
@@ -56,15 +48,7 @@ fn results_broken_on_purpose_are_found_exactly_with_their_calls() {
         let limits = call_id(&messages, "note_limits", "");
         let denied = call_id(&messages, "send_note", "note-2");
         let refused = call_id(&messages, "send_note", "note-3");
-        let replayed = messages
-            .iter()
-            .filter(|m| {
-                m["method"] == "tools/call"
-                    && m["params"]["arguments"].to_string().contains("note-1")
-            })
-            .nth(1)
-            .unwrap()["id"]
-            .to_string();
+        let replayed = nth_call_with(&messages, "note-1", 1);
         restructure(&mut response(&mut messages, &committed)["result"], |s| {
             s["noteId"] = json!(42);
         });
@@ -82,15 +66,7 @@ fn results_broken_on_purpose_are_found_exactly_with_their_calls() {
         assert_eq!(code, 1, "{path}");
         assert_eq!(summary["documents"], 6, "{path}: {summary}");
         assert_eq!(summary["invalid"], 5, "{path}: {summary}");
-        let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for finding in &findings {
-            let id = finding["callId"].as_str().expect("a call's id").to_owned();
-            assert_eq!(finding["tool"], tools[&id], "{path}: {finding}");
-            found
-                .entry(id)
-                .or_default()
-                .insert(finding["rule"].as_str().unwrap().to_owned());
-        }
+        let found = rules_by_call(&findings, &tools);
         let broken: BTreeSet<&String> = [&committed, &limits, &denied, &refused, &replayed].into();
         assert_eq!(
             found.keys().collect::<BTreeSet<_>>(),

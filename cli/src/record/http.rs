@@ -246,9 +246,9 @@ impl Body {
                 let mut size = String::new();
                 from.read_line(&mut size)?;
                 let size = size.split(';').next().unwrap_or_default().trim();
-                let mut left = usize::from_str_radix(size, 16)
+                let size = usize::from_str_radix(size, 16)
                     .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a chunk's size"))?;
-                if left == 0 {
+                if size == 0 {
                     // Trailers, to the empty line.
                     let mut line = String::new();
                     while from.read_line(&mut line)? > 0 && !line.trim_end().is_empty() {
@@ -256,28 +256,11 @@ impl Body {
                     }
                     return Ok(());
                 }
-                while left > 0 {
-                    let read = from.read(&mut buffer[..left.min(16 << 10)])?;
-                    if read == 0 {
-                        return Err(io::ErrorKind::UnexpectedEof.into());
-                    }
-                    each(&buffer[..read])?;
-                    left -= read;
-                }
+                exactly(from, size, &mut buffer, &mut each)?;
                 let mut end = String::new();
                 from.read_line(&mut end)?;
             },
-            Body::Length(mut left) => {
-                while left > 0 {
-                    let read = from.read(&mut buffer[..left.min(16 << 10)])?;
-                    if read == 0 {
-                        return Err(io::ErrorKind::UnexpectedEof.into());
-                    }
-                    each(&buffer[..read])?;
-                    left -= read;
-                }
-                Ok(())
-            }
+            Body::Length(length) => exactly(from, length, &mut buffer, &mut each),
             Body::ToTheEnd => loop {
                 let read = from.read(&mut buffer)?;
                 if read == 0 {
@@ -287,6 +270,25 @@ impl Body {
             },
         }
     }
+}
+
+/// Reads `length` bytes from `from` through `buffer`, giving each piece to `each`.
+fn exactly(
+    from: &mut impl BufRead,
+    mut length: usize,
+    buffer: &mut [u8],
+    each: &mut impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    while length > 0 {
+        let take = length.min(buffer.len());
+        let read = from.read(&mut buffer[..take])?;
+        if read == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        each(&buffer[..read])?;
+        length -= read;
+    }
+    Ok(())
 }
 
 /// The messages of a response body: the whole body (JSON), or each event's data (an event

@@ -1,6 +1,6 @@
 //! Recorded sessions as the tests read, break and check them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -84,4 +84,59 @@ pub fn restructure(result: &mut Value, change: impl FnOnce(&mut Value)) {
     change(&mut result["structuredContent"]);
     let text = result["structuredContent"].to_string();
     result["content"][0]["text"] = Value::String(text);
+}
+
+/// Whether every tool `messages`' listing names advertises an `outputSchema` (a session that
+/// lost them would check nothing against them).
+pub fn every_tool_advertises_a_schema(messages: &[Value]) -> bool {
+    let listed = messages
+        .iter()
+        .find(|m| m["result"]["tools"].is_array())
+        .expect("a listing");
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|tool| tool["outputSchema"].is_object())
+}
+
+/// The rules of `findings` by the id of the call each names, each finding's tool checked
+/// against the tool its call named (`tools`, by id).
+pub fn rules_by_call(
+    findings: &[Value],
+    tools: &HashMap<String, String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for finding in findings {
+        let id = finding["callId"].as_str().expect("a call's id").to_owned();
+        assert_eq!(finding["tool"], tools[&id], "{finding}");
+        found
+            .entry(id)
+            .or_default()
+            .insert(finding["rule"].as_str().unwrap().to_owned());
+    }
+    found
+}
+
+/// The recorded session at `path`, whole, validates: `results` tools/call results, each valid
+/// against the contract and the schema its tool advertised (and every tool advertises one).
+pub fn validates_whole(path: &str, results: u64) {
+    let messages = session(path);
+    let (code, findings, summary) = verdict(&["--ndjson", "-"], &ndjson(&messages));
+    assert_eq!(code, 0, "{path}: {findings:?}");
+    assert_eq!(summary["documents"], results, "{path}: {summary}");
+    assert_eq!(summary["valid"], results, "{path}: {summary}");
+    assert!(every_tool_advertises_a_schema(&messages), "{path}");
+}
+
+/// The id of the `n`th call (from 0) whose arguments hold `needle`.
+pub fn nth_call_with(messages: &[Value], needle: &str, n: usize) -> String {
+    messages
+        .iter()
+        .filter(|m| {
+            m["method"] == "tools/call" && m["params"]["arguments"].to_string().contains(needle)
+        })
+        .nth(n)
+        .expect("the call")["id"]
+        .to_string()
 }

@@ -101,36 +101,41 @@ fn calls(session: &Path) -> Vec<String> {
     calls
 }
 
+/// `session`, `sdk`'s recording, holds `results` tools/call results, each valid (checked
+/// against the schema its tool advertised), and passes over the rest (initialize, tools/list,
+/// the requests, the notification); the committed recording `name` asks what it asks
+/// (`UPDATE_SESSIONS=1` writes it anew).
+fn check_recording(sdk: &str, session: &Path, name: &str, results: u64) {
+    let (code, summary, text) = validate(session);
+    assert_eq!(code, 0, "{sdk}: {text}");
+    assert_eq!(summary["documents"], results, "{sdk}: {summary}");
+    assert_eq!(summary["valid"], results, "{sdk}: {summary}");
+    assert_eq!(summary["lints"], 0, "{sdk}: {summary}");
+    assert!(
+        summary["passedOver"].as_u64().unwrap() >= results + 5,
+        "{sdk}: {summary}"
+    );
+    let committed = fixtures().join(name);
+    if std::env::var_os("UPDATE_SESSIONS").is_some() {
+        std::fs::create_dir_all(fixtures()).unwrap();
+        std::fs::copy(session, &committed).unwrap();
+    }
+    assert_eq!(
+        calls(&committed),
+        calls(session),
+        "{sdk}: the committed recording asks what a session asks now \
+         (UPDATE_SESSIONS=1 records it anew)"
+    );
+}
+
 #[test]
 fn sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_schemas() {
-    let update = std::env::var_os("UPDATE_SESSIONS").is_some();
     for sdk in SDKS {
         let scratch = Scratch::new(&format!("recorded-{sdk}"));
         let session = scratch.path().join(format!("{sdk}.ndjson"));
         record(sdk, &session, &scratch.db().with_extension("notes.db"));
-        let (code, summary, text) = validate(&session);
-        assert_eq!(code, 0, "{sdk}: {text}");
-        // Six tools/call results (five calls and a replay), each checked against the schema
-        // its tool advertised; initialize, tools/list, their requests, the notification and
-        // the calls themselves passed over.
-        assert_eq!(summary["documents"], 6, "{sdk}: {summary}");
-        assert_eq!(summary["valid"], 6, "{sdk}: {summary}");
-        assert_eq!(summary["lints"], 0, "{sdk}: {summary}");
-        assert!(
-            summary["passedOver"].as_u64().unwrap() >= 11,
-            "{sdk}: {summary}"
-        );
-        let committed = fixtures().join(format!("{sdk}.ndjson"));
-        if update {
-            std::fs::create_dir_all(fixtures()).unwrap();
-            std::fs::copy(&session, &committed).unwrap();
-        }
-        assert_eq!(
-            calls(&committed),
-            calls(&session),
-            "{sdk}: the committed recording asks what a session asks now \
-             (UPDATE_SESSIONS=1 records it anew)"
-        );
+        // Five calls and a replay.
+        check_recording(sdk, &session, &format!("{sdk}.ndjson"), 6);
     }
 }
 
@@ -183,7 +188,6 @@ fn record_http(sdk: &str, out: &Path, scratch: &Scratch) -> Vec<Vec<Value>> {
 
 #[test]
 fn http_sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_schemas() {
-    let update = std::env::var_os("UPDATE_SESSIONS").is_some();
     for sdk in SDKS {
         let scratch = Scratch::new(&format!("recorded-http-{sdk}"));
         let session = scratch.path().join(format!("http-{sdk}.ndjson"));
@@ -196,25 +200,6 @@ fn http_sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_sc
             answers[1][0]["structuredContent"], answers[0][0]["structuredContent"],
             "{sdk}: the replay"
         );
-        let (code, summary, text) = validate(&session);
-        assert_eq!(code, 0, "{sdk}: {text}");
-        // Five tools/call results, each held to its tool's advertised schema; initialize,
-        // tools/list, the requests and the notification passed over.
-        assert_eq!(summary["documents"], 5, "{sdk}: {summary}\n{text}");
-        assert_eq!(summary["valid"], 5, "{sdk}: {summary}");
-        assert!(
-            summary["passedOver"].as_u64().unwrap() >= 9,
-            "{sdk}: {summary}"
-        );
-        let committed = fixtures().join(format!("http-{sdk}.ndjson"));
-        if update {
-            std::fs::copy(&session, &committed).unwrap();
-        }
-        assert_eq!(
-            calls(&committed),
-            calls(&session),
-            "{sdk}: the committed recording asks what a session asks now \
-             (UPDATE_SESSIONS=1 records it anew)"
-        );
+        check_recording(sdk, &session, &format!("http-{sdk}.ndjson"), 5);
     }
 }
