@@ -14,9 +14,11 @@ use std::sync::{Arc, Mutex};
 /// The recording, shared by every exchange.
 pub type Log = Arc<Mutex<BufWriter<File>>>;
 
-/// The headers a proxy does not pass on: each hop's own, and the framing it sets itself.
-const HOP_BY_HOP: [&str; 8] = [
+/// The headers a proxy does not pass on: each hop's own, and the framing it sets itself (a
+/// request's body is read whole before it is passed on: nothing is left to `expect`).
+const HOP_BY_HOP: [&str; 9] = [
     "connection",
+    "expect",
     "keep-alive",
     "proxy-connection",
     "te",
