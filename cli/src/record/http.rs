@@ -14,9 +14,12 @@ use std::sync::{Arc, Mutex};
 /// The recording, shared by every exchange.
 pub type Log = Arc<Mutex<BufWriter<File>>>;
 
-/// The headers a proxy does not pass on: each hop's own, and the framing it sets itself (a
-/// request's body is read whole before it is passed on: nothing is left to `expect`).
-const HOP_BY_HOP: [&str; 9] = [
+/// The headers the recorder does not pass on: each hop's own, the framing it sets itself (a
+/// request's body is read whole before it is passed on: nothing is left to `expect`), and
+/// `accept-encoding`, so that the server answers with bodies the recorder can read as they
+/// are (the client, which asked, reads those too).
+const HOP_BY_HOP: [&str; 10] = [
+    "accept-encoding",
     "connection",
     "expect",
     "keep-alive",
