@@ -7,7 +7,8 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::thread;
 
 #[test]
@@ -74,6 +75,27 @@ fn server(listener: TcpListener) -> thread::JoinHandle<Vec<(String, String)>> {
     })
 }
 
+/// `atr record --http origin`, started in scratch directory `name`: the process, the address
+/// it said it listens on, and the recording's path.
+fn recorder(name: &str, origin: &str) -> (Child, String, PathBuf) {
+    let out = common::scratch(name).join("session.ndjson");
+    let mut recorder = Command::new(common::atr_path())
+        .args(["record", "--out", out.to_str().unwrap(), "--http", origin])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    BufReader::new(recorder.stderr.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    let address = said
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("the recorder's address: {said}"))
+        .to_owned();
+    (recorder, address, out)
+}
+
 /// Sends `request` to the proxy at `address`; the response's body as the client read it.
 fn ask(address: &str, request: &str) -> String {
     let mut stream = TcpStream::connect(address).unwrap();
@@ -88,22 +110,7 @@ fn an_http_session_is_passed_through_and_written_a_message_a_line() {
     let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", upstream.local_addr().unwrap());
     let seen = server(upstream);
-    let dir = common::scratch("record-http");
-    let out = dir.join("session.ndjson");
-    let mut recorder = Command::new(common::atr_path())
-        .args(["record", "--out", out.to_str().unwrap(), "--http", &origin])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = String::new();
-    BufReader::new(recorder.stderr.take().unwrap())
-        .read_line(&mut said)
-        .unwrap();
-    let address = said
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://"))
-        .unwrap()
-        .to_owned();
+    let (mut recorder, address, out) = recorder("record-http", &origin);
 
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
     let listed = ask(
@@ -159,4 +166,24 @@ fn an_http_session_is_passed_through_and_written_a_message_a_line() {
             r#"{"jsonrpc":"2.0", "id":2,"result":{"content":[]}}"#,
         ]
     );
+}
+
+#[test]
+fn a_server_that_is_not_there_is_a_bad_gateway() {
+    // A port nothing listens on: bound, then let go.
+    let gone = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (mut recorder, address, _) = recorder("record-gone", &format!("http://{gone}"));
+    let mut stream = TcpStream::connect(&address).unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    assert!(response.starts_with("HTTP/1.1 502 "), "{response}");
+    assert!(response.contains("cannot reach"), "{response}");
 }

@@ -169,7 +169,20 @@ fn exchange(client: TcpStream, authority: &str, log: &Log) -> io::Result<()> {
     if request.json() {
         record(log, &body)?;
     }
-    let mut upstream = TcpStream::connect(authority)?;
+    let mut upstream = match TcpStream::connect(authority) {
+        Ok(upstream) => upstream,
+        Err(err) => {
+            // The server is not there: the client is told so, as a gateway tells it.
+            let said = format!("atr record: cannot reach {authority}: {err}\n");
+            write!(
+                to_client,
+                "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{said}",
+                said.len()
+            )?;
+            return to_client.flush();
+        }
+    };
     request.write(
         &mut upstream,
         &[
