@@ -308,6 +308,40 @@ impl Conn<'_> {
         }
     }
 
+    /// Runs a query in a transaction of its own whose commit does not wait for the server to
+    /// flush it to disk or to a standby (`synchronous_commit = off`); returns its rows. For a
+    /// count that many calls take their turn at (an account's rate limit): its row is free
+    /// for the next as soon as the commit is made, not once it is flushed. What a crash can
+    /// lose is bounded: the commit of any call made after the count flushes the count with it
+    /// (the log is flushed in order), so only counts of calls that wrote nothing since, in the
+    /// last moments before the crash, are lost. The `BEGIN`, the query and the `COMMIT` go
+    /// together, one round trip as a lone statement is. On SQLite, the query alone.
+    pub async fn query_unflushed(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
+        match self {
+            Conn::Sqlite(held) => sqlite_query(&held.connection, sql, args),
+            Conn::Postgres(conn) => {
+                let begin = format!(
+                    "{}; SET LOCAL synchronous_commit = off",
+                    conn.settings.begin()
+                );
+                conn.bounded(async |client: &Object| {
+                    // Polled together, the three are sent in this order without waiting for
+                    // one another; a query that fails makes the COMMIT a rollback.
+                    let (opened, rows, committed) = tokio::join!(
+                        client.batch_execute(&begin),
+                        pg_query(client, sql, args),
+                        client.batch_execute("COMMIT"),
+                    );
+                    opened?;
+                    let rows = rows?;
+                    committed?;
+                    Ok(rows)
+                })
+                .await
+            }
+        }
+    }
+
     /// Runs a query; returns its rows.
     pub async fn query(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
         match self {

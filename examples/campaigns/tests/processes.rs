@@ -424,8 +424,69 @@ fn mcp_sessions_on_two_processes_read_one_campaign() {
 fn one_rate_limit_per_account_across_three_processes() {
     let server = Postgres::start();
     let url = server.database("campaigns_rates");
-    let services = three_services(&url, &["--rate-limit", "4", "--rate-window-secs", "120"]);
-    let provider = Provider::connect(&url);
+    one_rate_limit_per_account(&url);
+}
+
+/// The same limit through PgBouncer in transaction mode: each count is a transaction of its
+/// own (its commit not waiting for a flush, set for that transaction alone), whichever server
+/// connection it lands on.
+#[test]
+fn one_rate_limit_per_account_through_pgbouncer_in_transaction_mode() {
+    let server = Postgres::start();
+    server.database("campaigns_rates_pooled");
+    let bouncer = PgBouncer::transaction_mode(server.port(), 2);
+    one_rate_limit_per_account(&bouncer.url("campaigns_rates_pooled"));
+    let log = bouncer.log();
+    assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
+}
+
+/// What a count's transaction sets stays in it: through PgBouncer with one server connection
+/// (so every transaction lands on the same one), a query run as a count sees its commit not
+/// waiting for a flush and the service's lock timeout, and the next statement sees the
+/// server's own settings; a count that fails is an error, and the statement after it runs.
+#[test]
+fn a_counts_settings_stay_in_its_transaction() {
+    let server = Postgres::start();
+    server.database("campaigns_count_settings");
+    let bouncer = PgBouncer::transaction_mode(server.port(), 1);
+    let url = bouncer.url("campaigns_count_settings");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let target = campaigns::db::Target::parse(&url);
+        let db = campaigns::db::Db::open(&target, "", 2, Duration::from_secs(3))
+            .await
+            .unwrap();
+        let settings =
+            "SELECT current_setting('synchronous_commit'), current_setting('lock_timeout')";
+        let row = |rows: Vec<campaigns::sql::Row>| {
+            let row = &rows[0];
+            (row.text(0), row.text(1))
+        };
+        let mut conn = db.conn().await.unwrap();
+        let counted = conn.query_unflushed(settings, &[]).await.unwrap();
+        assert_eq!(row(counted), ("off".to_owned(), "3s".to_owned()));
+        let alone = conn.query(settings, &[]).await.unwrap();
+        assert_eq!(row(alone), ("on".to_owned(), "0".to_owned()));
+        drop(conn);
+
+        let mut conn = db.conn().await.unwrap();
+        let failed = conn
+            .query_unflushed("SELECT CAST('not a number' AS INT)", &[])
+            .await;
+        assert!(failed.is_err());
+        drop(conn);
+        // The one server connection is not left in a failed transaction.
+        let after = db.conn().await.unwrap().query(settings, &[]).await.unwrap();
+        assert_eq!(row(after), ("on".to_owned(), "0".to_owned()));
+    });
+    let log = bouncer.log();
+    assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
+}
+
+/// Three processes on `url` limited to 4 calls of an account per 120 s.
+fn one_rate_limit_per_account(url: &str) {
+    let services = three_services(url, &["--rate-limit", "4", "--rate-window-secs", "120"]);
+    let provider = Provider::connect(url);
     let sms = |n: usize| json!({ "to": support::numbers(n + 1)[n], "body": "Your code is 4411" });
     let answers: Vec<_> = (0..12)
         .map(|n| services[n % 3].call_as("token-a", "send_sms", &format!("rate-{n}"), &sms(n)))

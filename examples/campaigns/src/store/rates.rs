@@ -1,6 +1,8 @@
 //! Each account's rate limit, counted in the database every process shares: one statement a
 //! call, which takes the account's row (so that two processes counting at once count one
-//! after the other) and answers whether the call is admitted.
+//! after the other) and answers whether the call is admitted. Its commit does not wait for a
+//! flush ([`crate::db::Conn::query_unflushed`]): the account's next call takes the row as
+//! soon as the count is made, and the call's own commit makes the count durable with it.
 
 use std::time::Duration;
 
@@ -68,7 +70,7 @@ impl Store {
         let rows = self
             .writer()
             .await?
-            .query(COUNT, &[account.into(), period_us.into(), window_us.into()])
+            .query_unflushed(COUNT, &[account.into(), period_us.into(), window_us.into()])
             .await?;
         let row = rows.first().ok_or(DbError::NoRow("rate_limits"))?;
         let (tat, now, admitted) = (row.int(0), row.int(1), row.int(2) == 1);
