@@ -34,10 +34,16 @@ fn three_processes_agree_and_run_every_key_once() {
 /// connections for all of them: every transaction may land on another server connection.
 #[test]
 fn three_processes_agree_through_pgbouncer_in_transaction_mode() {
+    through_pgbouncer("campaigns_pooled", 2, three_processes_agree);
+}
+
+/// Runs `test` on the database `name` through PgBouncer in transaction mode with `servers`
+/// server connections, and checks that the pooler logged no error.
+fn through_pgbouncer(name: &str, servers: u32, test: impl FnOnce(&str)) {
     let server = Postgres::start();
-    server.database("campaigns_pooled");
-    let bouncer = PgBouncer::transaction_mode(server.port(), 2);
-    three_processes_agree(&bouncer.url("campaigns_pooled"));
+    server.database(name);
+    let bouncer = PgBouncer::transaction_mode(server.port(), servers);
+    test(&bouncer.url(name));
     let log = bouncer.log();
     assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
 }
@@ -432,12 +438,7 @@ fn one_rate_limit_per_account_across_three_processes() {
 /// connection it lands on.
 #[test]
 fn one_rate_limit_per_account_through_pgbouncer_in_transaction_mode() {
-    let server = Postgres::start();
-    server.database("campaigns_rates_pooled");
-    let bouncer = PgBouncer::transaction_mode(server.port(), 2);
-    one_rate_limit_per_account(&bouncer.url("campaigns_rates_pooled"));
-    let log = bouncer.log();
-    assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
+    through_pgbouncer("campaigns_rates_pooled", 2, one_rate_limit_per_account);
 }
 
 /// What a count's transaction sets stays in it: through PgBouncer with one server connection
@@ -446,13 +447,13 @@ fn one_rate_limit_per_account_through_pgbouncer_in_transaction_mode() {
 /// server's own settings; a count that fails is an error, and the statement after it runs.
 #[test]
 fn a_counts_settings_stay_in_its_transaction() {
-    let server = Postgres::start();
-    server.database("campaigns_count_settings");
-    let bouncer = PgBouncer::transaction_mode(server.port(), 1);
-    let url = bouncer.url("campaigns_count_settings");
+    through_pgbouncer("campaigns_count_settings", 1, count_settings);
+}
+
+fn count_settings(url: &str) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let target = campaigns::db::Target::parse(&url);
+        let target = campaigns::db::Target::parse(url);
         let db = campaigns::db::Db::open(&target, "", 2, Duration::from_secs(3))
             .await
             .unwrap();
@@ -479,8 +480,6 @@ fn a_counts_settings_stay_in_its_transaction() {
         let after = db.conn().await.unwrap().query(settings, &[]).await.unwrap();
         assert_eq!(row(after), ("on".to_owned(), "0".to_owned()));
     });
-    let log = bouncer.log();
-    assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
 }
 
 /// Three processes on `url` limited to 4 calls of an account per 120 s.
