@@ -4,11 +4,13 @@
 //! lines, and a problem the HTTP layer answered, which holds no message).
 
 mod common;
+#[path = "../../tests/support/recorder.rs"]
+mod recorder;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::thread;
 
 #[test]
@@ -79,20 +81,8 @@ fn server(listener: TcpListener) -> thread::JoinHandle<Vec<(String, String)>> {
 /// it said it listens on, and the recording's path.
 fn recorder(name: &str, origin: &str) -> (Child, String, PathBuf) {
     let out = common::scratch(name).join("session.ndjson");
-    let mut recorder = Command::new(common::atr_path())
-        .args(["record", "--out", out.to_str().unwrap(), "--http", origin])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = String::new();
-    BufReader::new(recorder.stderr.take().unwrap())
-        .read_line(&mut said)
-        .unwrap();
-    let address = said
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("the recorder's address: {said}"))
-        .to_owned();
+    let (recorder, address) = recorder::start(&common::atr_path(), &out, origin);
+    let address = address.trim_start_matches("http://").to_owned();
     (recorder, address, out)
 }
 

@@ -11,11 +11,12 @@
 //! anew. Without it, the test checks that each committed recording holds the same calls of
 //! the same tools as the session it just recorded.
 
+#[path = "../../../tests/support/recorder.rs"]
+mod recorder;
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 use support::Scratch;
@@ -144,27 +145,7 @@ fn sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_schemas
 fn record_http(sdk: &str, out: &Path, scratch: &Scratch) -> Vec<Vec<Value>> {
     let service = support::Service::start(scratch.db(), &["--opt-out", OPTED_OUT]);
     let atr = support::workspace_binary(&[], "atr");
-    let mut recorder = Command::new(atr)
-        .args([
-            "record",
-            "--out",
-            out.to_str().unwrap(),
-            "--http",
-            &service.base,
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = String::new();
-    BufReader::new(recorder.stderr.take().unwrap())
-        .read_line(&mut said)
-        .unwrap();
-    // "atr: recording http://127.0.0.1:PORT for ..."
-    let proxy = said
-        .split_whitespace()
-        .find(|word| word.starts_with("http://"))
-        .unwrap_or_else(|| panic!("the recorder's address: {said}"))
-        .to_owned();
+    let (mut recorder, proxy) = recorder::start(&atr, out, &service.base);
     let url = format!("{proxy}/mcp");
     let steps = serde_json::json!([
         [
