@@ -115,6 +115,13 @@ pub enum Message<'a> {
 static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("jsonrpc"));
 static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
 
+/// What a line of a server-sent event stream (Streamable HTTP's answer) carries in its `data:`
+/// field, one leading space dropped; `None` for any other line.
+pub fn event_data(line: &[u8]) -> Option<&[u8]> {
+    let data = line.strip_prefix(b"data:")?;
+    Some(data.strip_prefix(b" ").unwrap_or(data))
+}
+
 /// Reads `text` as JSON-RPC. A document that is not JSON, or names no `jsonrpc`, is
 /// [`Line::NotJsonRpc`], and the checks of the document say what is wrong with it.
 ///
@@ -444,31 +451,24 @@ mod tests {
         }
     }
 
+    /// The text of the result of `line`'s first message, as the first reading delimits it.
+    fn first_result(line: &str) -> &str {
+        match read(line) {
+            Line::Messages(messages) => match messages[0] {
+                Message::Result { text, .. } => text,
+                ref other => panic!("{line}: {other:?}"),
+            },
+            Line::NotJsonRpc => panic!("{line}: not JSON-RPC"),
+        }
+    }
+
     /// A result that is not the last member is not taken to run to the end.
     #[test]
     fn a_result_is_read_to_the_end_only_when_it_is_last() {
         let last = r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1]}} "#;
-        let Line::Messages(messages) = read(last) else {
-            panic!()
-        };
-        assert!(matches!(
-            messages[0],
-            Message::Result {
-                text: r#"{"a":[1]}"#,
-                ..
-            }
-        ));
+        assert_eq!(first_result(last), r#"{"a":[1]}"#);
         let not_last = r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1]},"x":{}}"#;
-        let Line::Messages(messages) = read(not_last) else {
-            panic!()
-        };
-        assert!(matches!(
-            messages[0],
-            Message::Result {
-                text: r#"{"a":[1]},"x":{}"#,
-                ..
-            }
-        ));
+        assert_eq!(first_result(not_last), r#"{"a":[1]},"x":{}"#);
         assert!(matches!(
             one(not_last),
             Message::Result {
@@ -478,16 +478,7 @@ mod tests {
         ));
         // Before `jsonrpc` and `id`, a result is delimited at once.
         let first = r#"{"result":{"a":[1]},"jsonrpc":"2.0","id":1}"#;
-        let Line::Messages(messages) = read(first) else {
-            panic!()
-        };
-        assert!(matches!(
-            messages[0],
-            Message::Result {
-                text: r#"{"a":[1]}"#,
-                ..
-            }
-        ));
+        assert_eq!(first_result(first), r#"{"a":[1]}"#);
     }
 
     fn is_broken(message: &Message<'_>) -> bool {

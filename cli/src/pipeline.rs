@@ -319,8 +319,8 @@ fn check_lines(
 /// The document a line holds: the line itself, or what a server-sent event's `data:` field
 /// carries; `None` for the event's other fields, which hold no document.
 fn sse_data(line: &[u8]) -> Option<&[u8]> {
-    if let Some(data) = line.strip_prefix(b"data:") {
-        return Some(data.strip_prefix(b" ").unwrap_or(data));
+    if let Some(data) = crate::jsonrpc::event_data(line) {
+        return Some(data);
     }
     let field = [&b"event:"[..], b"id:", b"retry:", b":"]
         .iter()

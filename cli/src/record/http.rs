@@ -346,12 +346,11 @@ impl Messages {
             if line.is_empty() {
                 // The event is complete: its data is one message.
                 record(log, &std::mem::take(&mut self.data))?;
-            } else if let Some(data) = line.strip_prefix(b"data:") {
+            } else if let Some(data) = crate::jsonrpc::event_data(line) {
                 if !self.data.is_empty() {
                     self.data.push(b'\n');
                 }
-                self.data
-                    .extend_from_slice(data.strip_prefix(b" ").unwrap_or(data));
+                self.data.extend_from_slice(data);
             }
         }
         Ok(())
