@@ -17,7 +17,9 @@
 
 use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, Tally};
 use agent_tool_result::registry::Registry;
-use agent_tool_result::replay::{Done, GuaranteeTool, Operation, Sequence, SqliteLedger};
+use agent_tool_result::replay::{
+    Done, GuaranteeTool, Operation, OperationFields, Sequence, SqliteLedger,
+};
 use agent_tool_result::{Envelope, Hints};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{ServerCapabilities, ServerConfig};
@@ -43,6 +45,14 @@ pub struct Noted {
     pub note_id: String,
 }
 
+impl OperationFields for Noted {
+    fn of_operation(id: &str) -> Self {
+        Noted {
+            note_id: id.to_owned(),
+        }
+    }
+}
+
 /// The guarantee tool: its name, once, its hints, its types and its effect.
 pub struct SendNote;
 
@@ -51,6 +61,8 @@ impl GuaranteeTool for SendNote {
     const DESCRIPTION: &'static str =
         "Sends a note. An opted-out number is denied by contact policy (isError, no fields).";
     const OPERATION: &'static str = "note";
+    /// An abandoned note is looked up by id (a lookup this demo leaves out).
+    const LOOKUP: &'static str = "lookup_note";
     /// A note adds to the world and reaches a person: not destructive, open-world.
     const HINTS: Hints = Hints::new().destructive(false);
     type Arguments = NoteArgs;
@@ -61,10 +73,7 @@ impl GuaranteeTool for SendNote {
             return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
         }
         // The effect goes here, under `operation.lease()`'s fence; this demo sends nothing.
-        let noted = Noted {
-            note_id: operation.id().to_owned(),
-        };
-        GuaranteeResult::committed_with(Tally::sent(1), noted).into()
+        GuaranteeResult::committed_with(Tally::sent(1), Noted::of_operation(operation.id())).into()
     }
 }
 

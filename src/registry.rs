@@ -29,7 +29,9 @@
 //! ```
 //! use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, Tally};
 //! use agent_tool_result::registry::{EnvelopeTool, Principal, Registry};
-//! use agent_tool_result::replay::{Done, GuaranteeTool, MemoryLedger, Operation, Sequence};
+//! use agent_tool_result::replay::{
+//!     Done, GuaranteeTool, MemoryLedger, Operation, OperationFields, Sequence,
+//! };
 //! use agent_tool_result::{Envelope, Hints};
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
@@ -45,12 +47,21 @@
 //!     message_id: String,
 //! }
 //!
+//! // The field naming the operation, named once: the answer and an abandoned key's
+//! // `unknown` both carry it.
+//! impl OperationFields for Sent {
+//!     fn of_operation(id: &str) -> Self {
+//!         Sent { message_id: id.to_owned() }
+//!     }
+//! }
+//!
 //! struct SendSms;
 //!
 //! impl GuaranteeTool for SendSms {
 //!     const NAME: &'static str = "send_sms";
 //!     const DESCRIPTION: &'static str = "Sends one SMS.";
 //!     const OPERATION: &'static str = "msg";
+//!     const LOOKUP: &'static str = LookupSms::NAME;
 //!     const HINTS: Hints = Hints::new().destructive(false);
 //!     type Arguments = SmsArgs;
 //!     type Fields = Sent;
@@ -59,8 +70,7 @@
 //!         if args.to == "+15550100" {
 //!             return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
 //!         }
-//!         let sent = Sent { message_id: operation.id().to_owned() };
-//!         GuaranteeResult::committed_with(Tally::sent(1), sent).into()
+//!         GuaranteeResult::committed_with(Tally::sent(1), Sent::of_operation(operation.id())).into()
 //!     }
 //! }
 //!
@@ -110,6 +120,7 @@ use serde_json::Value;
 
 use crate::guarantee::Refusal;
 use crate::guarantee::fields::{CONTRACT_FIELDS, is_problem_member};
+use crate::replay::arguments_misfit;
 use crate::replay::{
     AssumeStarted, EffectProbe, GuaranteeTool, IdempotencyKey, Ledger, Reply, Sequence,
 };
@@ -229,8 +240,13 @@ pub trait EnvelopeTool: Send + Sync + 'static {
 /// A future a route awaits.
 type Boxed<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// A guarantee tool's call, its arguments as they came: the sequence's reply.
-type ServeKeyed = dyn Fn(Principal, IdempotencyKey, Value) -> Boxed<Reply> + Send + Sync;
+/// Whether a guarantee call that would run may go on: asked once, by the sequence, after its
+/// key is begun (a replay never asks).
+type AdmitOnce = Box<dyn FnOnce() -> Boxed<Result<(), Refusal>> + Send>;
+
+/// A guarantee tool's call, its arguments as they came, and its admission: the sequence's
+/// reply.
+type ServeKeyed = dyn Fn(Principal, IdempotencyKey, Value, AdmitOnce) -> Boxed<Reply> + Send + Sync;
 
 /// An envelope tool's call: its envelope, or why the service could not answer.
 type ServeEnvelope =
@@ -405,12 +421,14 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
     {
         check_fields_type::<T::Fields>(T::NAME);
         let tool = Arc::new(tool);
+        // Its abandoned keys are its own to recover, in the background too.
+        self.sequence.declare(&tool);
         let sequence = Arc::clone(&self.sequence);
-        let serve: Arc<ServeKeyed> = Arc::new(move |principal, key, arguments| {
+        let serve: Arc<ServeKeyed> = Arc::new(move |principal, key, arguments, admit| {
             let (tool, sequence) = (Arc::clone(&tool), Arc::clone(&sequence));
             Box::pin(async move {
                 sequence
-                    .serve(&*tool, principal.as_str(), key, arguments)
+                    .serve_admitted(&tool, principal.as_str(), key, arguments, admit)
                     .await
             })
         });
@@ -467,7 +485,12 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
                 Box::pin(async move {
                     let arguments = match serde_path_to_error::deserialize(arguments) {
                         Ok(arguments) => arguments,
-                        Err(err) => return Ok(bad_arguments(&err)),
+                        Err(err) => {
+                            return Ok(Envelope::failure(crate::ToolError::new(
+                                crate::Classified::BAD_ARGUMENTS,
+                                arguments_misfit(err),
+                            )));
+                        }
                     };
                     match tool.run(arguments, &principal).await {
                         Ok(envelope) => Ok(envelope
@@ -547,44 +570,44 @@ fn envelope_mcp_tool<T: EnvelopeTool>() -> rmcp::model::Tool {
     .with_raw_output_schema(Envelope::<T::Output>::rmcp_output_schema())
 }
 
-/// The envelope of arguments that do not fit the tool's input schema, naming the argument.
-fn bad_arguments(err: &serde_path_to_error::Error<serde_json::Error>) -> Envelope<Value> {
-    let path = err.path().to_string();
-    let detail = if path == "." {
-        format!(
-            "the arguments do not fit the tool's input schema: {}",
-            err.inner()
-        )
-    } else {
-        format!("`{path}`: {}", err.inner())
-    };
-    Envelope::failure(crate::ToolError::new(
-        crate::Classified::BAD_ARGUMENTS,
-        detail,
-    ))
-}
-
-/// Runs a guarantee call that passed the transport: admission first, then the one entry
-/// into the sequence.
+/// Runs a guarantee call that passed the transport, in the one order of every transport: its
+/// key checked (a missing or malformed one refused, and counted, before anything else), then
+/// the one entry into the sequence, which answers a settled key's replay before it asks the
+/// admission. Returns the reply, and the admission when it was asked.
 async fn serve_keyed(
     shared: &Shared,
-    name: &str,
+    name: &'static str,
     serve: &ServeKeyed,
     principal: Principal,
     key: Result<IdempotencyKey, crate::replay::InvalidKey>,
     arguments: Value,
-) -> (Reply, Admission) {
-    let admission = shared.admit(name, &principal).await;
-    if let Some(refusal) = admission.refusal() {
-        crate::replay::telemetry::refused_before(name, principal.as_str(), refusal);
-        return (refusal.clone().into(), admission);
-    }
-    match key {
-        Ok(key) => (serve(principal, key, arguments).await, admission),
+) -> (Reply, Option<Admission>) {
+    let key = match key {
+        Ok(key) => key,
         Err(err) => {
             let refusal = err.refusal();
             crate::replay::telemetry::refused_before(name, principal.as_str(), &refusal);
-            (refusal.into(), admission)
+            return (refusal.into(), None);
         }
-    }
+    };
+    let asked = Arc::new(std::sync::Mutex::new(None));
+    let admit: AdmitOnce = {
+        let (shared, principal, asked) = (shared.clone(), principal.clone(), Arc::clone(&asked));
+        Box::new(move || {
+            Box::pin(async move {
+                let admission = shared.admit(name, &principal).await;
+                let refused = admission.refusal().cloned();
+                *asked
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(admission);
+                refused.map_or(Ok(()), Err)
+            })
+        })
+    };
+    let reply = serve(principal, key, arguments, admit).await;
+    let admission = asked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    (reply, admission)
 }

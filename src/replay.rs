@@ -140,12 +140,7 @@
 //! ```
 
 mod call;
-#[cfg(feature = "postgres")]
-mod coalesce;
-#[cfg(feature = "postgres")]
-mod connections;
-#[cfg(feature = "postgres")]
-mod durability;
+mod done;
 mod fence;
 mod fingerprint;
 mod join;
@@ -156,26 +151,18 @@ mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod probe;
+mod recovery;
 mod reply;
 mod scope;
 mod sequence;
-#[cfg(feature = "postgres")]
-mod settings;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod stored;
 pub mod telemetry;
 mod tool;
-#[cfg(feature = "sqlite")]
-mod worker;
 
 pub use call::Call;
-#[cfg(feature = "postgres")]
-#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use connections::PostgresError;
-#[cfg(feature = "postgres")]
-#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use durability::Durability;
+pub use done::Done;
 pub use fence::{EffectKey, Fence};
 pub use fingerprint::{Fingerprint, InvalidFingerprint, canonical_json};
 pub use key::{IdempotencyKey, InvalidKey, InvalidKeyKind, MAX_KEY_LEN, MCP_ARGUMENT};
@@ -186,17 +173,24 @@ pub use ledger::{
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::connections::PostgresError;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::durability::Durability;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::settings::TransactionSettings;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::transaction::PostgresTransaction;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{DEFAULT_TIMEOUT, PostgresLedger};
-pub use probe::{AssumeStarted, Done, EffectProbe};
+pub use probe::{AssumeStarted, EffectProbe};
+pub use recovery::{OperationFields, Recovered, RecoveryError};
 pub use reply::{Reply, ReplyKind};
 pub use scope::Scope;
 pub use sequence::{Sequence, Settled};
-#[cfg(feature = "postgres")]
-#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use settings::TransactionSettings;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::transaction::SqliteTransaction;
@@ -204,6 +198,8 @@ pub use sqlite::transaction::SqliteTransaction;
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::{SqliteError, SqliteLedger};
 pub use stored::{StoredAnswer, UnreadableAnswer};
+#[cfg(feature = "schemars")]
+pub(crate) use tool::arguments_misfit;
 #[cfg(feature = "rmcp")]
 pub(crate) use tool::read_arguments;
 pub use tool::{GuaranteeTool, Operation};

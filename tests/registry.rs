@@ -13,7 +13,9 @@ use agent_tool_result::http::RestProfile;
 use agent_tool_result::http::openapi::OpenApi;
 use agent_tool_result::http::ratelimit::Quota;
 use agent_tool_result::registry::{Admission, EnvelopeTool, Principal, Registry};
-use agent_tool_result::replay::{Done, GuaranteeTool, MemoryLedger, Operation, Sequence};
+use agent_tool_result::replay::{
+    Done, GuaranteeTool, MemoryLedger, Operation, OperationFields, Sequence,
+};
 use agent_tool_result::{Envelope, Hints};
 use rmcp::ServiceExt;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -35,6 +37,14 @@ struct Noted {
     note_id: String,
 }
 
+impl OperationFields for Noted {
+    fn of_operation(id: &str) -> Self {
+        Noted {
+            note_id: id.to_owned(),
+        }
+    }
+}
+
 /// A guarantee tool counting its effects, so a second run would show.
 struct SendNote(Arc<AtomicUsize>);
 
@@ -42,6 +52,7 @@ impl GuaranteeTool for SendNote {
     const NAME: &'static str = "send_note";
     const DESCRIPTION: &'static str = "Sends a note.";
     const OPERATION: &'static str = "note";
+    const LOOKUP: &'static str = LookupNote::NAME;
     const HINTS: Hints = Hints::new().destructive(false);
     type Arguments = NoteArgs;
     type Fields = Noted;
@@ -51,10 +62,7 @@ impl GuaranteeTool for SendNote {
             return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
         }
         self.0.fetch_add(1, Ordering::SeqCst);
-        let noted = Noted {
-            note_id: operation.id().to_owned(),
-        };
-        GuaranteeResult::committed_with(Tally::sent(1), noted).into()
+        GuaranteeResult::committed_with(Tally::sent(1), Noted::of_operation(operation.id())).into()
     }
 }
 
@@ -333,6 +341,118 @@ async fn a_tool_listed_once_is_served_over_rest_and_mcp_and_documented() {
     server.cancel().await.unwrap();
 }
 
+/// One order for a keyed call on both transports: a settled key's replay is answered before
+/// the account's admission (it does no work and spends no quota), byte for byte, while a new
+/// call at the limit is refused 429 with `Retry-After`; a key refused as malformed is never
+/// counted against the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_at_the_accounts_limit_answers_its_stored_answer_on_rest_and_mcp() {
+    let sent = Arc::new(AtomicUsize::new(0));
+    let at_limit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let asked = Arc::new(AtomicUsize::new(0));
+    let quota = Quota::new("per-account", 4, std::time::Duration::from_secs(60)).unwrap();
+    let tools = {
+        let (at_limit, asked) = (Arc::clone(&at_limit), Arc::clone(&asked));
+        Registry::new(Sequence::new(MemoryLedger::new()))
+            .with_tools_path("/v1/tools")
+            .with_default_principal("acct_1")
+            .with_admission(move |_tool, _principal| {
+                asked.fetch_add(1, Ordering::SeqCst);
+                std::future::ready(if at_limit.load(Ordering::SeqCst) {
+                    let refusal = Refusal::new(RefusalKind::RateLimited, "over the limit")
+                        .with_retry_after(std::time::Duration::from_secs(30));
+                    Admission::refused(refusal).with_rate_limit(
+                        &quota,
+                        0,
+                        std::time::Duration::from_secs(30),
+                    )
+                } else {
+                    Admission::admitted().with_rate_limit(
+                        &quota,
+                        3,
+                        std::time::Duration::from_secs(15),
+                    )
+                })
+            })
+            .guarantee(SendNote(Arc::clone(&sent)))
+            .lookup(LookupNote, "/v1/notes/{noteId}")
+    };
+    let base = serve_rest(&tools).await;
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let (server, client) = tokio::join!(Server::new(&tools).serve(server_io), ().serve(client_io));
+    let (server, client) = (server.unwrap(), client.unwrap());
+    let url = format!("{base}/v1/tools/send_note");
+    let body = json!({ "to": "+15550199" });
+
+    let first = http("POST", &url, &[("idempotency-key", "\"k-1\"")], Some(&body));
+    assert_eq!(first.status(), 200);
+    let over_mcp = |key: &str| {
+        client.call_tool(
+            CallToolRequestParams::new("send_note").with_arguments(
+                json!({ "to": "+15550199", "idempotencyKey": key })
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+    };
+    let first_mcp = over_mcp("k-2").await.unwrap();
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+
+    at_limit.store(true, Ordering::SeqCst);
+    for _ in 0..3 {
+        let again = http("POST", &url, &[("idempotency-key", "\"k-1\"")], Some(&body));
+        assert_eq!(again.status(), 200);
+        assert_eq!(
+            again.body(),
+            first.body(),
+            "the stored answer, byte for byte"
+        );
+        assert_eq!(again.headers()["idempotent-replayed"], "true");
+        let again_mcp = over_mcp("k-2").await.unwrap();
+        assert_eq!(again_mcp.structured_content, first_mcp.structured_content);
+        assert_eq!(again_mcp.content, first_mcp.content);
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "a replay spends no quota");
+    assert_eq!(sent.load(Ordering::SeqCst), 2);
+
+    // A new call at the limit: 429 with Retry-After and the RateLimit fields; the same
+    // refusal over MCP. Its key stays free for later.
+    let limited = http("POST", &url, &[("idempotency-key", "\"k-3\"")], Some(&body));
+    assert_eq!(limited.status(), 429);
+    assert!(limited.headers().contains_key("retry-after"));
+    assert_eq!(limited.headers()["ratelimit"], "\"per-account\";r=0;t=30");
+    let limited_mcp = over_mcp("k-4").await.unwrap();
+    assert_eq!(limited_mcp.is_error, Some(true));
+    assert_eq!(
+        limited_mcp.structured_content.unwrap()["status"],
+        429,
+        "the rate-limited refusal"
+    );
+    assert_eq!(sent.load(Ordering::SeqCst), 2);
+    at_limit.store(false, Ordering::SeqCst);
+    let later = http("POST", &url, &[("idempotency-key", "\"k-3\"")], Some(&body));
+    assert_eq!(later.status(), 200);
+    assert_eq!(sent.load(Ordering::SeqCst), 3);
+
+    // A malformed key is refused before the admission, on both transports.
+    let asked_before = asked.load(Ordering::SeqCst);
+    let bad = http("POST", &url, &[("idempotency-key", "k-5")], Some(&body));
+    assert_eq!(bad.status(), 400);
+    let missing = client
+        .call_tool(
+            CallToolRequestParams::new("send_note")
+                .with_arguments(body.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(missing.structured_content.unwrap()["status"], 400);
+    assert_eq!(asked.load(Ordering::SeqCst), asked_before);
+
+    client.cancel().await.unwrap();
+    server.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_call_no_authentication_reached_is_refused() {
     let tools = Registry::new(Sequence::new(MemoryLedger::new()))
@@ -364,12 +484,21 @@ struct Clashing {
     settlement: String,
 }
 
+impl OperationFields for Clashing {
+    fn of_operation(id: &str) -> Self {
+        Clashing {
+            settlement: id.to_owned(),
+        }
+    }
+}
+
 struct Clash;
 
 impl GuaranteeTool for Clash {
     const NAME: &'static str = "clash";
     const DESCRIPTION: &'static str = "Names a contract field.";
     const OPERATION: &'static str = "c";
+    const LOOKUP: &'static str = "lookup_clash";
     type Arguments = NoteArgs;
     type Fields = Clashing;
 

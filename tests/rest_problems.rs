@@ -16,7 +16,7 @@ use agent_tool_result::http::layers::ProblemLayer;
 use agent_tool_result::http::problem::Problem;
 use agent_tool_result::http::{KeyedJson, RestOutcome, classify};
 use agent_tool_result::replay::{Call, IdempotencyKey, MemoryLedger, Reply, Sequence};
-use agent_tool_result::replay::{Done, GuaranteeTool, Operation};
+use agent_tool_result::replay::{Done, GuaranteeTool, Operation, OperationFields};
 use axum::{Json, extract::State};
 use serde_json::Value;
 use server::Server;
@@ -56,10 +56,19 @@ struct Noted {
     note_id: String,
 }
 
+impl OperationFields for Noted {
+    fn of_operation(id: &str) -> Self {
+        Noted {
+            note_id: id.to_owned(),
+        }
+    }
+}
+
 impl GuaranteeTool for SendNote {
     const NAME: &'static str = "send_note";
     const DESCRIPTION: &'static str = "Sends a note.";
     const OPERATION: &'static str = "note";
+    const LOOKUP: &'static str = "lookup_note";
     type Arguments = NoteArgs;
     type Fields = Noted;
 
@@ -67,12 +76,9 @@ impl GuaranteeTool for SendNote {
         if args.to == "+15550100" {
             return Done::Answer(GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into());
         }
-        let noted = Noted {
-            note_id: operation.id().to_owned(),
-        };
         Done::Answer(
             GuaranteeResult::committed()
-                .with_fields(noted)
+                .with_fields(Noted::of_operation(operation.id()))
                 .expect("no contract field")
                 .into(),
         )
@@ -81,13 +87,14 @@ impl GuaranteeTool for SendNote {
 
 fn app() -> axum::Router {
     let sequence = Arc::new(Sequence::new(MemoryLedger::new()));
+    let note = Arc::new(SendNote);
     axum::Router::new()
         .route("/tools/send_sms", axum::routing::post(send_sms))
         .route(
             &format!("/tools/{}", SendNote::NAME),
             axum::routing::post(
-                |State(sequence): State<Arc<Sequence<MemoryLedger>>>, call: KeyedJson| async move {
-                    call.serve(&sequence, &SendNote, "acct_1").await
+                move |State(sequence): State<Arc<Sequence<MemoryLedger>>>, call: KeyedJson| async move {
+                    call.serve(&sequence, &note, "acct_1").await
                 },
             ),
         )

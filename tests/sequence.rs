@@ -331,7 +331,7 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
         })
         .await;
     assert_eq!(refused.kind(), ReplyKind::Ran);
-    assert_eq!(sequence.owed(), 2);
+    assert_eq!(sequence.unwritten(), 2);
     // While owed, the key is in flight: never run again.
     let during = sequence
         .run(call("acct", "down", &args), |_| async {
@@ -340,11 +340,11 @@ async fn what_a_failing_ledger_could_not_take_is_owed_and_settled() {
         .await;
     assert_eq!(during.kind(), ReplyKind::Refused);
     assert!(sequence.settle(10).await.is_err());
-    assert_eq!(sequence.owed(), 2);
+    assert_eq!(sequence.unwritten(), 2);
 
     sequence.ledger().failing.store(false, Ordering::SeqCst);
     assert_eq!(sequence.settle(10).await.unwrap().recorded, 2);
-    assert_eq!(sequence.owed(), 0);
+    assert_eq!(sequence.unwritten(), 0);
     let replay = sequence
         .run(call("acct", "down", &args), |_| async {
             committed(&runs, "x")

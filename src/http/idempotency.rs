@@ -149,26 +149,35 @@ impl<S: Sync> axum_core::extract::FromRequestParts<S> for IdempotencyKey {
 /// use agent_tool_result::http::KeyedJson;
 /// use agent_tool_result::replay::{GuaranteeTool, MemoryLedger, Reply, Sequence};
 /// # use agent_tool_result::guarantee::GuaranteeResult;
-/// # use agent_tool_result::replay::{Done, Operation};
+/// # use agent_tool_result::replay::{Done, Operation, OperationFields};
+/// # #[derive(serde::Serialize)]
+/// # struct Sent { message_id: String }
+/// # impl OperationFields for Sent {
+/// #     fn of_operation(id: &str) -> Self { Sent { message_id: id.to_owned() } }
+/// # }
 /// # struct SendSms;
 /// # impl GuaranteeTool for SendSms {
 /// #     const NAME: &'static str = "send_sms";
 /// #     const DESCRIPTION: &'static str = "Sends one SMS.";
 /// #     const OPERATION: &'static str = "msg";
+/// #     const LOOKUP: &'static str = "lookup_sms";
 /// #     type Arguments = serde_json::Value;
-/// #     type Fields = agent_tool_result::JsonObject;
-/// #     async fn run(&self, _: serde_json::Value, _: Operation) -> Done {
+/// #     type Fields = Sent;
+/// #     async fn run(&self, _: serde_json::Value, _: Operation) -> Done<Sent> {
 /// #         Done::Answer(GuaranteeResult::committed().into())
 /// #     }
 /// # }
 ///
-/// async fn send_sms(sequence: axum::extract::State<Arc<Sequence<MemoryLedger>>>, call: KeyedJson) -> Reply {
-///     call.serve(&sequence, &SendSms, "acct_1").await
+/// /// The sequence, and the tool it serves.
+/// type Served = (Arc<Sequence<MemoryLedger>>, Arc<SendSms>);
+///
+/// async fn send_sms(axum::extract::State((sequence, tool)): axum::extract::State<Served>, call: KeyedJson) -> Reply {
+///     call.serve(&sequence, &tool, "acct_1").await
 /// }
 ///
 /// let app: axum::Router = axum::Router::new()
 ///     .route(&format!("/tools/{}", SendSms::NAME), axum::routing::post(send_sms))
-///     .with_state(Arc::new(Sequence::new(MemoryLedger::new())));
+///     .with_state((Arc::new(Sequence::new(MemoryLedger::new())), Arc::new(SendSms)));
 /// ```
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(all(feature = "axum", feature = "replay"))))]
@@ -191,11 +200,11 @@ impl KeyedJson {
     pub async fn serve<T, L, P>(
         self,
         sequence: &crate::replay::Sequence<L, P>,
-        tool: &T,
+        tool: &std::sync::Arc<T>,
         principal: &str,
     ) -> Reply
     where
-        T: crate::replay::GuaranteeTool,
+        T: crate::replay::GuaranteeTool + 'static,
         L: crate::replay::Ledger,
         P: crate::replay::EffectProbe,
     {

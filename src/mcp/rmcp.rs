@@ -478,12 +478,19 @@ impl<T: schemars::JsonSchema> crate::guarantee::GuaranteeResult<T> {
 ///     message_id: String,
 /// }
 ///
+/// impl agent_tool_result::replay::OperationFields for Sent {
+///     fn of_operation(id: &str) -> Self {
+///         Sent { message_id: id.to_owned() }
+///     }
+/// }
+///
 /// struct SendSms;
 ///
 /// impl GuaranteeTool for SendSms {
 ///     const NAME: &'static str = "send_sms";
 ///     const DESCRIPTION: &'static str = "Sends one SMS.";
 ///     const OPERATION: &'static str = "msg";
+///     const LOOKUP: &'static str = "lookup_sms";
 ///     type Arguments = SmsArgs;
 ///     type Fields = Sent;
 ///

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{Admission, Method, Principal, Registry, Serve, ServeEnvelope, ServeKeyed, Shared};
 use crate::guarantee::Refusal;
 use crate::http::{Fault, KeyedJson, RestProfile};
+use crate::replay::IdempotencyKey;
 
 /// The largest body an envelope tool's `POST` reads, in bytes (a server bounds its bodies
 /// before, with its own limit).
@@ -27,14 +28,15 @@ fn unauthenticated() -> Response {
     Fault::unauthenticated("tools").into_response()
 }
 
-/// A reply as the profile answers it, with the admission's `RateLimit` fields.
+/// A reply as the profile answers it, with the `RateLimit` fields of the admission, when
+/// the call was counted (a replay is not).
 fn keyed_response(
     profile: &RestProfile,
     reply: &crate::replay::Reply,
-    admission: &Admission,
+    admission: Option<&Admission>,
 ) -> Response {
     let mut response = profile.reply_response(reply).map(Body::from);
-    if let Some((quota, remaining, reset)) = &admission.rate_limit {
+    if let Some((quota, remaining, reset)) = admission.and_then(|a| a.rate_limit.as_ref()) {
         quota.write(response.headers_mut(), *remaining, *reset);
     }
     response
@@ -51,13 +53,21 @@ fn keyed<S: Clone + Send + Sync + 'static>(
         let Some(principal) = principal_of(&shared, &request) else {
             return unauthenticated();
         };
-        let (key, arguments) = match KeyedJson::from_request(request, &()).await {
-            Ok(call) => call.into_parts(),
-            Err(rejection) => return rejection.into_response(),
+        // The key first, as over MCP: a missing or malformed one is refused (and counted)
+        // before the body is read.
+        let (key, arguments) = match IdempotencyKey::from_headers(request.headers()) {
+            Err(err) => (Err(err), Value::Null),
+            Ok(_) => match KeyedJson::from_request(request, &()).await {
+                Ok(call) => {
+                    let (key, arguments) = call.into_parts();
+                    (Ok(key), arguments)
+                }
+                Err(rejection) => return rejection.into_response(),
+            },
         };
         let (reply, admission) =
-            super::serve_keyed(&shared, name, serve.as_ref(), principal, Ok(key), arguments).await;
-        keyed_response(&profile, &reply, &admission)
+            super::serve_keyed(&shared, name, serve.as_ref(), principal, key, arguments).await;
+        keyed_response(&profile, &reply, admission.as_ref())
     })
 }
 

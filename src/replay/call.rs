@@ -14,7 +14,7 @@ pub struct Call {
     key: IdempotencyKey,
     fingerprint: Fingerprint,
     context: String,
-    in_ledger: bool,
+    effect_in_ledger: bool,
 }
 
 impl Call {
@@ -27,7 +27,7 @@ impl Call {
             key,
             fingerprint,
             context: String::new(),
-            in_ledger: false,
+            effect_in_ledger: false,
         }
     }
 
@@ -76,14 +76,14 @@ impl Call {
     /// twice inside that transaction, and makes no effect outside it.
     #[must_use]
     pub fn with_effect_in_ledger(mut self) -> Self {
-        self.in_ledger = true;
+        self.effect_in_ledger = true;
         self
     }
 
     /// Whether the call's effect is in the ledger's database ([`Call::with_effect_in_ledger`]).
     #[must_use]
     pub fn effect_in_ledger(&self) -> bool {
-        self.in_ledger
+        self.effect_in_ledger
     }
 
     /// The scope.

@@ -42,16 +42,16 @@ pub struct Lease {
     length: Duration,
     /// Shared by every clone: the keepalive renews the one term the tool reads.
     term: Arc<Mutex<Term>>,
-    /// For a key not begun yet (its call's effect is in the ledger's database): what the
-    /// typed transaction begins it with, inside the effect's own transaction.
-    pending: Option<Arc<Pending>>,
+    /// For a call whose effect is in the ledger's database, whose key is not begun yet: what
+    /// the typed transaction begins it with, inside the effect's own transaction.
+    effect_in_ledger: Option<Arc<KeyToBegin>>,
 }
 
 /// A key to begin inside the transaction of its call's effect: its request's fingerprint and
 /// the context stored with it (read by the SQL stores' typed transactions).
 #[derive(Debug)]
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-pub(crate) struct Pending {
+pub(crate) struct KeyToBegin {
     pub(crate) fingerprint: Fingerprint,
     pub(crate) context: String,
 }
@@ -95,14 +95,14 @@ impl Lease {
                 deadline: asked + length,
                 lost: false,
             })),
-            pending: None,
+            effect_in_ledger: None,
         }
     }
 
     /// The lease of a key not begun yet: the typed transaction of the call's effect begins
     /// it (checking that nobody has) and records it with its answer, in one transaction. It
     /// carries no fence (a fence of 0, which no key holds).
-    pub(crate) fn pending(
+    pub(crate) fn for_effect_in_ledger(
         scope: Scope,
         key: IdempotencyKey,
         fingerprint: Fingerprint,
@@ -111,7 +111,7 @@ impl Lease {
     ) -> Self {
         let now = Instant::now();
         Lease {
-            pending: Some(Arc::new(Pending {
+            effect_in_ledger: Some(Arc::new(KeyToBegin {
                 fingerprint,
                 context,
             })),
@@ -126,19 +126,19 @@ impl Lease {
         }
     }
 
-    /// Whether the key is begun by the typed transaction of the call's effect, at its commit
-    /// ([`Call::with_effect_in_ledger`](super::Call::with_effect_in_ledger)), rather than
-    /// before the tool ran: until that transaction begins, no other caller sees the key in
-    /// flight, so a tool keeps the work it must not do twice inside it.
+    /// Whether the call's effect is in the ledger's database, its key begun by the typed
+    /// transaction of that effect at its commit
+    /// ([`Call::with_effect_in_ledger`](super::Call::with_effect_in_ledger)) rather than
+    /// before the tool ran. The typed transactions read it; a tool need not.
     #[must_use]
-    pub fn in_transaction(&self) -> bool {
-        self.pending.is_some()
+    pub fn effect_in_ledger(&self) -> bool {
+        self.effect_in_ledger.is_some()
     }
 
-    /// What to begin the key with, when it is not begun yet.
+    /// What to begin the key with, when its effect is in the ledger and it is not begun yet.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn pending_begin(&self) -> Option<&Pending> {
-        self.pending.as_deref()
+    pub(crate) fn key_to_begin(&self) -> Option<&KeyToBegin> {
+        self.effect_in_ledger.as_deref()
     }
 
     fn term(&self) -> Term {

@@ -10,9 +10,6 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{NoTls, Row};
 
-use super::coalesce::{Begins, Claimed};
-use super::connections::{Connections, PostgresError, Statement};
-use super::durability::Durability;
 use super::fence::Fence;
 use super::fingerprint::Fingerprint;
 use super::key::IdempotencyKey;
@@ -22,6 +19,9 @@ use super::ledger::{
 };
 use super::scope::Scope;
 use super::stored::StoredAnswer;
+use coalesce::{Begins, Claimed};
+use connections::{Connections, PostgresError, Statement};
+use durability::Durability;
 
 /// The table and the fence sequence, created at connect if they are missing (under an
 /// advisory lock, so processes starting together do not race to create them). A table made
@@ -170,6 +170,10 @@ const DURABILITY: Statement = Statement {
          FROM pg_stat_replication)",
 };
 
+mod coalesce;
+pub(super) mod connections;
+pub(super) mod durability;
+pub(super) mod settings;
 pub(super) mod transaction;
 
 /// How long one call of the ledger may take by default, waiting for a connection included:

@@ -7,10 +7,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::call::Call;
+use super::done::Done;
 use super::join;
 use super::lease::Lease;
+use super::ledger::Abandoned;
 use super::ledger::{Begin, Completion, Ledger};
-use super::probe::{AssumeStarted, Done, EffectProbe};
+use super::probe::{AssumeStarted, EffectProbe};
+use super::recovery::{Examined, Tools, operation_of, round_trip};
 use super::reply::{Reply, ReplyKind};
 use super::stored::StoredAnswer;
 use super::telemetry::{self, Timings};
@@ -39,7 +42,7 @@ async fn timed<F: Future>(op: &'static str, run: impl FnOnce() -> F) -> F::Outpu
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let sequence = Sequence::new(MemoryLedger::new());
-/// // The background step: owed writes, abandoned keys, and a purge, each bounded.
+/// // The background step: unwritten writes, abandoned keys, and a purge, each bounded.
 /// let settled = sequence.settle(100).await?;
 /// assert_eq!((settled.recorded, settled.recovered, settled.purged), (0, 0, 0));
 /// # Ok(()) }
@@ -57,17 +60,10 @@ pub struct Settled {
     pub purged: usize,
 }
 
-/// An answer in its stored form and read back from it, or `None` when it does not
-/// serialize to an object or does not read back.
-fn round_trip<T: Serialize>(answer: &Answer<T>) -> Option<(StoredAnswer, Answer)> {
-    let stored = StoredAnswer::of(answer).ok()?;
-    let read = stored.answer().ok()?;
-    Some((stored, read))
-}
-
-/// A write the sequence owes the ledger, with the call it is for.
+/// A write the ledger did not take (it failed), kept with the call it is for until
+/// [`Sequence::settle`] makes it.
 #[derive(Debug)]
-enum Owed {
+enum Unwritten {
     /// The call's answer, not recorded (the ledger failed).
     Complete(Call, Lease, StoredAnswer),
     /// The call's refusal: its key, not released.
@@ -137,30 +133,38 @@ type Recovery = dyn Fn(&str) -> GuaranteeResult + Send + Sync;
 /// Share one per process (in an `Arc`); it is `Send + Sync`.
 pub struct Sequence<L, P = AssumeStarted> {
     ledger: L,
+    /// The tools it served, each asked about its own abandoned keys.
+    pub(super) tools: Tools,
+    /// For a key no served tool began (a hand-built call): the application's probe and
+    /// recovery.
     probe: P,
     recover: Box<Recovery>,
-    owed: Mutex<Vec<Owed>>,
+    unwritten: Mutex<Vec<Unwritten>>,
 }
 
 impl<L: std::fmt::Debug, P> std::fmt::Debug for Sequence<L, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sequence")
             .field("ledger", &self.ledger)
-            .field("owed", &self.lock_owed().len())
+            .field("tools", &self.tools.len())
+            .field("unwritten", &self.lock_unwritten().len())
             .finish_non_exhaustive()
     }
 }
 
 impl<L: Ledger> Sequence<L> {
-    /// The sequence over `ledger`, answering an abandoned key with a bare
-    /// [`GuaranteeResult::unknown`], and taking every abandoned key for one that may have
-    /// taken effect (see [`Sequence::with_probe`]).
+    /// The sequence over `ledger`. A key a served tool began ([`Sequence::serve`]) is
+    /// recovered by that tool ([`GuaranteeTool::recover`](super::GuaranteeTool::recover));
+    /// any other abandoned key is taken for one that may have taken effect and answered with
+    /// a bare [`GuaranteeResult::unknown`] (see [`Sequence::with_probe`] and
+    /// [`Sequence::with_recovery`], for hand-built calls).
     pub fn new(ledger: L) -> Self {
         Sequence {
             ledger,
+            tools: Tools::default(),
             probe: AssumeStarted,
             recover: Box::new(|_| GuaranteeResult::unknown()),
-            owed: Mutex::new(Vec::new()),
+            unwritten: Mutex::new(Vec::new()),
         }
     }
 }
@@ -168,24 +172,29 @@ impl<L: Ledger> Sequence<L> {
 impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     /// The same sequence, asking `probe` whether the operation of an abandoned key took
     /// effect: one that did not is run (or, in [`Sequence::settle`], its key released)
-    /// rather than answered `unknown`.
+    /// rather than answered `unknown`. A lower layer, for calls run by [`Sequence::run`]
+    /// and [`Sequence::run_recording`]: a key begun by [`Sequence::serve`] is asked of the
+    /// tool that began it, never of the probe.
     pub fn with_probe<Q: EffectProbe>(self, probe: Q) -> Sequence<L, Q> {
         let Sequence {
             ledger,
+            tools,
             recover,
-            owed,
+            unwritten,
             ..
         } = self;
         Sequence {
             ledger,
+            tools,
             probe,
             recover,
-            owed,
+            unwritten,
         }
     }
 
     /// The same sequence, answering an abandoned key with `recover(context)`: an `unknown`
-    /// result naming the lookup of the operation the context names.
+    /// result naming the lookup of the operation the context names. A lower layer, as
+    /// [`Sequence::with_probe`] is: a served tool's keys answer the tool's own `unknown`.
     #[must_use]
     pub fn with_recovery(
         mut self,
@@ -236,12 +245,31 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
     {
+        self.run_admitted(call, || async { Ok(()) }, tool).await
+    }
+
+    /// [`Sequence::run_recording`], asking `admit` whether a call that would run may go on
+    /// (an account's rate limit): a replay or a recovery does not ask, and a call it refuses
+    /// is answered its refusal with its key released.
+    pub(super) async fn run_admitted<T, F, Fut, A, AFut>(
+        &self,
+        call: Call,
+        admit: A,
+        tool: F,
+    ) -> Reply
+    where
+        T: Serialize,
+        F: FnOnce(Lease) -> Fut,
+        Fut: Future<Output = Done<T>>,
+        A: FnOnce() -> AFut,
+        AFut: Future<Output = Result<(), Refusal>>,
+    {
         // The outcome is reported inside the call's span, so its event carries the span's
         // fields.
         let run = async {
             let started = Instant::now();
             let mut timings = Timings::default();
-            let reply = self.sequence(&call, tool, &mut timings).await;
+            let reply = self.steps(&call, admit, tool, &mut timings).await;
             telemetry::answered(call.tool(), &reply, started.elapsed(), timings);
             reply
         };
@@ -253,46 +281,40 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         run.await
     }
 
-    /// The sequence itself, timing the tool and the ledger into `timings`.
-    async fn sequence<T, F, Fut>(&self, call: &Call, tool: F, timings: &mut Timings) -> Reply
+    /// The steps of one call, timing the tool and the ledger into `timings`: the key begun
+    /// (a replay, a refusal or a recovery answered at once), `admit` asked (a call it refuses
+    /// releases its key: nothing ran), the tool run, its answer recorded.
+    pub(super) async fn steps<T, F, Fut, A, AFut>(
+        &self,
+        call: &Call,
+        admit: A,
+        tool: F,
+        timings: &mut Timings,
+    ) -> Reply
     where
         T: Serialize,
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
+        A: FnOnce() -> AFut,
+        AFut: Future<Output = Result<(), Refusal>>,
     {
         if call.effect_in_ledger() {
-            return self.folded(call, tool, timings).await;
+            return match admit().await {
+                Ok(()) => self.effect_in_ledger(call, tool, timings).await,
+                // Refused: but a settled key's replay (or an abandoned key's recovery) is
+                // answered all the same, as it would have been before admission.
+                Err(refusal) => match self.begin(call, || async { Err(refusal) }).await {
+                    Err(reply) => reply,
+                    Ok(lease) => {
+                        let _ = self.ledger.release(&lease).await;
+                        did_nothing()
+                    }
+                },
+            };
         }
-        let began = timed("begin", || {
-            self.ledger
-                .begin(call.scope(), call.key(), call.fingerprint(), call.context())
-        })
-        .await;
-        let lease = match began {
-            Err(err) => {
-                return Reply::refused(
-                    Refusal::unavailable(format!(
-                        "the idempotency ledger failed ({err}); nothing was run"
-                    ))
-                    .with_retry_after(RETRY_UNAVAILABLE),
-                );
-            }
-            Ok(Begin::Fresh(lease)) => lease,
-            Ok(Begin::Replay(stored)) => return self.replayed(call, stored, ReplyKind::Replayed),
-            Ok(Begin::Abandoned(abandoned)) => match self.probe.started(&abandoned).await {
-                Ok(true) => return Box::pin(self.recover(call, &abandoned)).await,
-                // It never took effect, and under the new fence its first call never can:
-                // run it now.
-                Ok(false) => abandoned.into_lease(),
-                Err(err) => return not_told(&err),
-            },
-            Ok(refused) => {
-                return Reply::refused(
-                    refused
-                        .refusal()
-                        .expect("neither fresh, replay nor abandoned is a refusal"),
-                );
-            }
+        let lease = match self.begin(call, admit).await {
+            Ok(lease) => lease,
+            Err(reply) => return reply,
         };
         let tool_started = Instant::now();
         // The tool's future is boxed: its size (a tool's store calls can be large) stays out of
@@ -321,11 +343,12 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
             return match timed("release", || self.ledger.release(&lease)).await {
                 Ok(Completion::Recorded) => Reply::new(ReplyKind::Ran, stored, answer),
                 Ok(Completion::LeaseLost) => {
-                    Box::pin(self.lost(call, &lease, Some((stored, answer)))).await
+                    let mine = Reply::new(ReplyKind::Ran, stored, answer);
+                    Box::pin(self.lost(call, &lease, Some(mine))).await
                 }
                 Err(_) => {
                     // Nothing was done: the refusal stands, and the key is released later.
-                    self.owe(Owed::Release(call.clone(), lease, stored.clone()));
+                    self.keep_unwritten(Unwritten::Release(call.clone(), lease, stored.clone()));
                     Reply::new(ReplyKind::Ran, stored, answer)
                 }
             };
@@ -333,26 +356,104 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         match timed("complete", || self.ledger.complete(&lease, &stored)).await {
             Ok(Completion::Recorded) => Reply::new(ReplyKind::Ran, stored, answer),
             Ok(Completion::LeaseLost) => {
-                Box::pin(self.lost(call, &lease, Some((stored, answer)))).await
+                let mine = Reply::new(ReplyKind::Ran, stored, answer);
+                Box::pin(self.lost(call, &lease, Some(mine))).await
             }
             Err(_) => {
-                self.owe(Owed::Complete(call.clone(), lease, stored));
+                self.keep_unwritten(Unwritten::Complete(call.clone(), lease, stored));
                 self.unknown(ReplyKind::Unrecorded, call.context(), true)
             }
         }
     }
 
+    /// Begins `call`'s key: the lease to run it under, once `admit` let it go on, or the
+    /// reply when it does not run (a replay, a refusal, an abandoned key's recovery, a
+    /// refusal of `admit`, which releases the key). Neither a replay nor a recovery asks
+    /// `admit`: they do no work.
+    async fn begin<A, AFut>(&self, call: &Call, admit: A) -> Result<Lease, Reply>
+    where
+        A: FnOnce() -> AFut,
+        AFut: Future<Output = Result<(), Refusal>>,
+    {
+        let began = timed("begin", || {
+            self.ledger
+                .begin(call.scope(), call.key(), call.fingerprint(), call.context())
+        })
+        .await;
+        let lease = match began {
+            Err(err) => {
+                return Err(Reply::refused(
+                    Refusal::unavailable(format!(
+                        "the idempotency ledger failed ({err}); nothing was run"
+                    ))
+                    .with_retry_after(RETRY_UNAVAILABLE),
+                ));
+            }
+            Ok(Begin::Fresh(lease)) => lease,
+            Ok(Begin::Replay(stored)) => {
+                return Err(self.replayed(call, stored, ReplyKind::Replayed));
+            }
+            Ok(Begin::Abandoned(abandoned)) => match self.examine(&abandoned).await {
+                // It never took effect, and under the new fence its first call never can:
+                // run it now.
+                Ok(Examined::NotStarted) => abandoned.into_lease(),
+                Ok(found) => return Err(Box::pin(self.recover(call, &abandoned, found)).await),
+                Err(err) => return Err(not_told(&err)),
+            },
+            Ok(refused) => {
+                return Err(Reply::refused(
+                    refused
+                        .refusal()
+                        .expect("neither fresh, replay nor abandoned is a refusal"),
+                ));
+            }
+        };
+        match admit().await {
+            Ok(()) => Ok(lease),
+            Err(refusal) => {
+                // Nothing ran: the key is free for the same request later.
+                if self.ledger.release(&lease).await.is_err()
+                    && let Some((stored, _)) = round_trip(&Answer::<()>::Refused(refusal.clone()))
+                {
+                    self.keep_unwritten(Unwritten::Release(call.clone(), lease, stored));
+                }
+                Err(Reply::refused(refusal))
+            }
+        }
+    }
+
+    /// What the operation of `abandoned` came to: asked of the tool that began the key, when
+    /// a served tool did, else of the application's probe.
+    pub(super) async fn examine(&self, abandoned: &Abandoned) -> Result<Examined, String> {
+        if let Some((tool, id)) = self.tools.of(abandoned.context()) {
+            return tool.examine(operation_of(abandoned, id)).await;
+        }
+        match self.probe.started(abandoned).await {
+            Ok(false) => Ok(Examined::NotStarted),
+            Ok(true) => Ok(match self.probe.outcome(abandoned).await {
+                Ok(Some(outcome)) => Examined::settled(outcome),
+                _ => Examined::Unknown,
+            }),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
     /// A call whose effect is in the ledger's database ([`Call::with_effect_in_ledger`]): the
-    /// tool runs under a pending lease, which its typed transaction begins and records with
+    /// tool runs under a lease whose key is not begun yet, which its typed transaction begins and records with
     /// its answer. What it did not record (a deny, say) is recorded as a lost call's answer
     /// is, where the key stands; a key found begun already is read as any lost call reads it.
-    async fn folded<T, F, Fut>(&self, call: &Call, tool: F, timings: &mut Timings) -> Reply
+    async fn effect_in_ledger<T, F, Fut>(
+        &self,
+        call: &Call,
+        tool: F,
+        timings: &mut Timings,
+    ) -> Reply
     where
         T: Serialize,
         F: FnOnce(Lease) -> Fut,
         Fut: Future<Output = Done<T>>,
     {
-        let lease = Lease::pending(
+        let lease = Lease::for_effect_in_ledger(
             call.scope().clone(),
             call.key().clone(),
             call.fingerprint(),
@@ -383,7 +484,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                     // Nothing was done, and no key was begun.
                     return Reply::new(ReplyKind::Ran, stored, answer);
                 }
-                let mine = Some((stored, answer));
+                let mine = Some(Reply::new(ReplyKind::Ran, stored, answer));
                 if let Some(reply) = Box::pin(self.settle_lost(
                     call,
                     &lease,
@@ -395,8 +496,8 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 {
                     return reply;
                 }
-                if let Some((stored, _)) = mine {
-                    self.owe(Owed::Resolve(call.clone(), lease, stored));
+                if let Some(mine) = mine {
+                    self.keep_unwritten(Unwritten::Resolve(call.clone(), lease, mine.stored));
                 }
                 self.unknown(ReplyKind::Unrecorded, call.context(), true)
             }
@@ -439,7 +540,12 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     /// The `unknown` answer of `context`, in its stored form: provisional when the truth may
     /// still replace it.
     fn unknown(&self, kind: ReplyKind, context: &str, provisional: bool) -> Reply {
-        let (stored, answer) = round_trip(&Answer::Result((self.recover)(context)))
+        let declared = self
+            .tools
+            .of(context)
+            .and_then(|(tool, id)| tool.unknown(&id));
+        let (stored, answer) = declared
+            .or_else(|| round_trip(&Answer::Result((self.recover)(context))))
             .or_else(|| {
                 round_trip(&Answer::Result(
                     GuaranteeResult::<crate::JsonObject>::unknown(),
@@ -474,13 +580,16 @@ fn not_told(err: &dyn std::fmt::Display) -> Reply {
 }
 
 impl<L, P> Sequence<L, P> {
-    /// How many writes are owed to the ledger (answers not recorded, keys not released).
+    /// How many writes the ledger has not taken yet (answers not recorded, keys not
+    /// released), for the next [`Sequence::settle`] to make.
     #[must_use]
-    pub fn owed(&self) -> usize {
-        self.lock_owed().len()
+    pub fn unwritten(&self) -> usize {
+        self.lock_unwritten().len()
     }
 
-    fn lock_owed(&self) -> std::sync::MutexGuard<'_, Vec<Owed>> {
-        self.owed.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock_unwritten(&self) -> std::sync::MutexGuard<'_, Vec<Unwritten>> {
+        self.unwritten
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }

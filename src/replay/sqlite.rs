@@ -18,7 +18,7 @@ use super::ledger::{
 };
 use super::scope::Scope;
 use super::stored::StoredAnswer;
-use super::worker::Worker;
+use worker::Worker;
 
 /// A ledger in a SQLite file: keys survive the process, and several processes on one machine
 /// may share the file.
@@ -216,6 +216,7 @@ const PURGE: &str = concat!(
 );
 
 pub(super) mod transaction;
+mod worker;
 
 impl SqliteLedger {
     /// Opens (and creates, if need be) the ledger in the file at `path`.

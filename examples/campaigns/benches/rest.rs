@@ -16,17 +16,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use agent_tool_result::guarantee::Refusal;
+use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, Refusal};
 use agent_tool_result::http::{KeyedJson, RestProfile};
 use agent_tool_result::registry::Principal;
-use agent_tool_result::replay::{Call, Done, GuaranteeTool};
+use agent_tool_result::replay::{Call, Done, GuaranteeTool, OperationFields};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use campaigns::db::Target;
 use campaigns::limits;
 use campaigns::service::{Config, Service};
+use campaigns::store::messages::Message;
 use campaigns::store::window::SendWindow;
-use campaigns::tools::send_sms::{self, SendSms, SmsArgs};
+use campaigns::tools::send_sms::{MessageRef, SendSms, SmsArgs};
 use serde::Deserialize;
 
 /// Concurrent clients.
@@ -41,7 +42,9 @@ const LIMITED: &str = "acct_limited";
 /// Where the service serves `send_sms`.
 const SEQUENCED: &str = "/v1/tools/send_sms";
 
-/// The same handler without the sequence: the tool, answered through the profile.
+/// The same handler without the sequence: the tool's work (the opt-out check, the
+/// provider's, the message recorded sent) in a plain transaction, answered through the
+/// profile.
 async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
     let (key, arguments) = call.into_parts();
     let args = match SmsArgs::deserialize(&arguments) {
@@ -49,8 +52,27 @@ async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response 
         Err(err) => return Refusal::invalid_arguments(err.to_string()).into_response(),
     };
     let id = Call::of(SendSms::NAME, PRINCIPAL, key, &arguments).operation_id(SendSms::OPERATION);
-    let Done::Answer(answer) = send_sms::send(&service, &args, &id, PRINCIPAL, None).await else {
-        unreachable!("without a lease the tool records nothing itself")
+    let store = service.store();
+    let answer = match store.is_opted_out(&args.to).await {
+        Ok(false) => {
+            tokio::time::sleep(service.config().provider_delay).await;
+            let message = Message {
+                id: &id,
+                principal: PRINCIPAL,
+                phone: &args.to,
+                body: &args.body,
+            };
+            let sent = MessageRef::of_operation(&id);
+            let Done::Answer(answer) = store
+                .send_message(None, &message, sent, Duration::ZERO)
+                .await
+            else {
+                unreachable!("without a lease the store records nothing itself")
+            };
+            answer
+        }
+        Ok(true) => GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+        Err(err) => return Refusal::unavailable(err.to_string()).into_response(),
     };
     RestProfile::default()
         .answer_response(&answer)

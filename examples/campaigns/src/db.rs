@@ -2,7 +2,7 @@
 //! connection, held for a statement or a transaction: SQLite's one, or one of a
 //! `deadpool-postgres` pool that replaces connections the server dropped and that the
 //! idempotency ledger shares. Statements are written once and run by each backend as its own
-//! ([`crate::sql`]); an effect's transaction is [`crate::tx`]'s. Every PostgreSQL statement is
+//! ([`sql`]); an effect's transaction is [`tx`]'s. Every PostgreSQL statement is
 //! bounded in time.
 
 use std::path::{Path, PathBuf};
@@ -13,8 +13,12 @@ use agent_tool_result::replay::{PostgresLedger, TransactionSettings};
 use deadpool_postgres::{Object, Pool};
 use tokio::sync::{Mutex, MutexGuard};
 
-use crate::error::DbError;
-use crate::sql::{Arg, Row, off_executor, pg_execute, pg_query, sqlite_execute, sqlite_query};
+use error::DbError;
+use sql::{Arg, Row, off_executor, pg_execute, pg_query, sqlite_execute, sqlite_query};
+
+pub mod error;
+pub mod sql;
+pub mod tx;
 
 /// Where the service keeps its data: `--db` as given.
 #[derive(Clone, Debug)]

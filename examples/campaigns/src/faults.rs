@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::db::Target;
-use crate::error::DbError;
+use crate::db::error::DbError;
 
 /// A disk that fills up, for fault injection: after `after` writes, every write of the
 /// service (its tables and its ledger) fails for `length`, then space is back. The provider's

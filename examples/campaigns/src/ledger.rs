@@ -12,7 +12,7 @@ use agent_tool_result::replay::{
 };
 
 use crate::db::Target;
-use crate::error::DbError;
+use crate::db::error::DbError;
 use crate::faults::Faults;
 use crate::store::Store as Tables;
 

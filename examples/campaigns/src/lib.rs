@@ -17,19 +17,15 @@
               published API: each layer has one error type, said in its module"
 )]
 
-pub mod admitted;
+pub mod allowed_hosts;
 pub mod db;
-pub mod error;
 pub mod faults;
 pub mod ledger;
 pub mod limits;
 pub mod mcp;
-pub mod operations;
 pub mod rest;
 pub mod serve;
 pub mod service;
-pub mod sql;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
-pub mod tx;

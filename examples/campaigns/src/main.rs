@@ -24,7 +24,7 @@ use campaigns::db::Target;
 use campaigns::rest::Access;
 use campaigns::service::{Config, Service};
 use campaigns::store::window::SendWindow;
-use campaigns::{admitted, faults, limits, mcp, rest, serve, telemetry, tools};
+use campaigns::{allowed_hosts, faults, limits, mcp, rest, serve, telemetry, tools};
 
 /// jemalloc, with its background threads: memory a burst of requests took goes back to the
 /// system within seconds of being freed, where glibc's allocator keeps most of it while the
@@ -270,7 +270,7 @@ fn main() -> std::process::ExitCode {
     match ran {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("campaigns: {}", campaigns::error::chain(&*err));
+            eprintln!("campaigns: {}", campaigns::db::error::chain(&*err));
             std::process::ExitCode::FAILURE
         }
     }
@@ -322,17 +322,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .with_json_response(true)
         .with_max_request_body_bytes(BODY_LIMIT)
         .enforce_origin_validation();
-    let admitted = admitted::Admitted {
-        hosts: admitted::LOOPBACK_HOSTS
+    let allowed = allowed_hosts::AllowedHosts {
+        hosts: allowed_hosts::LOOPBACK_HOSTS
             .iter()
             .map(|host| (*host).to_owned())
             .chain(args.allowed_hosts)
             .collect(),
         origins: args.allowed_origins.into(),
     };
-    mcp_config = mcp_config.with_allowed_hosts(admitted.hosts.iter().cloned());
-    if !admitted.origins.is_empty() {
-        mcp_config = mcp_config.with_allowed_origins(admitted.origins.iter().cloned());
+    mcp_config = mcp_config.with_allowed_hosts(allowed.hosts.iter().cloned());
+    if !allowed.origins.is_empty() {
+        mcp_config = mcp_config.with_allowed_origins(allowed.origins.iter().cloned());
     }
     let mcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
@@ -343,8 +343,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         axum::Router::new()
             .nest_service("/mcp", mcp)
             .layer(axum::middleware::from_fn_with_state(
-                admitted,
-                admitted::name_refused,
+                allowed,
+                allowed_hosts::name_refused,
             ));
     let bounds = serve::Bounds {
         header_timeout: Duration::from_millis(args.header_timeout_ms.max(1)),

@@ -1,25 +1,20 @@
 //! The service every tool shares: its tables, the replay [`Sequence`] its guarantee tools run
-//! under (with the recovery of a key its first call abandoned: `unknown`, naming the lookup of
-//! the operation the key's context names, and the probe of whether that operation was
-//! created), its settings, each account's rate limit, and the settling every live process
-//! does in the background.
+//! under (each tool recovers its own abandoned keys), its settings, each account's rate limit,
+//! and the settling every live process does in the background.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_tool_result::guarantee::{Answer, GuaranteeResult, Refusal, Tally};
+use agent_tool_result::guarantee::{Answer, Refusal};
 use agent_tool_result::registry::Admission;
-use agent_tool_result::replay::{Abandoned, Durability, EffectProbe, Sequence};
+use agent_tool_result::replay::{Durability, Sequence};
 
 use crate::db::Target;
-use crate::error::DbError;
+use crate::db::error::DbError;
 use crate::faults::FullDisk;
 use crate::ledger::{LedgerError, ServiceLedger};
 use crate::limits::RateLimits;
-use crate::operations::{
-    CAMPAIGN, CAMPAIGN_ID, LOOKUP_CAMPAIGNS, MESSAGE, MESSAGE_ID, naming, recovery,
-};
 use crate::store::Store;
 use crate::store::claims::Claim;
 use crate::store::window::SendWindow;
@@ -78,42 +73,8 @@ pub enum ServiceError {
 /// [`crate::tools`]) each hold it.
 pub struct Service {
     store: Arc<Store>,
-    sequence: Arc<Sequence<ServiceLedger, Arc<Store>>>,
+    sequence: Arc<Sequence<ServiceLedger>>,
     config: Config,
-}
-
-/// Whether the operation an abandoned key began was created: a campaign or message with the
-/// id its context names. Asked once the key is held under a greater fence, and every creation
-/// checks its fence in its own transaction, so "not created" is final.
-impl EffectProbe for Store {
-    type Error = DbError;
-
-    async fn started(&self, abandoned: &Abandoned) -> Result<bool, DbError> {
-        if abandoned.context().is_empty() {
-            return Ok(true);
-        }
-        self.operation_exists(abandoned.context()).await
-    }
-
-    /// What the operation came to, from the store: a campaign as it stands, a message sent.
-    /// Each commits with its call's answer, so this is what that answer said (or, for a
-    /// campaign, where it stands since).
-    async fn outcome(&self, abandoned: &Abandoned) -> Result<Option<GuaranteeResult>, DbError> {
-        let id = abandoned.context();
-        let principal = abandoned.lease().scope().as_str();
-        let found = match id.split_once('_') {
-            Some((CAMPAIGN, _)) => self.campaign(id, principal).await?.map(|row| {
-                row.answer(naming(CAMPAIGN_ID, id))
-                    .with_next_tool(LOOKUP_CAMPAIGNS)
-            }),
-            Some((MESSAGE, _)) => self
-                .message(id, principal)
-                .await?
-                .map(|_| GuaranteeResult::committed_with(Tally::sent(1), naming(MESSAGE_ID, id))),
-            _ => None,
-        };
-        Ok(found)
-    }
 }
 
 /// The refusal of a call whose store failed: nothing more was done by it, and the same
@@ -154,11 +115,7 @@ impl Service {
         );
         let ledger = ServiceLedger::open(target, &store, config.lease, config.db_timeout).await?;
         Ok(Service {
-            sequence: Arc::new(
-                Sequence::new(ledger)
-                    .with_recovery(recovery)
-                    .with_probe(Arc::clone(&store)),
-            ),
+            sequence: Arc::new(Sequence::new(ledger)),
             store,
             config,
         })
@@ -180,7 +137,7 @@ impl Service {
     }
 
     /// The replay sequence its guarantee tools run under.
-    pub fn sequence(&self) -> &Arc<Sequence<ServiceLedger, Arc<Store>>> {
+    pub fn sequence(&self) -> &Arc<Sequence<ServiceLedger>> {
         &self.sequence
     }
 
@@ -290,7 +247,10 @@ impl Service {
                 match service.settle().await {
                     Err(err) if !failing => {
                         failing = true;
-                        eprintln!("campaigns: settling failed: {}", crate::error::chain(&err));
+                        eprintln!(
+                            "campaigns: settling failed: {}",
+                            crate::db::error::chain(&err)
+                        );
                     }
                     Ok(_) if failing => {
                         failing = false;

@@ -19,14 +19,14 @@
 //! A message and a campaign are created under the fence of the idempotency key of the call
 //! that creates them, checked in the same transaction ([`Conn::effect`]): once another
 //! process has taken the key over, the first call creates nothing, so whether the operation
-//! took effect is a lookup by its id ([`Store::operation_exists`]). Each send is logged with
-//! its effect key and fence.
+//! took effect is a lookup by its id (each tool's recovery). Each send is logged with its
+//! effect key and fence.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::db::error::DbError;
 use crate::db::{Conn, Db, Target};
-use crate::error::DbError;
 use crate::faults::{Faults, FullDisk};
 
 /// The tables, as `schema.sql` writes them.
@@ -113,22 +113,6 @@ impl Store {
             .query(sql, &[phone.into()])
             .await?
             .is_empty())
-    }
-
-    /// Whether operation `id` (a campaign's or a message's) was created: what a call under
-    /// its key may have done. Asked once the key is held under a greater fence, so a `false`
-    /// stays false.
-    pub async fn operation_exists(&self, id: &str) -> Result<bool, DbError> {
-        let rows = self
-            .conn()
-            .await?
-            .query(
-                "SELECT 1 FROM campaigns WHERE id = $1 UNION ALL \
-                 SELECT 1 FROM messages WHERE id = $1",
-                &[id.into()],
-            )
-            .await?;
-        Ok(!rows.is_empty())
     }
 }
 

@@ -9,7 +9,6 @@ use agent_tool_result::registry::Registry;
 
 use crate::ledger::ServiceLedger;
 use crate::service::Service;
-use crate::store::Store;
 
 pub mod checks;
 pub mod lookup_campaign;
@@ -18,7 +17,7 @@ pub mod send_batch;
 pub mod send_sms;
 
 /// The service's tools.
-pub type Tools = Registry<ServiceLedger, Arc<Store>>;
+pub type Tools = Registry<ServiceLedger>;
 
 /// The service's tools, on its sequence: guarantee tools at `POST /v1/tools/{name}` over
 /// REST, each call counted against its account's rate limit first.

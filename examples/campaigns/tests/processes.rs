@@ -462,7 +462,7 @@ fn count_settings(url: &str) {
             .unwrap();
         let settings =
             "SELECT current_setting('synchronous_commit'), current_setting('lock_timeout')";
-        let row = |rows: Vec<campaigns::sql::Row>| {
+        let row = |rows: Vec<campaigns::db::sql::Row>| {
             let row = &rows[0];
             (row.text(0), row.text(1))
         };

@@ -49,7 +49,7 @@ fn the_metrics_endpoint_counts_each_outcome_and_the_log_keeps_the_trace() {
         "--log",
         "info",
         "--account-rate",
-        "acct_demo=4",
+        "acct_demo=1",
         "--rate-window-secs",
         "60",
     ];
@@ -88,7 +88,9 @@ fn the_metrics_endpoint_counts_each_outcome_and_the_log_keeps_the_trace() {
     assert_eq!(service.call("send_sms", SECRET_KEY, &other).status(), 422);
     let traced = mcp_call(&service.base, &sms);
     assert_eq!(traced["result"]["isError"], false, "{traced}");
-    // The account's rate limit (4) is spent: the next call is refused before the sequence.
+    // The account's rate limit (1) was spent by its first call: the replays above were
+    // answered all the same (a replay spends no quota), and a new call is refused before
+    // anything runs.
     assert_eq!(
         service.call("send_sms", "over-the-limit", &sms).status(),
         429

@@ -5,12 +5,12 @@ use std::future::Future as _;
 
 use tokio_postgres::Client;
 
+use super::super::done::Done;
 use super::super::lease::Lease;
 use super::super::ledger::TransactionError;
-use super::super::probe::Done;
-use super::super::settings::TransactionSettings;
 use super::super::stored::StoredAnswer;
 use super::PostgresError;
+use super::settings::TransactionSettings;
 use crate::guarantee::Answer;
 
 /// Whether the lease `($1, $2, $3)` holds its key, locking the key's row until the
@@ -24,7 +24,7 @@ const FENCE_CHECK: &str = concat!(
 
 /// The statement that records a call's answer last in the transaction of its effect, its
 /// COMMIT sent right behind it, its parameters numbered from `$first`: for a key not begun
-/// yet (`pending`), the key inserted with its answer (scope, key, fingerprint, context,
+/// yet (`begins_key`), the key inserted with its answer (scope, key, fingerprint, context,
 /// refused, answer); else the answer recorded under the lease (scope, key, fence, refused,
 /// answer). A lease's key row has been locked since the transaction's fence check, so it is
 /// still the lease's whatever the clock says now; a key not begun yet waits, on its unique
@@ -32,9 +32,9 @@ const FENCE_CHECK: &str = concat!(
 /// runs in the same statement. Should nothing be recorded (the key is another's), the
 /// statement fails (a division by the zero rows recorded), which aborts the transaction, so
 /// the COMMIT behind it rolls the effect back instead of committing it without its answer.
-fn recording(pending: bool, first: usize, effect: Option<&str>) -> String {
+fn recording(begins_key: bool, first: usize, effect: Option<&str>) -> String {
     let n = |i: usize| first + i;
-    let key = if pending {
+    let key = if begins_key {
         format!(
             "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, completed_at, \
              refused, answer) VALUES (${}, ${}, ${}, ${}, 0, clock_timestamp(), ${}, ${}) \
@@ -67,14 +67,14 @@ fn recording(pending: bool, first: usize, effect: Option<&str>) -> String {
     }
 }
 
-/// What a transaction that begins its key itself (its lease pending) sends as it begins, in
+/// What a transaction that begins its key itself (its effect in the ledger) sends as it begins, in
 /// the same message as its `BEGIN`: a transaction-scoped advisory lock on the key (seen by
 /// every session at once, and kept by a pooler in transaction mode), so that a second such
 /// transaction for the key while this one is open is refused as in flight. The lock's number
 /// is [`advisory_lock`] of the key, written as a literal (a number this process computed, so
 /// nothing of the caller's reaches the statement's text). Whether the key was begun already
 /// is found at the commit, whose insert then fails and rolls the effect back.
-fn folded_begin(begin: &str, scope: &str, key: &str) -> String {
+fn begin_with_key(begin: &str, scope: &str, key: &str) -> String {
     format!(
         "{begin}; SELECT pg_try_advisory_xact_lock({})",
         advisory_lock(scope, key)
@@ -200,10 +200,10 @@ impl<'c> PostgresTransaction<'c> {
             finished: false,
         };
         let (scope, key, fence) = lease_params(lease);
-        if lease.pending_begin().is_some() {
+        if lease.key_to_begin().is_some() {
             // One message: the transaction and the key's lock.
             let answered = client
-                .simple_query(&folded_begin(settings.begin(), &scope, &key))
+                .simple_query(&begin_with_key(settings.begin(), &scope, &key))
                 .await
                 .map_err(|err| {
                     // Whether the BEGIN ran is not known: roll back, to be sure.
@@ -277,22 +277,22 @@ impl<'c> PostgresTransaction<'c> {
             .map_err(|err| TransactionError::Failed(PostgresError::answer(err)))?;
         let (scope, key, fence) = lease_params(&self.lease);
         let (refused, json) = (stored.is_refusal(), stored.json());
-        let pending = self.lease.pending_begin();
-        let print = pending.map(|pending| pending.fingerprint.to_hex());
+        let to_begin = self.lease.key_to_begin();
+        let print = to_begin.map(|to_begin| to_begin.fingerprint.to_hex());
         let mut all = params.to_vec();
         all.extend([(&scope as _, Type::TEXT), (&key as _, Type::TEXT)]);
-        match (&print, pending) {
-            (Some(print), Some(pending)) => {
+        match (&print, to_begin) {
+            (Some(print), Some(to_begin)) => {
                 all.extend([
                     (print as _, Type::TEXT),
-                    (&pending.context as _, Type::TEXT),
+                    (&to_begin.context as _, Type::TEXT),
                 ]);
             }
             _ => all.push((&fence as _, Type::INT8)),
         }
         all.extend([(&refused as _, Type::BOOL), (&json as _, Type::TEXT)]);
         let effect = (!statement.is_empty()).then_some(statement);
-        let sql = recording(pending.is_some(), params.len() + 1, effect);
+        let sql = recording(to_begin.is_some(), params.len() + 1, effect);
         // Sent together: a record that fails aborts the transaction, and the COMMIT behind
         // it then rolls back.
         let (recorded, committed) = super::super::join::both(

@@ -8,26 +8,23 @@ use super::super::call::Call;
 use super::super::lease::Lease;
 use super::super::ledger::{Abandoned, Begin, Completion, Ledger};
 use super::super::probe::EffectProbe;
+use super::super::recovery::Examined;
 use super::super::reply::{Reply, ReplyKind};
 use super::super::stored::StoredAnswer;
-use super::{Owed, Sequence, did_nothing, round_trip};
-use crate::guarantee::Answer;
+use super::{Sequence, Unwritten, did_nothing};
 
 impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     /// The reply to a call whose own record (or release) came back
     /// [`Completion::LeaseLost`], or whose effect did not commit under its lease (`mine` is
-    /// `None`): what the ledger holds for the key, never an answer no replay gives. The key
+    /// `None`): what the ledger holds for the key, never an answer no replay gives. `mine` is
+    /// the call's own reply, whose kind says how it came to it (its tool ran, or it recovered
+    /// an abandoned key), and stays its kind if it becomes the key's answer. The key
     /// is read again: an answer recorded since is the reply (replaced by this call's, if it is
     /// the provisional `unknown` of a recovery); a key nobody answered is taken, and
     /// answered with this call's answer; a key someone holds is waited for, within the
     /// lease's length. When the ledger cannot tell, the reply is `unknown`, and the truth is
     /// owed to it.
-    pub(super) async fn lost(
-        &self,
-        call: &Call,
-        lease: &Lease,
-        mine: Option<(StoredAnswer, Answer)>,
-    ) -> Reply {
+    pub(super) async fn lost(&self, call: &Call, lease: &Lease, mine: Option<Reply>) -> Reply {
         if mine.is_none()
             && let Ok(Completion::Recorded) = self.ledger.release(lease).await
         {
@@ -47,8 +44,8 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         {
             return reply;
         }
-        if let Some((stored, _)) = mine {
-            self.owe(Owed::Resolve(call.clone(), lease.clone(), stored));
+        if let Some(mine) = mine {
+            self.keep_unwritten(Unwritten::Resolve(call.clone(), lease.clone(), mine.stored));
         }
         self.unknown(ReplyKind::Unrecorded, call.context(), true)
     }
@@ -60,12 +57,11 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         &self,
         call: &Call,
         lease: &Lease,
-        mine: Option<&(StoredAnswer, Answer)>,
+        mine: Option<&Reply>,
         deadline: Option<Instant>,
         answered: ReplyKind,
     ) -> Option<Reply> {
-        let mine_reply =
-            |kind| mine.map(|(stored, answer)| Reply::new(kind, stored.clone(), answer.clone()));
+        let mine_reply = || mine.cloned();
         loop {
             let began = self
                 .ledger
@@ -74,13 +70,15 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 .ok()?;
             match began {
                 Begin::Replay(stored) => {
-                    let truth = mine.filter(|(ours, _)| !ours.is_provisional());
+                    let truth = mine
+                        .map(Reply::stored)
+                        .filter(|ours| !ours.is_provisional());
                     if stored.is_provisional()
-                        && let Some((ours, _)) = truth
+                        && let Some(ours) = truth
                     {
                         let truth = (!ours.is_refusal()).then_some(ours);
                         match self.ledger.resolve(lease, truth).await.ok()? {
-                            Completion::Recorded => return mine_reply(ReplyKind::Ran),
+                            Completion::Recorded => return mine_reply(),
                             // Answered otherwise since: read it again.
                             Completion::LeaseLost => continue,
                         }
@@ -88,7 +86,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                     return Some(self.replayed(call, stored, answered));
                 }
                 Begin::Abandoned(abandoned) => {
-                    let Some((stored, _)) = mine else {
+                    let Some(Reply { stored, .. }) = mine else {
                         // This call's effect did not commit, and the key has no answer: had
                         // any typed transaction under it committed, the answer would be
                         // there, committed with it. Nothing was done; the key is freed.
@@ -96,18 +94,18 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                         return Some(did_nothing());
                     };
                     return match self.answer_under(abandoned.lease(), stored).await.ok()? {
-                        Completion::Recorded => mine_reply(ReplyKind::Ran),
+                        Completion::Recorded => mine_reply(),
                         Completion::LeaseLost => continue,
                     };
                 }
                 Begin::Fresh(fresh) => {
                     // The key was released since: this call's answer is the truth.
-                    let Some((stored, _)) = mine else {
+                    let Some(Reply { stored, .. }) = mine else {
                         let _ = self.ledger.release(&fresh).await;
                         return Some(did_nothing());
                     };
                     return match self.answer_under(&fresh, stored).await.ok()? {
-                        Completion::Recorded => mine_reply(ReplyKind::Ran),
+                        Completion::Recorded => mine_reply(),
                         Completion::LeaseLost => continue,
                     };
                 }
@@ -144,36 +142,42 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         }
     }
 
-    /// The answer of an abandoned key whose operation may have started: the probe's outcome
-    /// of the operation (final), or else `unknown` with the lookup its context names
-    /// (provisional).
-    pub(super) async fn recovery_of(&self, abandoned: &Abandoned) -> Reply {
-        if let Ok(Some(outcome)) = self.probe.outcome(abandoned).await
-            && let Some((stored, answer)) = round_trip(&Answer::Result(outcome))
-        {
-            return Reply::new(ReplyKind::Recovered, stored, answer);
+    /// The answer of an abandoned key whose operation may have started, from what was
+    /// `found` of it: its outcome (final), or else `unknown`, naming the lookup of the tool
+    /// that began it (provisional).
+    pub(super) fn recovery_of(&self, abandoned: &Abandoned, found: Examined) -> Reply {
+        match found {
+            Examined::Settled(settled) => {
+                let (stored, answer) = *settled;
+                Reply::new(ReplyKind::Recovered, stored, answer)
+            }
+            Examined::Unknown | Examined::NotStarted => {
+                self.unknown(ReplyKind::Recovered, abandoned.context(), true)
+            }
         }
-        self.unknown(ReplyKind::Recovered, abandoned.context(), true)
     }
 
-    /// Answers an abandoned key from the probe (its operation's outcome, or `unknown`) and
-    /// completes it with that answer; should the completion come back lost, the key's answer
-    /// is read again, as for any call.
-    pub(super) async fn recover(&self, call: &Call, abandoned: &Abandoned) -> Reply {
-        let reply = self.recovery_of(abandoned).await;
+    /// Answers an abandoned key from what was `found` of its operation (its outcome, or
+    /// `unknown`) and completes it with that answer; should the completion come back lost,
+    /// the key's answer is read again, as for any call.
+    pub(super) async fn recover(
+        &self,
+        call: &Call,
+        abandoned: &Abandoned,
+        found: Examined,
+    ) -> Reply {
+        let reply = self.recovery_of(abandoned, found);
         match self
             .ledger
             .complete(abandoned.lease(), reply.stored())
             .await
         {
             Ok(Completion::Recorded) => reply,
-            Ok(Completion::LeaseLost) => {
-                let Reply { stored, answer, .. } = reply;
-                self.lost(call, abandoned.lease(), Some((stored, answer)))
-                    .await
-            }
+            // The recovery's own answer, should it become the key's, is still a recovery:
+            // nothing ran.
+            Ok(Completion::LeaseLost) => self.lost(call, abandoned.lease(), Some(reply)).await,
             Err(_) => {
-                self.owe(Owed::Complete(
+                self.keep_unwritten(Unwritten::Complete(
                     call.clone(),
                     abandoned.lease().clone(),
                     reply.stored.clone(),

@@ -2,27 +2,28 @@
 
 use super::super::ledger::{Completion, Ledger};
 use super::super::probe::EffectProbe;
-use super::super::reply::ReplyKind;
-use super::{Owed, Sequence, Settled};
+use super::super::recovery::Examined;
+use super::super::reply::{Reply, ReplyKind};
+use super::{Sequence, Settled, Unwritten};
 
 impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
-    pub(super) fn owe(&self, owed: Owed) {
-        self.lock_owed().push(owed);
+    pub(super) fn keep_unwritten(&self, write: Unwritten) {
+        self.lock_unwritten().push(write);
     }
 
-    /// Makes one owed write; `false` when it must stay owed.
-    pub(super) async fn pay(&self, owed: &Owed) -> Result<bool, L::Error> {
-        let (call, lease, stored, first) = match owed {
-            Owed::Complete(call, lease, stored) => (
+    /// Makes one unwritten write; `false` when it must stay unwritten.
+    pub(super) async fn write_unwritten(&self, write: &Unwritten) -> Result<bool, L::Error> {
+        let (call, lease, stored, first) = match write {
+            Unwritten::Complete(call, lease, stored) => (
                 call,
                 lease,
                 stored,
                 self.ledger.complete(lease, stored).await?,
             ),
-            Owed::Release(call, lease, stored) => {
+            Unwritten::Release(call, lease, stored) => {
                 (call, lease, stored, self.ledger.release(lease).await?)
             }
-            Owed::Resolve(call, lease, stored) => (call, lease, stored, Completion::LeaseLost),
+            Unwritten::Resolve(call, lease, stored) => (call, lease, stored, Completion::LeaseLost),
         };
         if first == Completion::Recorded {
             return Ok(true);
@@ -31,7 +32,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         let Ok(answer) = stored.answer() else {
             return Ok(true);
         };
-        let mine = Some((stored.clone(), answer));
+        let mine = Some(Reply::new(ReplyKind::Ran, stored.clone(), answer));
         Ok(self
             .settle_lost(call, lease, mine.as_ref(), None, ReplyKind::LeaseLost)
             .await
@@ -45,41 +46,41 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     ///
     /// # Errors
     ///
-    /// The ledger's error, at the first write that fails; what is still owed stays owed.
+    /// The ledger's error, at the first write that fails; what is still unwritten stays so.
     ///
     /// # Panics
     ///
     /// As [`Sequence::run`].
     pub async fn settle(&self, limit: usize) -> Result<Settled, L::Error> {
         let mut settled = Settled::default();
-        let owed = std::mem::take(&mut *self.lock_owed());
-        let mut owed = owed.into_iter();
-        while let Some(write) = owed.next() {
-            match self.pay(&write).await {
+        let unwritten = std::mem::take(&mut *self.lock_unwritten());
+        let mut unwritten = unwritten.into_iter();
+        while let Some(write) = unwritten.next() {
+            match self.write_unwritten(&write).await {
                 Ok(true) => settled.recorded += 1,
-                Ok(false) => self.owe(write),
+                Ok(false) => self.keep_unwritten(write),
                 Err(err) => {
-                    let mut still = self.lock_owed();
+                    let mut still = self.lock_unwritten();
                     still.push(write);
-                    still.extend(owed);
+                    still.extend(unwritten);
                     return Err(err);
                 }
             }
         }
         for abandoned in self.ledger.abandoned(limit).await? {
-            match self.probe.started(&abandoned).await {
-                Ok(true) => {
-                    let reply = self.recovery_of(&abandoned).await;
+            match self.examine(&abandoned).await {
+                Ok(Examined::NotStarted) => {
+                    if self.ledger.release(abandoned.lease()).await? == Completion::Recorded {
+                        settled.released += 1;
+                    }
+                }
+                Ok(found) => {
+                    let reply = self.recovery_of(&abandoned, found);
                     let _ = self
                         .ledger
                         .complete(abandoned.lease(), &reply.stored)
                         .await?;
                     settled.recovered += 1;
-                }
-                Ok(false) => {
-                    if self.ledger.release(abandoned.lease()).await? == Completion::Recorded {
-                        settled.released += 1;
-                    }
                 }
                 // Taken again once this lease passes.
                 Err(_) => {}

@@ -3,9 +3,9 @@
 
 use rusqlite::{Connection, params};
 
+use super::super::done::Done;
 use super::super::lease::Lease;
 use super::super::ledger::TransactionError;
-use super::super::probe::Done;
 use super::super::stored::StoredAnswer;
 use super::{NEXT_FENCE, SqliteError};
 use crate::guarantee::Answer;
@@ -20,11 +20,11 @@ const RECORD: &str = record!("scope = ?1 AND key = ?2 AND fence = ?3 AND complet
 
 /// Whether the key `(?1, ?2)` was begun: what a transaction that begins its key itself asks
 /// first, under the file's write lock.
-const FOLDED_LOOKUP: &str = "SELECT 1 FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
+const KEY_BEGUN: &str = "SELECT 1 FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
 
 /// The key `(?1, ?2)` begun and answered at once, last in the transaction of its call's
 /// effect: `?3` its fence, `(?4, ?5)` the fingerprint and context, `(?6, ?7)` the answer.
-const FOLDED_RECORD: &str = concat!(
+const BEGIN_AND_RECORD: &str = concat!(
     "INSERT INTO atr_idempotency (scope, key, fence, fingerprint, context, completed_ms, ",
     "refused, answer) VALUES (?1, ?2, ?3, ?4, ?5, ",
     now!(),
@@ -115,11 +115,11 @@ impl<'c> SqliteTransaction<'c> {
             lease: lease.clone(),
             finished: false,
         };
-        let held = if lease.pending_begin().is_some() {
+        let held = if lease.key_to_begin().is_some() {
             // A key not begun yet: found, it is another call's.
             !transaction
                 .connection
-                .prepare_cached(FOLDED_LOOKUP)?
+                .prepare_cached(KEY_BEGUN)?
                 .exists(params![lease.scope().as_str(), lease.key().as_str()])?
         } else {
             transaction
@@ -152,20 +152,20 @@ impl<'c> SqliteTransaction<'c> {
         let stored = StoredAnswer::of(&answer.into())
             .map_err(|err| TransactionError::Failed(SqliteError::Answer(err)))?;
         let (scope, key) = (self.lease.scope().as_str(), self.lease.key().as_str());
-        let recorded = match self.lease.pending_begin() {
-            Some(pending) => {
+        let recorded = match self.lease.key_to_begin() {
+            Some(to_begin) => {
                 let fence: i64 = self
                     .connection
                     .prepare_cached(NEXT_FENCE)?
                     .query_row([], |row| row.get(0))?;
                 self.connection
-                    .prepare_cached(FOLDED_RECORD)?
+                    .prepare_cached(BEGIN_AND_RECORD)?
                     .execute(params![
                         scope,
                         key,
                         fence,
-                        pending.fingerprint.to_hex(),
-                        pending.context,
+                        to_begin.fingerprint.to_hex(),
+                        to_begin.context,
                         stored.is_refusal(),
                         stored.json()
                     ])?

@@ -9,8 +9,8 @@ use agent_tool_result::replay::{Done, Lease, TransactionError};
 use super::claims::Claim;
 use super::window::{SendWindow, room};
 use super::{Store, instant};
-use crate::error::DbError;
-use crate::tx::{Statements, Tx};
+use crate::db::error::DbError;
+use crate::db::tx::{Statements, Tx};
 
 /// A campaign as [`Store::create_campaign`] set it up.
 #[derive(Debug)]

@@ -6,11 +6,11 @@ use std::collections::hash_map::Entry;
 
 use agent_tool_result::replay::EffectKey;
 
-use super::provider::Send;
+use super::provider::ProviderSend;
 use super::window::{SendWindow, room};
 use super::{Store, now};
-use crate::error::DbError;
-use crate::tx::Statements;
+use crate::db::error::DbError;
+use crate::db::tx::Statements;
 
 /// Held recipients one pass of [`Store::claim_due`] looks at.
 pub const DUE_BATCH: i64 = 1000;
@@ -136,7 +136,7 @@ impl Store {
             return Ok(false);
         }
         let effect = EffectKey::new(&claim.campaign_id, &claim.phone);
-        let send = Send {
+        let send = ProviderSend {
             ids: [Some(claim.campaign_id.as_str()), None],
             phone: &claim.phone,
             body: &claim.message,

@@ -7,8 +7,8 @@ use agent_tool_result::guarantee::{GuaranteeResult, Tally};
 use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
 
 use super::Store;
-use super::provider::Send;
-use crate::error::DbError;
+use super::provider::ProviderSend;
+use crate::db::error::DbError;
 
 /// A single message to send: its id (the operation's), whose it is, to whom, and what.
 #[derive(Clone, Copy, Debug)]
@@ -63,7 +63,7 @@ impl Store {
             }
             let effect = EffectKey::new(id, phone);
             let fence = lease.map_or(0, |lease| lease.fence().as_i64());
-            let send = Send {
+            let send = ProviderSend {
                 ids: [None, Some(id)],
                 phone,
                 body,

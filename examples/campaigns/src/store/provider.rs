@@ -5,13 +5,13 @@
 use agent_tool_result::replay::EffectKey;
 
 use super::Store;
-use crate::error::DbError;
-use crate::sql::Arg;
-use crate::tx::Statements;
+use crate::db::error::DbError;
+use crate::db::sql::Arg;
+use crate::db::tx::Statements;
 
 /// One send to log: its campaign or message, to whom, what, its effect key and the fence it
 /// was made under.
-pub(super) struct Send<'a> {
+pub(super) struct ProviderSend<'a> {
     pub(super) ids: [Option<&'a str>; 2],
     pub(super) phone: &'a str,
     pub(super) body: &'a str,
@@ -24,7 +24,7 @@ impl Store {
     pub(super) async fn log_send(
         &self,
         db: &mut impl Statements,
-        send: &Send<'_>,
+        send: &ProviderSend<'_>,
     ) -> Result<(), DbError> {
         let (sql, args) = self.send_row(send);
         db.execute(sql, &args).await?;
@@ -32,7 +32,7 @@ impl Store {
     }
 
     /// The statement that logs `send` in the provider's table, with its parameters.
-    pub(super) fn send_row(&self, send: &Send<'_>) -> (&'static str, [Arg; 7]) {
+    pub(super) fn send_row(&self, send: &ProviderSend<'_>) -> (&'static str, [Arg; 7]) {
         (
             "INSERT INTO provider_sends (campaign_id, message_id, phone, body, sent_ms, sender, \
              effect_key, fence) VALUES ($1, $2, $3, $4, NOW_MS, $5, $6, $7)",

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::error::DbError;
+use crate::db::error::DbError;
 
 use super::Store;
 

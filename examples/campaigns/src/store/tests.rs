@@ -142,7 +142,7 @@ async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
 }
 
 /// A campaign or message is created only under the current fence of its call's key: once
-/// the key is taken over, the first call makes nothing, and the probe finds nothing made;
+/// the key is taken over, the first call makes nothing, and its tool's recovery finds nothing made;
 /// the answer commits with the effect.
 #[tokio::test]
 async fn creation_is_fenced_by_the_calls_key() {
@@ -178,8 +178,8 @@ async fn creation_is_fenced_by_the_calls_key() {
         )
         .await;
     assert!(matches!(done, Done::Lost) && claimed.is_empty());
-    assert!(!a.operation_exists("cmp_1").await.unwrap());
-    assert!(!a.operation_exists("msg_1").await.unwrap());
+    assert!(a.campaign("cmp_1", "acct").await.unwrap().is_none());
+    assert!(a.message("msg_1", "acct").await.unwrap().is_none());
     // The new holder makes it, once, its answer recorded with it.
     let current = taken.into_lease();
     let Done::Recorded(recorded) = a
@@ -188,7 +188,7 @@ async fn creation_is_fenced_by_the_calls_key() {
     else {
         panic!("recorded")
     };
-    assert!(a.operation_exists("msg_1").await.unwrap());
+    assert!(a.message("msg_1", "acct").await.unwrap().is_some());
     assert_eq!(begin().await, Begin::Replay(recorded));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -231,7 +231,7 @@ async fn an_unkeyed_send_answers_for_itself() {
         panic!("answered")
     };
     assert!(answer.result().is_some());
-    assert!(a.operation_exists("msg_1").await.unwrap());
+    assert!(a.message("msg_1", "acct").await.unwrap().is_some());
     std::fs::remove_file(dir.join("store.sqlite")).unwrap();
     let Done::Answer(refused) = a
         .send_message(None, &HI, note("gone"), Duration::ZERO)

@@ -1,8 +1,8 @@
 //! Each account's send window: how many campaign sends it allows, how long it lasts, when it
 //! starts, and the room an account has left in the current one.
 
-use crate::error::DbError;
-use crate::tx::Statements;
+use crate::db::error::DbError;
+use crate::db::tx::Statements;
 
 /// The per-window cap on one account's campaign sends.
 #[derive(Clone, Copy, Debug)]

@@ -9,7 +9,6 @@ use agent_tool_result::{Classified, Envelope, Hints, ToolError, classified};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::operations::LOOKUP_CAMPAIGNS;
 use crate::service::{Service, ServiceError};
 use crate::store::campaigns::CampaignRow;
 use crate::store::instant;
@@ -61,7 +60,7 @@ const CAMPAIGN_NOT_FOUND: Classified = classified!("campaign-not-found", NoTarge
 pub struct LookupCampaign(pub Arc<Service>);
 
 impl EnvelopeTool for LookupCampaign {
-    const NAME: &'static str = LOOKUP_CAMPAIGNS;
+    const NAME: &'static str = "lookup_marketing_campaigns";
     const DESCRIPTION: &'static str = "Where a campaign stands, by campaignId: status, counts, \
         updatedAt, next attempt. The authority: re-query it rather than trusting notes.";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -8,7 +8,6 @@ use agent_tool_result::{Classified, Envelope, Hints, ToolError, classified};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::operations::LOOKUP_SMS;
 use crate::service::{Service, ServiceError};
 use crate::store::instant;
 
@@ -39,7 +38,7 @@ const MESSAGE_NOT_FOUND: Classified = classified!("message-not-found", NoTarget)
 pub struct LookupSms(pub Arc<Service>);
 
 impl EnvelopeTool for LookupSms {
-    const NAME: &'static str = LOOKUP_SMS;
+    const NAME: &'static str = "lookup_sms";
     const DESCRIPTION: &'static str = "Whether a message was sent, by messageId.";
     const HINTS: Hints = Hints::READ_ONLY;
     type Arguments = MessageArgs;

@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use agent_tool_result::Hints;
 use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
-use agent_tool_result::replay::{Done, GuaranteeTool, Operation};
+use agent_tool_result::registry::EnvelopeTool;
+use agent_tool_result::replay::{
+    Done, GuaranteeTool, Operation, OperationFields, Recovered, RecoveryError,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{E164, MAX_RECIPIENTS, MAX_TEXT, recipients, text};
-use crate::operations::{CAMPAIGN, LOOKUP_CAMPAIGNS};
+use super::lookup_campaign::LookupCampaign;
 use crate::service::{Service, unavailable};
 
 /// `send_campaign_batch`'s arguments.
@@ -35,6 +38,14 @@ pub struct CampaignRef {
     pub campaign_id: String,
 }
 
+impl OperationFields for CampaignRef {
+    fn of_operation(id: &str) -> Self {
+        CampaignRef {
+            campaign_id: id.to_owned(),
+        }
+    }
+}
+
 /// The tool, on the service.
 pub struct SendBatch(pub Arc<Service>);
 
@@ -43,7 +54,8 @@ impl GuaranteeTool for SendBatch {
     const DESCRIPTION: &'static str = "Sends a campaign: up to the window's cap now, the rest \
         held durably for later windows (committed + defer). Read campaignId and look it up \
         with lookup_marketing_campaigns; never send the batch again to resume it.";
-    const OPERATION: &'static str = CAMPAIGN;
+    const OPERATION: &'static str = "cmp";
+    const LOOKUP: &'static str = LookupCampaign::NAME;
     /// A campaign adds to the world and reaches people.
     const HINTS: Hints = Hints::new().destructive(false);
     type Arguments = BatchArgs;
@@ -69,9 +81,6 @@ impl GuaranteeTool for SendBatch {
         if opted_out == recipients.len() {
             return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into();
         }
-        let named = CampaignRef {
-            campaign_id: id.to_owned(),
-        };
         let (done, claimed) = store
             .create_campaign(
                 Some(operation.lease()),
@@ -80,7 +89,11 @@ impl GuaranteeTool for SendBatch {
                 &args.message,
                 &recipients,
                 service.config().window_of(principal),
-                |row| row.answer(named).with_next_tool(LOOKUP_CAMPAIGNS).into(),
+                |row| {
+                    row.answer(CampaignRef::of_operation(id))
+                        .with_next_tool(Self::LOOKUP)
+                        .into()
+                },
             )
             .await;
         for claim in &claimed {
@@ -91,5 +104,19 @@ impl GuaranteeTool for SendBatch {
             }
         }
         done
+    }
+
+    /// The campaign is created with its call's answer, under the key's fence: found, its
+    /// answer is where it stands; not found, it never was created, and now never can be under
+    /// the old fence (its sends follow its creation, each under a claim of its own).
+    async fn recover(&self, operation: Operation) -> Result<Recovered<CampaignRef>, RecoveryError> {
+        let id = operation.id();
+        let found = self.0.store().campaign(id, operation.principal()).await?;
+        Ok(found.map_or(Recovered::NotStarted, |row| {
+            Recovered::Settled(
+                row.answer(CampaignRef::of_operation(id))
+                    .with_next_tool(Self::LOOKUP),
+            )
+        }))
     }
 }

@@ -1,17 +1,21 @@
 //! `send_sms`: one SMS, sent under the key's fence and recorded with its answer in one
-//! transaction. An opted-out number is denied by contact policy before the provider.
+//! transaction. An opted-out number is denied by contact policy before the provider. Its
+//! abandoned key is recovered from the message's record.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use agent_tool_result::Hints;
-use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode};
-use agent_tool_result::replay::{Done, GuaranteeTool, Lease, Operation};
+use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, Tally};
+use agent_tool_result::registry::EnvelopeTool;
+use agent_tool_result::replay::{
+    Done, GuaranteeTool, Operation, OperationFields, Recovered, RecoveryError,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{E164, MAX_TEXT, phone, text};
-use crate::operations::MESSAGE;
+use super::lookup_sms::LookupSms;
 use crate::service::{Service, unavailable};
 use crate::store::messages::Message;
 
@@ -37,6 +41,14 @@ pub struct MessageRef {
     pub message_id: String,
 }
 
+impl OperationFields for MessageRef {
+    fn of_operation(id: &str) -> Self {
+        MessageRef {
+            message_id: id.to_owned(),
+        }
+    }
+}
+
 /// The tool, on the service.
 pub struct SendSms(pub Arc<Service>);
 
@@ -44,59 +56,49 @@ impl GuaranteeTool for SendSms {
     const NAME: &'static str = "send_sms";
     const DESCRIPTION: &'static str = "Sends one SMS. An opted-out number is denied by contact \
         policy before the provider (isError, policy.decision deny).";
-    const OPERATION: &'static str = MESSAGE;
+    const OPERATION: &'static str = "msg";
+    const LOOKUP: &'static str = LookupSms::NAME;
     /// A message adds to the world and reaches a person.
     const HINTS: Hints = Hints::new().destructive(false);
     type Arguments = SmsArgs;
     type Fields = MessageRef;
 
+    /// An opted-out number is denied before the provider; any other is sent, its answer
+    /// committed with the message under the key's fence.
     async fn run(&self, args: SmsArgs, operation: Operation) -> Done<MessageRef> {
-        let (id, principal) = (operation.id(), operation.principal());
-        send(&self.0, &args, id, principal, Some(operation.lease())).await
+        let store = self.0.store();
+        match store.is_opted_out(&args.to).await {
+            Ok(false) => {}
+            Ok(true) => return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
+            Err(err) => return unavailable(&err).into(),
+        }
+        // The provider's work, with no transaction open.
+        tokio::time::sleep(self.0.config().provider_delay).await;
+        let message = Message {
+            id: operation.id(),
+            principal: operation.principal(),
+            phone: &args.to,
+            body: &args.body,
+        };
+        let sent = MessageRef::of_operation(operation.id());
+        store
+            .send_message(Some(operation.lease()), &message, sent, Duration::ZERO)
+            .await
     }
 
-    /// On PostgreSQL the message and the provider's send are one transaction on the
-    /// ledger's database, the key begun in it. (On SQLite, one writer at a time, the key is
-    /// begun first, so the provider's work is not done holding the file's write lock.)
-    fn effect_in_ledger(&self) -> bool {
-        self.0.on_postgres()
+    /// The message is recorded sent with its call's answer, under the key's fence: found,
+    /// it was sent (and that is its answer); not found, it never was, and now never can be
+    /// under the old fence.
+    async fn recover(&self, operation: Operation) -> Result<Recovered<MessageRef>, RecoveryError> {
+        let id = operation.id();
+        Ok(
+            match self.0.store().message(id, operation.principal()).await? {
+                Some(_) => Recovered::Settled(GuaranteeResult::committed_with(
+                    Tally::sent(1),
+                    MessageRef::of_operation(id),
+                )),
+                None => Recovered::NotStarted,
+            },
+        )
     }
-}
-
-/// Sends `args` as message `id` of `principal`: an opted-out number is denied before the
-/// provider; any other is sent, under the key's `lease`, its answer committed with the send.
-/// Without a lease (outside the replay sequence: the benchmark's baseline) the same send is
-/// made in a plain transaction, and its answer is the tool's own.
-pub async fn send(
-    service: &Service,
-    args: &SmsArgs,
-    id: &str,
-    principal: &str,
-    lease: Option<&Lease>,
-) -> Done<MessageRef> {
-    let store = service.store();
-    match store.is_opted_out(&args.to).await {
-        Ok(false) => {}
-        Ok(true) => return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
-        Err(err) => return unavailable(&err).into(),
-    }
-    let message = Message {
-        id,
-        principal,
-        phone: &args.to,
-        body: &args.body,
-    };
-    let sent = MessageRef {
-        message_id: id.to_owned(),
-    };
-    // The provider's work is done inside the transaction that begins the key, when it does,
-    // so a second caller meanwhile is told the key is in flight.
-    let delay = service.config().provider_delay;
-    if lease.is_some_and(Lease::in_transaction) {
-        return store.send_message(lease, &message, sent, delay).await;
-    }
-    tokio::time::sleep(delay).await;
-    store
-        .send_message(lease, &message, sent, Duration::ZERO)
-        .await
 }

@@ -17,9 +17,9 @@ pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 /// How much of a refused value a problem quotes.
 const QUOTED: usize = 200;
 
-/// What the MCP endpoint admits.
+/// The hosts and origins the MCP endpoint answers.
 #[derive(Clone, Debug)]
-pub struct Admitted {
+pub struct AllowedHosts {
     /// `Host` names (ports ignored).
     pub hosts: Arc<[String]>,
     /// Browser origins; empty admits requests with no `Origin` only.
@@ -39,9 +39,9 @@ fn quoted(headers: &HeaderMap, name: &axum::http::HeaderName) -> String {
 }
 
 /// Answers a `Host` or `Origin` refusal of the MCP endpoint with a problem naming the header,
-/// the value refused and what is admitted; any other response passes as it is.
+/// the value refused and what is allowed; any other response passes as it is.
 pub async fn name_refused(
-    State(admitted): State<Admitted>,
+    State(allowed): State<AllowedHosts>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -60,13 +60,13 @@ pub async fn name_refused(
         format!(
             "the Host header `{host}` names no host this MCP endpoint answers (DNS-rebinding \
              protection); it answers {}: add the service's public host with --allowed-host",
-            admitted.hosts.join(", ")
+            allowed.hosts.join(", ")
         )
     } else if said.contains("Origin header") {
-        let allowed = if admitted.origins.is_empty() {
+        let allowed = if allowed.origins.is_empty() {
             "none (requests without an Origin pass)".to_owned()
         } else {
-            admitted.origins.join(", ")
+            allowed.origins.join(", ")
         };
         format!(
             "the Origin header `{origin}` is not an origin this MCP endpoint accepts \

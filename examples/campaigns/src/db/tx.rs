@@ -10,12 +10,12 @@ use agent_tool_result::replay::{
     Done, Lease, PostgresTransaction, SqliteTransaction, TransactionError,
 };
 
-use crate::db::{Conn, PgConn};
-use crate::error::DbError;
-use crate::sql::{
+use crate::db::error::DbError;
+use crate::db::sql::{
     Arg, POSTGRES_NOW, Row, bounded, off_executor, pg_execute, pg_query, postgres_params,
     sqlite_execute, sqlite_query, sqlite_sql,
 };
+use crate::db::{Conn, PgConn};
 
 impl<'a> Conn<'a> {
     /// Begins the transaction of an effect: under `lease`'s fence when the call has one (the

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::error::DbError;
+use crate::db::error::DbError;
 
 /// A statement's parameter.
 #[derive(Clone, Debug)]
