@@ -17,7 +17,6 @@ use serde::Serialize;
 
 use super::ledger::Abandoned;
 use super::stored::StoredAnswer;
-use super::tool::{GuaranteeTool, Operation};
 use crate::guarantee::{Answer, GuaranteeResult};
 
 /// A guarantee tool's own fields, built from the id of the operation its call creates. The
@@ -44,11 +43,11 @@ use crate::guarantee::{Answer, GuaranteeResult};
 /// assert_eq!(json, serde_json::json!({ "messageId": "msg_1" }));
 /// ```
 pub trait OperationFields: Serialize + Send + 'static {
-    /// The fields naming operation `id` (its id is [`Operation::id`]).
+    /// The fields naming operation `id` (its id is [`Operation::id`](super::Operation::id)).
     fn of_operation(id: &str) -> Self;
 }
 
-/// The error of a tool's [`recover`](GuaranteeTool::recover): its store, say, did not answer.
+/// The error of a tool's [`recover`](super::GuaranteeTool::recover): its store, say, did not answer.
 /// The sequence then answers `unavailable` (retry in a second), runs nothing, and asks again.
 pub type RecoveryError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -105,8 +104,12 @@ type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A served tool, as the sequence asks it about its abandoned keys.
 pub(crate) trait Declared: Send + Sync {
-    /// What operation `operation` came to.
-    fn examine(&self, operation: Operation) -> Boxed<'_, Result<Examined, String>>;
+    /// What the operation `id` of `abandoned` came to.
+    fn examine<'a>(
+        &'a self,
+        abandoned: &'a Abandoned,
+        id: String,
+    ) -> Boxed<'a, Result<Examined, String>>;
 
     /// The `unknown` answer of operation `id`: the tool's lookup and the fields naming it.
     fn unknown(&self, id: &str) -> Option<(StoredAnswer, Answer)>;
@@ -120,33 +123,6 @@ pub(crate) fn round_trip<T: Serialize>(answer: &Answer<T>) -> Option<(StoredAnsw
     Some((stored, read))
 }
 
-/// The `unknown` answer of tool `T`'s operation `id`: its lookup, the fields naming the
-/// operation (without them, should they name a contract field: the registry refuses such a
-/// tool).
-pub(crate) fn unknown_of<T: GuaranteeTool>(id: &str) -> GuaranteeResult<T::Fields> {
-    let unknown = || GuaranteeResult::unknown().with_next_tool(T::LOOKUP);
-    unknown()
-        .with_fields(T::Fields::of_operation(id))
-        .unwrap_or_else(|_| unknown())
-}
-
-impl<T: GuaranteeTool + 'static> Declared for Arc<T> {
-    fn examine(&self, operation: Operation) -> Boxed<'_, Result<Examined, String>> {
-        Box::pin(async move {
-            match self.recover(operation).await {
-                Ok(Recovered::NotStarted) => Ok(Examined::NotStarted),
-                Ok(Recovered::Unknown) => Ok(Examined::Unknown),
-                Ok(Recovered::Settled(result)) => Ok(Examined::settled(result)),
-                Err(err) => Err(err.to_string()),
-            }
-        })
-    }
-
-    fn unknown(&self, id: &str) -> Option<(StoredAnswer, Answer)> {
-        round_trip(&Answer::Result(unknown_of::<T>(id)))
-    }
-}
-
 /// The context a served call stores with its key: the tool's name, a space (which no tool
 /// name holds), and the operation's id.
 pub(crate) fn context_of(tool: &str, id: &str) -> String {
@@ -158,19 +134,20 @@ pub(crate) fn context_of(tool: &str, id: &str) -> String {
 pub(crate) struct Tools(RwLock<HashMap<&'static str, Arc<dyn Declared>>>);
 
 impl Tools {
-    /// Remembers `tool` under its name, unless a tool of that name is known already.
-    pub(crate) fn declare<T: GuaranteeTool + 'static>(&self, tool: &Arc<T>) {
+    /// Remembers the tool `name` as `tool()` makes it, unless a tool of that name is known
+    /// already.
+    pub(crate) fn declare(&self, name: &'static str, tool: impl FnOnce() -> Arc<dyn Declared>) {
         let known = self
             .0
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(T::NAME);
+            .contains_key(name);
         if !known {
             self.0
                 .write()
                 .unwrap_or_else(PoisonError::into_inner)
-                .entry(T::NAME)
-                .or_insert_with(|| Arc::new(Arc::clone(tool)));
+                .entry(name)
+                .or_insert_with(tool);
         }
     }
 
@@ -186,14 +163,4 @@ impl Tools {
     pub(crate) fn len(&self) -> usize {
         self.0.read().unwrap_or_else(PoisonError::into_inner).len()
     }
-}
-
-/// The operation of `abandoned`, as its tool is asked about it: its id, its principal (the
-/// key's scope) and the lease the finder holds under the new fence.
-pub(crate) fn operation_of(abandoned: &Abandoned, id: String) -> Operation {
-    Operation::new(
-        id,
-        abandoned.lease().scope().as_str().to_owned(),
-        abandoned.lease().clone(),
-    )
 }

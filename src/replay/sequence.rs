@@ -13,7 +13,7 @@ use super::lease::Lease;
 use super::ledger::Abandoned;
 use super::ledger::{Begin, Completion, Ledger};
 use super::probe::{AssumeStarted, EffectProbe};
-use super::recovery::{Examined, Tools, operation_of, round_trip};
+use super::recovery::{Examined, Tools, round_trip};
 use super::reply::{Reply, ReplyKind};
 use super::stored::StoredAnswer;
 use super::telemetry::{self, Timings};
@@ -426,7 +426,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     /// a served tool did, else of the application's probe.
     pub(super) async fn examine(&self, abandoned: &Abandoned) -> Result<Examined, String> {
         if let Some((tool, id)) = self.tools.of(abandoned.context()) {
-            return tool.examine(operation_of(abandoned, id)).await;
+            return tool.examine(abandoned, id).await;
         }
         match self.probe.started(abandoned).await {
             Ok(false) => Ok(Examined::NotStarted),

@@ -2,6 +2,7 @@
 //! recovery), served by the replay [`Sequence`] over any transport.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -11,12 +12,17 @@ use super::call::Call;
 use super::done::Done;
 use super::key::IdempotencyKey;
 use super::lease::Lease;
+use super::ledger::Abandoned;
 use super::ledger::Ledger;
 use super::probe::EffectProbe;
-use super::recovery::{OperationFields, Recovered, RecoveryError, context_of};
+use super::recovery::{
+    Declared, Examined, OperationFields, Recovered, RecoveryError, context_of, round_trip,
+};
 use super::reply::Reply;
 use super::sequence::Sequence;
+use super::stored::StoredAnswer;
 use crate::guarantee::Refusal;
+use crate::guarantee::{Answer, GuaranteeResult};
 
 /// A guarantee tool, written once: its name, what it does, the prefix of the ids of the
 /// operations it creates and the lookup that finds them, its typed arguments and fields, its
@@ -313,7 +319,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
     /// not know is answered a bare `unknown` in the background, and recovered by its tool
     /// at its next request.
     pub fn declare<T: GuaranteeTool + 'static>(&self, tool: &Arc<T>) {
-        self.tools.declare(tool);
+        self.tools.declare(T::NAME, || Arc::new(Arc::clone(tool)));
     }
 
     /// [`Sequence::serve`], in the one order every transport keeps: the arguments read (a
@@ -395,7 +401,7 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
                 return refusal.into();
             }
         };
-        self.tools.declare(tool);
+        self.declare(tool);
         let mut call = Call::of(T::NAME, principal, key, &arguments);
         if tool.effect_in_ledger() {
             call = call.with_effect_in_ledger();
@@ -405,5 +411,40 @@ impl<L: Ledger, P: EffectProbe> Sequence<L, P> {
         let operation = |lease| Operation::new(id, principal.to_owned(), lease);
         self.run_admitted(call, admit, |lease| tool.run(parsed, operation(lease)))
             .await
+    }
+}
+
+/// The `unknown` answer of tool `T`'s operation `id`: its lookup, the fields naming the
+/// operation (without them, should they name a contract field: the registry refuses such a
+/// tool).
+fn unknown_of<T: GuaranteeTool>(id: &str) -> GuaranteeResult<T::Fields> {
+    let unknown = || GuaranteeResult::unknown().with_next_tool(T::LOOKUP);
+    unknown()
+        .with_fields(T::Fields::of_operation(id))
+        .unwrap_or_else(|_| unknown())
+}
+
+/// A tool, as the sequence asks it about its abandoned keys: the operation of a key it
+/// began, with the finder's lease under the new fence.
+impl<T: GuaranteeTool + 'static> Declared for Arc<T> {
+    fn examine<'a>(
+        &'a self,
+        abandoned: &'a Abandoned,
+        id: String,
+    ) -> Pin<Box<dyn Future<Output = Result<Examined, String>> + Send + 'a>> {
+        let lease = abandoned.lease();
+        let operation = Operation::new(id, lease.scope().as_str().to_owned(), lease.clone());
+        Box::pin(async move {
+            match self.recover(operation).await {
+                Ok(Recovered::NotStarted) => Ok(Examined::NotStarted),
+                Ok(Recovered::Unknown) => Ok(Examined::Unknown),
+                Ok(Recovered::Settled(result)) => Ok(Examined::settled(result)),
+                Err(err) => Err(err.to_string()),
+            }
+        })
+    }
+
+    fn unknown(&self, id: &str) -> Option<(StoredAnswer, Answer)> {
+        round_trip(&Answer::Result(unknown_of::<T>(id)))
     }
 }

@@ -148,6 +148,7 @@ fn main() {
         },
         caps: std::collections::HashMap::new(),
         provider_delay: Duration::ZERO,
+        #[cfg(feature = "faults")]
         full_disk: None,
         lease: Duration::from_secs(30),
         connections: 8,

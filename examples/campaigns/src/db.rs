@@ -17,6 +17,8 @@ use error::DbError;
 use sql::{Arg, Row, off_executor, pg_execute, pg_query, sqlite_execute, sqlite_query};
 
 pub mod error;
+pub mod guard;
+pub mod ledger;
 pub mod sql;
 pub mod tx;
 

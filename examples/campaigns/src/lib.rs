@@ -19,8 +19,8 @@
 
 pub mod allowed_hosts;
 pub mod db;
+#[cfg(feature = "faults")]
 pub mod faults;
-pub mod ledger;
 pub mod limits;
 pub mod mcp;
 pub mod rest;

@@ -217,7 +217,6 @@ mod tests {
         let open = |sender: &str| {
             Store::open(
                 &target,
-                None,
                 sender.into(),
                 Duration::from_secs(5),
                 1,

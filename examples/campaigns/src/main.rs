@@ -21,10 +21,12 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tower::limit::GlobalConcurrencyLimitLayer;
 
 use campaigns::db::Target;
+#[cfg(feature = "faults")]
+use campaigns::faults;
 use campaigns::rest::Access;
 use campaigns::service::{Config, Service};
 use campaigns::store::window::SendWindow;
-use campaigns::{allowed_hosts, faults, limits, mcp, rest, serve, telemetry, tools};
+use campaigns::{allowed_hosts, limits, mcp, rest, serve, telemetry, tools};
 
 /// jemalloc, with its background threads: memory a burst of requests took goes back to the
 /// system within seconds of being freed, where glibc's allocator keeps most of it while the
@@ -170,12 +172,14 @@ struct Args {
     /// style). A request with any other `Origin` is refused; one without passes.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
-    /// Fault injection: after this many writes, the service's disk is full (every write of
-    /// its own fails with `SQLITE_FULL`) for `--full-disk-ms`; the provider is unaffected. To
-    /// watch it recover without a restart.
+    /// Fault injection (feature `faults`): after this many writes, the service's disk is full
+    /// (every write of its own fails with `SQLITE_FULL`) for `--full-disk-ms`; the provider is
+    /// unaffected. To watch it recover without a restart.
+    #[cfg(feature = "faults")]
     #[arg(long, value_name = "WRITES", requires = "full_disk_ms")]
     full_disk_after: Option<usize>,
     /// How long the injected full disk lasts, in milliseconds.
+    #[cfg(feature = "faults")]
     #[arg(long, value_name = "MS", requires = "full_disk_after")]
     full_disk_ms: Option<u64>,
     /// How long a call holds its idempotency key and a process its claims, in milliseconds: a
@@ -231,6 +235,7 @@ impl Args {
             },
             caps: std::mem::take(&mut self.account_caps).into_iter().collect(),
             provider_delay: Duration::from_millis(self.provider_delay_ms),
+            #[cfg(feature = "faults")]
             full_disk: self
                 .full_disk_after
                 .zip(self.full_disk_ms)

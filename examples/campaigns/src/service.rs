@@ -12,8 +12,7 @@ use agent_tool_result::replay::{Durability, Sequence};
 
 use crate::db::Target;
 use crate::db::error::DbError;
-use crate::faults::FullDisk;
-use crate::ledger::{LedgerError, ServiceLedger};
+use crate::db::ledger::{LedgerError, ServiceLedger};
 use crate::limits::RateLimits;
 use crate::store::Store;
 use crate::store::claims::Claim;
@@ -30,7 +29,8 @@ pub struct Config {
     /// How long the provider takes to accept one send.
     pub provider_delay: Duration,
     /// An injected full disk, to watch the service recover from one.
-    pub full_disk: Option<FullDisk>,
+    #[cfg(feature = "faults")]
+    pub full_disk: Option<crate::faults::FullDisk>,
     /// How long a call holds its key, and a process its claims: what a stopped process held
     /// is answered (a key) or settled by another process (a claim) once this has passed.
     pub lease: Duration,
@@ -101,11 +101,13 @@ fn sender() -> String {
 
 impl Service {
     /// Opens the service's tables and its ledger at `target`.
-    pub async fn open(target: &Target, mut config: Config) -> Result<Self, ServiceError> {
+    pub async fn open(
+        target: &Target,
+        #[cfg_attr(not(feature = "faults"), allow(unused_mut))] mut config: Config,
+    ) -> Result<Self, ServiceError> {
         let store = Arc::new(
             Store::open(
                 target,
-                config.full_disk.take(),
                 sender(),
                 config.lease,
                 config.connections,
@@ -113,6 +115,10 @@ impl Service {
             )
             .await?,
         );
+        #[cfg(feature = "faults")]
+        if let Some(full) = config.full_disk.take() {
+            store.guard().inject(full);
+        }
         let ledger = ServiceLedger::open(target, &store, config.lease, config.db_timeout).await?;
         Ok(Service {
             sequence: Arc::new(Sequence::new(ledger)),

@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::db::error::DbError;
+use crate::db::guard::Guard;
 use crate::db::{Conn, Db, Target};
-use crate::faults::{Faults, FullDisk};
 
 /// The tables, as `schema.sql` writes them.
 const SCHEMA: &str = include_str!("schema.sql");
@@ -35,7 +35,7 @@ const SCHEMA: &str = include_str!("schema.sql");
 /// The service's tables.
 pub struct Store {
     db: Db,
-    faults: Arc<Faults>,
+    guard: Arc<Guard>,
     /// This process's name, logged with every send it makes.
     sender: String,
     /// How long a claim holds.
@@ -53,12 +53,11 @@ async fn now(conn: &mut Conn<'_>) -> Result<i64, DbError> {
 }
 
 impl Store {
-    /// Opens (and creates, if need be) the tables at `target`, under the injected `full`
-    /// disk, with `sender` as this process's name in the provider's log; a PostgreSQL
-    /// database gets a pool of `connections`, each statement bounded by `timeout`.
+    /// Opens (and creates, if need be) the tables at `target`, with `sender` as this
+    /// process's name in the provider's log; a PostgreSQL database gets a pool of
+    /// `connections`, each statement bounded by `timeout`.
     pub async fn open(
         target: &Target,
-        full: Option<FullDisk>,
         sender: String,
         lease: Duration,
         connections: usize,
@@ -66,18 +65,18 @@ impl Store {
     ) -> Result<Self, DbError> {
         let db = Db::open(target, SCHEMA, connections, timeout).await?;
         // Once the file exists: it is the one to tell a replacement from.
-        let faults = Arc::new(Faults::new(target, full));
+        let guard = Arc::new(Guard::new(target));
         Ok(Store {
             db,
-            faults,
+            guard,
             sender,
             lease_ms: i64::try_from(lease.as_millis()).unwrap_or(i64::MAX),
         })
     }
 
-    /// The faults the store is under, for the ledger beside it.
-    pub fn faults(&self) -> Arc<Faults> {
-        Arc::clone(&self.faults)
+    /// The checks every statement makes, shared with the ledger beside it.
+    pub fn guard(&self) -> Arc<Guard> {
+        Arc::clone(&self.guard)
     }
 
     /// The database, whose pool the ledger shares.
@@ -87,13 +86,13 @@ impl Store {
 
     /// A connection, once the file is checked.
     async fn conn(&self) -> Result<Conn<'_>, DbError> {
-        self.faults.check()?;
+        self.guard.check()?;
         self.db.conn().await
     }
 
     /// A connection for a write of the service's own.
     async fn writer(&self) -> Result<Conn<'_>, DbError> {
-        self.faults.may_write()?;
+        self.guard.may_write()?;
         self.db.conn().await
     }
 

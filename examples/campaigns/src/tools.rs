@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agent_tool_result::registry::Registry;
 
-use crate::ledger::ServiceLedger;
+use crate::db::ledger::ServiceLedger;
 use crate::service::Service;
 
 pub mod checks;

@@ -63,10 +63,10 @@ async fn two(name: &str, lease: Duration) -> (Store, Store, SqliteLedger, std::p
     let path = dir.join("store.sqlite");
     let target = Target::Sqlite(path.clone());
     let timeout = Duration::from_secs(5);
-    let a = Store::open(&target, None, "a".into(), lease, 1, timeout)
+    let a = Store::open(&target, "a".into(), lease, 1, timeout)
         .await
         .unwrap();
-    let b = Store::open(&target, None, "b".into(), lease, 1, timeout)
+    let b = Store::open(&target, "b".into(), lease, 1, timeout)
         .await
         .unwrap();
     let ledger = SqliteLedger::open(&path).unwrap().with_lease(lease);

@@ -1,7 +1,6 @@
 //! The service's idempotency ledger: the crate's SQLite or PostgreSQL ledger, in the same
 //! database as the service's tables (on PostgreSQL, on the same pool), behind the same
-//! injected faults (a full disk fails its writes too; a replaced SQLite file fails
-//! everything).
+//! [`Guard`] (a replaced SQLite file fails everything).
 
 use std::sync::Arc;
 
@@ -13,7 +12,7 @@ use agent_tool_result::replay::{
 
 use crate::db::Target;
 use crate::db::error::DbError;
-use crate::faults::Faults;
+use crate::db::guard::Guard;
 use crate::store::Store as Tables;
 
 /// The ledger's store.
@@ -36,10 +35,10 @@ pub enum LedgerError {
     Db(#[from] DbError),
 }
 
-/// The crate's ledger for `--db`, under the service's faults.
+/// The crate's ledger for `--db`, behind the service's guard.
 pub struct ServiceLedger {
     store: Store,
-    faults: Arc<Faults>,
+    guard: Arc<Guard>,
 }
 
 impl ServiceLedger {
@@ -64,7 +63,7 @@ impl ServiceLedger {
         };
         Ok(ServiceLedger {
             store,
-            faults: tables.faults(),
+            guard: tables.guard(),
         })
     }
 }
@@ -100,12 +99,12 @@ impl Ledger for ServiceLedger {
         fingerprint: Fingerprint,
         context: &str,
     ) -> Result<Begin, LedgerError> {
-        self.faults.may_write()?;
+        self.guard.may_write()?;
         on_store!(self, ledger => ledger.begin(scope, key, fingerprint, context))
     }
 
     async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, LedgerError> {
-        self.faults.may_write()?;
+        self.guard.may_write()?;
         on_store!(self, ledger => ledger.renew(lease))
     }
 
@@ -114,12 +113,12 @@ impl Ledger for ServiceLedger {
         lease: &Lease,
         answer: &StoredAnswer,
     ) -> Result<Completion, LedgerError> {
-        self.faults.may_write()?;
+        self.guard.may_write()?;
         on_store!(self, ledger => ledger.complete(lease, answer))
     }
 
     async fn release(&self, lease: &Lease) -> Result<Completion, LedgerError> {
-        self.faults.may_write()?;
+        self.guard.may_write()?;
         on_store!(self, ledger => ledger.release(lease))
     }
 
@@ -128,17 +127,17 @@ impl Ledger for ServiceLedger {
         lease: &Lease,
         truth: Option<&StoredAnswer>,
     ) -> Result<Completion, LedgerError> {
-        self.faults.may_write()?;
+        self.guard.may_write()?;
         on_store!(self, ledger => ledger.resolve(lease, truth))
     }
 
     async fn abandoned(&self, limit: usize) -> Result<Vec<Abandoned>, LedgerError> {
-        self.faults.check()?;
+        self.guard.check()?;
         on_store!(self, ledger => ledger.abandoned(limit))
     }
 
     async fn purge(&self, limit: usize) -> Result<usize, LedgerError> {
-        self.faults.check()?;
+        self.guard.check()?;
         on_store!(self, ledger => ledger.purge(limit))
     }
 }
