@@ -24,6 +24,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use campaigns::db::Target;
 use campaigns::limits;
+use campaigns::provider::{Provider, Send, stand_in};
 use campaigns::service::{Config, Service};
 use campaigns::store::messages::Message;
 use campaigns::store::window::SendWindow;
@@ -42,9 +43,9 @@ const LIMITED: &str = "acct_limited";
 /// Where the service serves `send_sms`.
 const SEQUENCED: &str = "/v1/tools/send_sms";
 
-/// The same handler without the sequence: the tool's work (the opt-out check, the
-/// provider's, the message recorded sent) in a plain transaction, answered through the
-/// profile.
+/// The same handler without the sequence: the tool's work (the opt-out check, the send
+/// through the provider, the message recorded sent in a plain transaction), answered through
+/// the profile.
 async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
     let (key, arguments) = call.into_parts();
     let args = match SmsArgs::deserialize(&arguments) {
@@ -55,18 +56,25 @@ async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response 
     let store = service.store();
     let answer = match store.is_opted_out(&args.to).await {
         Ok(false) => {
-            tokio::time::sleep(service.config().provider_delay).await;
+            let effect = Send::effect_of(&id, &args.to);
+            let send = Send {
+                effect_key: effect.as_str(),
+                phone: &args.to,
+                body: &args.body,
+                campaign_id: None,
+                message_id: Some(&id),
+                fence: 0,
+            };
+            if let Err(err) = service.send(send).await {
+                return Refusal::unavailable(err.to_string()).into_response();
+            }
             let message = Message {
                 id: &id,
                 principal: PRINCIPAL,
                 phone: &args.to,
-                body: &args.body,
             };
-            let sent = MessageRef::of_operation(&id);
-            let Done::Answer(answer) = store
-                .send_message(None, &message, sent, Duration::ZERO)
-                .await
-            else {
+            let fields = MessageRef::of_operation(&id);
+            let Done::Answer(answer) = store.record_sent(None, &message, fields).await else {
                 unreachable!("without a lease the store records nothing itself")
             };
             answer
@@ -140,6 +148,18 @@ fn main() {
     let server = postgres::Postgres::start();
     let url = server.database("bench_rest");
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The stand-in provider, as the service starts it by default (no delay: what is measured
+    // is the service's own cost).
+    let target = Target::Postgres(url);
+    let provider = runtime
+        .block_on(stand_in::start(
+            &target,
+            Duration::ZERO,
+            8,
+            Duration::from_secs(5),
+        ))
+        .expect("the stand-in provider starts");
+    let provider = Provider::new(&provider, Duration::from_secs(5)).unwrap();
     let config = Config {
         window: SendWindow {
             cap: 20,
@@ -147,7 +167,7 @@ fn main() {
             origin_ms: 0,
         },
         caps: std::collections::HashMap::new(),
-        provider_delay: Duration::ZERO,
+        provider,
         #[cfg(feature = "faults")]
         full_disk: None,
         lease: Duration::from_secs(30),
@@ -165,11 +185,7 @@ fn main() {
             Duration::from_secs(1),
         ),
     };
-    let service = Arc::new(
-        runtime
-            .block_on(Service::open(&Target::Postgres(url), config))
-            .unwrap(),
-    );
+    let service = Arc::new(runtime.block_on(Service::open(&target, config)).unwrap());
     // The service's own routes, from its registry, as the account the bearer gate would name.
     let app = campaigns::rest::router(&campaigns::tools::registry(&service))
         .route(

@@ -1,8 +1,10 @@
 //! `campaigns`: a small campaign service whose guarantee tools answer the second contract
 //! (settlement, policy, impact, recovery) over REST and over MCP, on one database (a SQLite
 //! file, or PostgreSQL, which any number of its processes share) that also holds the
-//! idempotency ledger. The "provider" is a table of sends, so a second send to anyone would
-//! show. See this package's README for the thin-continuity walkthrough.
+//! idempotency ledger. The provider it sends through is an outside HTTP service (a stand-in it
+//! starts itself on loopback, unless told another), which takes each send's effect key once
+//! and logs every send it accepted where a test counts them. See this package's README for
+//! the thin-continuity walkthrough.
 //!
 //! The library is the service; its binary (`src/main.rs`) reads the command line and serves
 //! it, and its tests and benchmark use the same modules. A tool is a module of [`tools`] and a
@@ -23,6 +25,7 @@ pub mod db;
 pub mod faults;
 pub mod limits;
 pub mod mcp;
+pub mod provider;
 pub mod rest;
 pub mod serve;
 pub mod service;

@@ -214,16 +214,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let target = Target::Sqlite(dir.join("store.sqlite"));
-        let open = |sender: &str| {
-            Store::open(
-                &target,
-                sender.into(),
-                Duration::from_secs(5),
-                1,
-                Duration::from_secs(5),
-            )
-        };
-        let (one, two) = (open("one").await.unwrap(), open("two").await.unwrap());
+        let open = || Store::open(&target, Duration::from_secs(5), 1, Duration::from_secs(5));
+        let (one, two) = (open().await.unwrap(), open().await.unwrap());
         (limits, one, two, dir)
     }
 

@@ -1,9 +1,9 @@
 //! `campaigns`: a small campaign service whose guarantee tools answer the second contract
 //! (settlement, policy, impact, recovery) over REST and over MCP, on one database (a SQLite
 //! file, or PostgreSQL, which any number of its processes share) that also holds the
-//! idempotency ledger. The "provider" is a table of sends, so a second send to anyone would
-//! show. See this package's README for the thin-continuity walkthrough. This binary reads the
-//! command line and serves the library's service.
+//! idempotency ledger, sending through an outside provider (a stand-in it starts on loopback
+//! unless `--provider-url` names another). See this package's README for the thin-continuity
+//! walkthrough. This binary reads the command line and serves the library's service.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -23,6 +23,7 @@ use tower::limit::GlobalConcurrencyLimitLayer;
 use campaigns::db::Target;
 #[cfg(feature = "faults")]
 use campaigns::faults;
+use campaigns::provider::{Provider, stand_in};
 use campaigns::rest::Access;
 use campaigns::service::{Config, Service};
 use campaigns::store::window::SendWindow;
@@ -141,9 +142,18 @@ struct Args {
     /// (on the hour, for windows of an hour).
     #[arg(long, default_value_t = 0, value_name = "MS")]
     window_origin_ms: i64,
-    /// How long the provider takes to accept one send, in milliseconds.
-    #[arg(long, default_value_t = 0)]
+    /// The provider to send through (`http://host:port`): an HTTP service that takes
+    /// `POST /sends` once per effect key. Without it, the service starts a stand-in of its own
+    /// on loopback, whose log is the table `provider_sends` in `--db`.
+    #[arg(long, value_name = "URL")]
+    provider_url: Option<String>,
+    /// How long the stand-in provider takes to accept one send, in milliseconds.
+    #[arg(long, default_value_t = 0, conflicts_with = "provider_url")]
     provider_delay_ms: u64,
+    /// How long one send through the provider may take, in milliseconds: a send it does not
+    /// confirm in time is answered 503 (the same request sends it once, at most, again).
+    #[arg(long, default_value_t = 10_000)]
+    provider_timeout_ms: u64,
     /// A bearer token a call (REST and MCP) may carry, as `NAME=SECRET`: its principal (the
     /// account whose keys, campaigns and messages it sees) is `NAME`. Repeat for more
     /// accounts; a bare `SECRET` is the account `acct_demo`.
@@ -224,8 +234,8 @@ struct Args {
 }
 
 impl Args {
-    /// The service's settings, from the arguments.
-    fn config(&mut self) -> Result<Config, std::num::TryFromIntError> {
+    /// The service's settings, from the arguments, sending through `provider`.
+    fn config(&mut self, provider: Provider) -> Result<Config, std::num::TryFromIntError> {
         let length_ms = i64::try_from(self.window_secs.max(1).saturating_mul(1000))?;
         Ok(Config {
             window: SendWindow {
@@ -234,7 +244,7 @@ impl Args {
                 origin_ms: self.window_origin_ms,
             },
             caps: std::mem::take(&mut self.account_caps).into_iter().collect(),
-            provider_delay: Duration::from_millis(self.provider_delay_ms),
+            provider,
             #[cfg(feature = "faults")]
             full_disk: self
                 .full_disk_after
@@ -281,6 +291,30 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// The PostgreSQL connections the stand-in provider keeps for its log.
+const STAND_IN_CONNECTIONS: usize = 4;
+
+/// The provider: the one `--provider-url` names, or a stand-in on loopback, its log beside
+/// the service's tables (every process's stand-in shares it, and its deduplication).
+async fn provider(args: &mut Args) -> Result<Provider, Box<dyn std::error::Error>> {
+    let url = match args.provider_url.take() {
+        Some(url) => url,
+        None => {
+            stand_in::start(
+                &args.db,
+                Duration::from_millis(args.provider_delay_ms),
+                STAND_IN_CONNECTIONS,
+                Duration::from_millis(args.db_timeout_ms.max(1)),
+            )
+            .await?
+        }
+    };
+    Ok(Provider::new(
+        &url,
+        Duration::from_millis(args.provider_timeout_ms.max(1)),
+    )?)
+}
+
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = Args::parse();
     telemetry::log_to_stderr(args.log);
@@ -288,7 +322,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         Some(addr) => Some(telemetry::serve_metrics(addr).await?),
         None => None,
     };
-    let config = args.config()?;
+    let provider = provider(&mut args).await?;
+    let config = args.config(provider)?;
     let service = Arc::new(Service::open(&args.db, config).await?);
     for number in &args.opt_outs {
         service.opt_out(number).await?;

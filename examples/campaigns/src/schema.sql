@@ -1,6 +1,7 @@
 -- The campaign service's tables, written once for SQLite and PostgreSQL (PostgreSQL's
 -- dialect; `SERIAL` is an auto-numbered integer primary key, which each backend spells its own
--- way). The idempotency ledger's tables are the library's, beside these.
+-- way). The idempotency ledger's tables are the library's, beside these; the stand-in
+-- provider's log is its own (`src/provider/provider.sql`).
 CREATE TABLE IF NOT EXISTS opt_outs (phone text PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS campaigns (
     id text PRIMARY KEY,
@@ -16,6 +17,7 @@ CREATE TABLE IF NOT EXISTS recipients (
     next_attempt_ms bigint,
     fence bigint NOT NULL DEFAULT 0,
     claim_until_ms bigint,
+    sent_ms bigint,
     PRIMARY KEY (campaign_id, phone)
 );
 CREATE INDEX IF NOT EXISTS recipients_due ON recipients (state, next_attempt_ms);
@@ -26,19 +28,6 @@ CREATE TABLE IF NOT EXISTS messages (
     state text NOT NULL CHECK (state IN ('sent')),
     updated_ms bigint NOT NULL
 );
-CREATE TABLE IF NOT EXISTS provider_sends (
-    seq SERIAL,
-    campaign_id text,
-    message_id text,
-    phone text NOT NULL,
-    body text NOT NULL,
-    sent_ms bigint NOT NULL,
-    sender text NOT NULL,
-    effect_key text NOT NULL,
-    fence bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS provider_by_campaign ON provider_sends (campaign_id, phone);
-CREATE INDEX IF NOT EXISTS provider_by_time ON provider_sends (sent_ms);
 -- Each rate-limited account's place in its limit, shared by every process (the generic cell
 -- rate algorithm): when the account's quota is whole again, in microseconds since 1970 (its
 -- theoretical arrival time), when it was last counted, and whether that call was admitted.

@@ -14,6 +14,7 @@ use crate::db::Target;
 use crate::db::error::DbError;
 use crate::db::ledger::{LedgerError, ServiceLedger};
 use crate::limits::RateLimits;
+use crate::provider::{Accepted, Provider, ProviderError, Send};
 use crate::store::Store;
 use crate::store::claims::Claim;
 use crate::store::window::SendWindow;
@@ -26,8 +27,8 @@ pub struct Config {
     pub window: SendWindow,
     /// Accounts with a cap of their own, by principal.
     pub caps: HashMap<String, u64>,
-    /// How long the provider takes to accept one send.
-    pub provider_delay: Duration,
+    /// The provider the service sends through.
+    pub provider: Provider,
     /// An injected full disk, to watch the service recover from one.
     #[cfg(feature = "faults")]
     pub full_disk: Option<crate::faults::FullDisk>,
@@ -66,6 +67,10 @@ pub enum ServiceError {
     /// The idempotency ledger.
     #[error("the idempotency ledger failed: {0}")]
     Ledger(#[from] LedgerError),
+    /// The provider (a send that may have gone through: the effect key makes trying again
+    /// safe).
+    #[error("the provider failed: {0}")]
+    Provider(#[from] ProviderError),
 }
 
 /// The campaign service on one database, shared by any number of its processes: its tables,
@@ -75,6 +80,8 @@ pub struct Service {
     store: Arc<Store>,
     sequence: Arc<Sequence<ServiceLedger>>,
     config: Config,
+    /// This process's name in the provider's log.
+    sender: String,
 }
 
 /// The refusal of a call whose store failed: nothing more was done by it, and the same
@@ -82,6 +89,18 @@ pub struct Service {
 pub fn unavailable<T>(why: &dyn std::fmt::Display) -> Answer<T> {
     Refusal::unavailable(format!(
         "the campaign store failed ({why}); send the same request with the same key again"
+    ))
+    .with_retry_after(Duration::from_secs(1))
+    .into()
+}
+
+/// The refusal of a call whose send the provider did not confirm: it may have gone through,
+/// and the same request with the same key sends it at most once more as the same effect,
+/// which the provider takes once.
+pub fn not_sent<T>(why: &ProviderError) -> Answer<T> {
+    Refusal::unavailable(format!(
+        "the provider did not confirm the send ({why}); send the same request with the same \
+         key again: the provider takes it once"
     ))
     .with_retry_after(Duration::from_secs(1))
     .into()
@@ -106,14 +125,7 @@ impl Service {
         #[cfg_attr(not(feature = "faults"), allow(unused_mut))] mut config: Config,
     ) -> Result<Self, ServiceError> {
         let store = Arc::new(
-            Store::open(
-                target,
-                sender(),
-                config.lease,
-                config.connections,
-                config.db_timeout,
-            )
-            .await?,
+            Store::open(target, config.lease, config.connections, config.db_timeout).await?,
         );
         #[cfg(feature = "faults")]
         if let Some(full) = config.full_disk.take() {
@@ -124,6 +136,7 @@ impl Service {
             sequence: Arc::new(Sequence::new(ledger)),
             store,
             config,
+            sender: sender(),
         })
     }
 
@@ -163,14 +176,29 @@ impl Service {
         Ok(self.store.opt_out(phone).await?)
     }
 
-    /// The provider sends to one claimed recipient, if the claim is still current: renewed
-    /// first, then sent under its fence.
-    pub async fn send_claimed(&self, claim: &Claim) -> Result<(), DbError> {
+    /// Sends `send` through the provider, as this process, with no transaction open.
+    pub async fn send(&self, send: Send<'_>) -> Result<Accepted, ProviderError> {
+        self.config.provider.send(&send, &self.sender).await
+    }
+
+    /// Sends to one claimed recipient, if the claim is still current: renewed first, sent
+    /// through the provider (once for the recipient's effect key, however many claims ask),
+    /// then marked sent under the claim's fence.
+    pub async fn send_claimed(&self, claim: &Claim) -> Result<(), ServiceError> {
         if !self.store.renew_claim(claim).await? {
             return Ok(());
         }
-        tokio::time::sleep(self.config.provider_delay).await;
-        self.store.send_recipient(claim).await?;
+        let effect = Send::effect_of(&claim.campaign_id, &claim.phone);
+        self.send(Send {
+            effect_key: effect.as_str(),
+            phone: &claim.phone,
+            body: &claim.message,
+            campaign_id: Some(&claim.campaign_id),
+            message_id: None,
+            fence: claim.fence,
+        })
+        .await?;
+        self.store.mark_sent(claim).await?;
         Ok(())
     }
 

@@ -1,26 +1,23 @@
 //! The service's own tables, in the database it shares with the idempotency ledger (SQLite or
 //! PostgreSQL, see [`crate::db`]): opted-out contacts, campaigns and their recipients, single
-//! messages, and the "provider": a table of every send it accepted, duplicates included, so a
-//! second send of anyone would show.
+//! messages. The provider is an outside service ([`crate::provider`]).
 //!
 //! Every campaign and message belongs to the principal whose call created it; a lookup by
 //! another principal finds nothing.
 //!
 //! A recipient is `sending` from the moment it is claimed until the provider's send is
 //! recorded as `sent`. A claim carries a fence from the database (the recipient's claim
-//! count, one more at every claim) and an expiry by the database's clock. The provider
-//! accepts a send only under the current fence of the recipient's claim, in the transaction
-//! that marks the recipient sent ([`Store::send_recipient`]), so a process paused or cut off
-//! past its claim, or a task of the same process that claimed it earlier, finds its fence
-//! stale and sends nothing, however late it wakes. A process that stops leaves claims that
-//! expire; any live process then holds their recipients again, due now
-//! ([`Store::reconcile`]), so nobody is sent twice and nobody is dropped.
+//! count, one more at every claim) and an expiry by the database's clock; the recipient is
+//! marked sent only under its claim's current fence ([`Store::mark_sent`]). Every send of one
+//! recipient of one campaign carries one effect key, which the provider takes once, so a
+//! process paused or cut off past its claim, whose send may reach the provider late, sends
+//! nobody twice. A process that stops leaves claims that expire; any live process then holds
+//! their recipients again, due now ([`Store::reconcile`]), so nobody is dropped.
 //!
 //! A message and a campaign are created under the fence of the idempotency key of the call
 //! that creates them, checked in the same transaction ([`Conn::effect`]): once another
 //! process has taken the key over, the first call creates nothing, so whether the operation
-//! took effect is a lookup by its id (each tool's recovery). Each send is logged with its
-//! effect key and fence.
+//! took effect is a lookup by its id (each tool's recovery).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -36,8 +33,6 @@ const SCHEMA: &str = include_str!("schema.sql");
 pub struct Store {
     db: Db,
     guard: Arc<Guard>,
-    /// This process's name, logged with every send it makes.
-    sender: String,
     /// How long a claim holds.
     lease_ms: i64,
 }
@@ -53,12 +48,10 @@ async fn now(conn: &mut Conn<'_>) -> Result<i64, DbError> {
 }
 
 impl Store {
-    /// Opens (and creates, if need be) the tables at `target`, with `sender` as this
-    /// process's name in the provider's log; a PostgreSQL database gets a pool of
-    /// `connections`, each statement bounded by `timeout`.
+    /// Opens (and creates, if need be) the tables at `target`; a PostgreSQL database gets a
+    /// pool of `connections`, each statement bounded by `timeout`.
     pub async fn open(
         target: &Target,
-        sender: String,
         lease: Duration,
         connections: usize,
         timeout: Duration,
@@ -69,7 +62,6 @@ impl Store {
         Ok(Store {
             db,
             guard,
-            sender,
             lease_ms: i64::try_from(lease.as_millis()).unwrap_or(i64::MAX),
         })
     }
@@ -118,7 +110,6 @@ impl Store {
 pub mod campaigns;
 pub mod claims;
 pub mod messages;
-pub mod provider;
 pub mod rates;
 #[cfg(test)]
 mod tests;

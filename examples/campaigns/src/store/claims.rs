@@ -4,9 +4,6 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use agent_tool_result::replay::EffectKey;
-
-use super::provider::ProviderSend;
 use super::window::{SendWindow, room};
 use super::{Store, now};
 use crate::db::error::DbError;
@@ -112,17 +109,16 @@ impl Store {
         Ok(changed == 1)
     }
 
-    /// The provider sends to a claimed recipient, under the claim's fence: in one
-    /// transaction, the recipient is marked sent only if `claim`'s fence is still its claim's,
-    /// and the provider's send is logged (with its effect key) only then. Returns whether it
-    /// was sent; `false` means another claim holds the recipient now, which sends it (or
-    /// did).
-    pub async fn send_recipient(&self, claim: &Claim) -> Result<bool, DbError> {
+    /// Marks a claimed recipient sent (the provider took its send), under the claim's fence:
+    /// only if `claim`'s fence is still its claim's. Returns whether it was marked; `false`
+    /// means another claim holds the recipient now, which sends it (the provider takes the
+    /// one effect once) and marks it.
+    pub async fn mark_sent(&self, claim: &Claim) -> Result<bool, DbError> {
         let mut conn = self.writer().await?;
         conn.begin().await?;
         let taken = conn
             .execute(
-                "UPDATE recipients SET state = 'sent', claim_until_ms = NULL \
+                "UPDATE recipients SET state = 'sent', claim_until_ms = NULL, sent_ms = NOW_MS \
                  WHERE campaign_id = $1 AND phone = $2 AND state = 'sending' AND fence = $3",
                 &[
                     claim.campaign_id.as_str().into(),
@@ -135,15 +131,6 @@ impl Store {
             conn.rollback().await?;
             return Ok(false);
         }
-        let effect = EffectKey::new(&claim.campaign_id, &claim.phone);
-        let send = ProviderSend {
-            ids: [Some(claim.campaign_id.as_str()), None],
-            phone: &claim.phone,
-            body: &claim.message,
-            effect: &effect,
-            fence: claim.fence,
-        };
-        self.log_send(&mut conn, &send).await?;
         conn.execute(
             "UPDATE campaigns SET updated_ms = NOW_MS WHERE id = $1",
             &[claim.campaign_id.as_str().into()],
@@ -154,9 +141,10 @@ impl Store {
     }
 
     /// Holds again, due now, every recipient whose claim expired (its process stopped, paused
-    /// or was cut off, or its call failed): it was not sent, since a send marks it sent in
-    /// the same transaction. Its next claim has a greater fence, so the claim's first holder
-    /// can never send it. Returns how many were held again.
+    /// or was cut off, or its call failed) before it was marked sent. Its next claim has a
+    /// greater fence, so the claim's first holder can never mark it; should the provider have
+    /// taken the first holder's send, it takes the next one's as the same effect, once.
+    /// Returns how many were held again.
     pub async fn reconcile(&self) -> Result<u64, DbError> {
         let mut conn = self.writer().await?;
         conn.begin_exclusive().await?;

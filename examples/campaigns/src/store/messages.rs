@@ -1,16 +1,13 @@
-//! Single messages: one sent in the transaction that records its call's answer, and whether
-//! one was.
-
-use std::time::Duration;
+//! Single messages: one recorded sent in the transaction that records its call's answer, and
+//! whether one was.
 
 use agent_tool_result::guarantee::{GuaranteeResult, Tally};
-use agent_tool_result::replay::{Done, EffectKey, Lease, TransactionError};
+use agent_tool_result::replay::{Done, Lease, TransactionError};
 
 use super::Store;
-use super::provider::ProviderSend;
 use crate::db::error::DbError;
 
-/// A single message to send: its id (the operation's), whose it is, to whom, and what.
+/// A single message, sent: its id (the operation's), whose it is, and to whom.
 #[derive(Clone, Copy, Debug)]
 pub struct Message<'a> {
     /// The message's id (its operation's).
@@ -19,62 +16,34 @@ pub struct Message<'a> {
     pub principal: &'a str,
     /// The recipient's number.
     pub phone: &'a str,
-    /// The text.
-    pub body: &'a str,
 }
 
 impl Store {
-    /// The provider sends message `id` of `principal` to `phone`, in one transaction under
-    /// `lease` (the fence of the call's key; without a lease, outside the replay sequence, a
-    /// plain one): the message recorded sent, the send logged, and the call's answer, `sent`
-    /// (committed, one of one, with `fields`), recorded with the key; all commit together, or
-    /// nothing does, so a crash, or a key that is another's, leaves nothing. A message an
-    /// earlier call under the key sent already (its answer lost to a purge) is not sent again.
-    /// The provider takes `provider` to accept the send, inside the transaction.
-    pub async fn send_message<F: serde::Serialize>(
+    /// Records `message` sent (the provider took it), in one transaction under `lease` (the
+    /// fence of the call's key; without a lease, outside the replay sequence, a plain one),
+    /// with the call's answer, `sent` (committed, one of one, with `fields`): the record and
+    /// the answer commit together, or neither does, and once the key is another's nothing is
+    /// recorded. A message an earlier call under the key recorded is recorded once.
+    pub async fn record_sent<F: serde::Serialize>(
         &self,
         lease: Option<&Lease>,
         message: &Message<'_>,
         fields: F,
-        provider: Duration,
     ) -> Done<F> {
-        let Message {
-            id,
-            principal,
-            phone,
-            body,
-        } = *message;
-        let sent = async {
+        let recorded = async {
             let answer = GuaranteeResult::committed_with(Tally::sent(1), fields);
             let mut conn = self.writer().await?;
-            let mut tx = conn.effect(lease).await?;
-            // The provider's work, inside the transaction.
-            tokio::time::sleep(provider).await;
-            let inserted = tx
-                .execute(
-                    "INSERT INTO messages (id, principal, phone, state, updated_ms) \
-                     VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
-                    &[id.into(), principal.into(), phone.into()],
-                )
-                .await?;
-            if inserted == 0 {
-                // Sent by an earlier call under this key: not again.
-                return Ok(tx.commit(answer.into()).await);
-            }
-            let effect = EffectKey::new(id, phone);
-            let fence = lease.map_or(0, |lease| lease.fence().as_i64());
-            let send = ProviderSend {
-                ids: [None, Some(id)],
-                phone,
-                body,
-                effect: &effect,
-                fence,
-            };
-            // The provider's send, in the statement that records the answer.
-            let (sql, args) = self.send_row(&send);
+            let tx = conn.effect(lease).await?;
+            let sql = "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                       VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING";
+            let args = [
+                message.id.into(),
+                message.principal.into(),
+                message.phone.into(),
+            ];
             Ok::<_, TransactionError<DbError>>(tx.commit_with(sql, &args, answer.into()).await)
         };
-        sent.await.unwrap_or_else(Done::from)
+        recorded.await.unwrap_or_else(Done::from)
     }
 
     /// Message `id`'s state and when it last changed, if `principal` has it.

@@ -30,7 +30,6 @@ const HI: Message<'static> = Message {
     id: "msg_1",
     principal: "acct",
     phone: "+15550000001",
-    body: "hi",
 };
 
 fn phones(n: usize) -> Vec<String> {
@@ -63,12 +62,8 @@ async fn two(name: &str, lease: Duration) -> (Store, Store, SqliteLedger, std::p
     let path = dir.join("store.sqlite");
     let target = Target::Sqlite(path.clone());
     let timeout = Duration::from_secs(5);
-    let a = Store::open(&target, "a".into(), lease, 1, timeout)
-        .await
-        .unwrap();
-    let b = Store::open(&target, "b".into(), lease, 1, timeout)
-        .await
-        .unwrap();
+    let a = Store::open(&target, lease, 1, timeout).await.unwrap();
+    let b = Store::open(&target, lease, 1, timeout).await.unwrap();
     let ledger = SqliteLedger::open(&path).unwrap().with_lease(lease);
     (a, b, ledger, dir)
 }
@@ -112,8 +107,8 @@ async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
     assert!(matches!(done, Done::Recorded(_)), "{done:?}");
     assert_eq!(claimed.len(), 3);
     let [sent, late, _] = [0, 1, 2].map(|i| claimed[i].clone());
-    assert!(a.send_recipient(&sent).await.unwrap());
-    assert!(!a.send_recipient(&sent).await.unwrap(), "sent once");
+    assert!(a.mark_sent(&sent).await.unwrap());
+    assert!(!a.mark_sent(&sent).await.unwrap(), "sent once");
 
     // While the claims are live, nobody else settles them.
     assert_eq!(b.reconcile().await.unwrap(), 0);
@@ -132,8 +127,8 @@ async fn an_expired_claim_is_held_again_and_its_first_holder_is_fenced_out() {
     assert_eq!(claims.len(), 2, "the window's room: three, one sent");
     let again = claims.iter().find(|c| c.phone == late.phone).unwrap();
     assert!(again.fence > late.fence);
-    assert!(!a.send_recipient(&late).await.unwrap(), "fenced out");
-    assert!(b.send_recipient(again).await.unwrap());
+    assert!(!a.mark_sent(&late).await.unwrap(), "fenced out");
+    assert!(b.mark_sent(again).await.unwrap());
     assert_eq!(
         a.campaign("cmp_a", "other").await.unwrap().map(|_| ()),
         None
@@ -151,8 +146,7 @@ async fn creation_is_fenced_by_the_calls_key() {
     tokio::time::sleep(Duration::from_millis(150)).await;
     // Passed: nothing is made, even before anyone takes the key over.
     assert!(matches!(
-        a.send_message(Some(&first), &HI, note("late"), Duration::ZERO)
-            .await,
+        a.record_sent(Some(&first), &HI, note("late")).await,
         Done::Lost
     ));
     let print = Fingerprint::of("t", "acct", &serde_json::json!({ "key": "k2" }));
@@ -182,10 +176,7 @@ async fn creation_is_fenced_by_the_calls_key() {
     assert!(a.message("msg_1", "acct").await.unwrap().is_none());
     // The new holder makes it, once, its answer recorded with it.
     let current = taken.into_lease();
-    let Done::Recorded(recorded) = a
-        .send_message(Some(&current), &HI, note("sent"), Duration::ZERO)
-        .await
-    else {
+    let Done::Recorded(recorded) = a.record_sent(Some(&current), &HI, note("sent")).await else {
         panic!("recorded")
     };
     assert!(a.message("msg_1", "acct").await.unwrap().is_some());
@@ -219,24 +210,18 @@ async fn opted_out_recipients_are_denied_and_never_claimed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Without a lease (outside the replay sequence) the send is a plain transaction, and its
+/// Without a lease (outside the replay sequence) the record is a plain transaction, and its
 /// answer the tool's own; a store that fails before it is the `unavailable` refusal.
 #[tokio::test]
 async fn an_unkeyed_send_answers_for_itself() {
     let (a, _, _, dir) = two("unkeyed", Duration::from_secs(30)).await;
-    let Done::Answer(answer) = a
-        .send_message(None, &HI, note("plain"), Duration::ZERO)
-        .await
-    else {
+    let Done::Answer(answer) = a.record_sent(None, &HI, note("plain")).await else {
         panic!("answered")
     };
     assert!(answer.result().is_some());
     assert!(a.message("msg_1", "acct").await.unwrap().is_some());
     std::fs::remove_file(dir.join("store.sqlite")).unwrap();
-    let Done::Answer(refused) = a
-        .send_message(None, &HI, note("gone"), Duration::ZERO)
-        .await
-    else {
+    let Done::Answer(refused) = a.record_sent(None, &HI, note("gone")).await else {
         panic!("refused")
     };
     assert_eq!(

@@ -28,8 +28,8 @@ impl SendWindow {
     }
 }
 
-/// Campaign sends `principal`'s window still has room for: its cap, less the sends of its
-/// campaigns the provider accepted in it and its recipients claimed and not yet sent. Each
+/// Campaign sends `principal`'s window still has room for: its cap, less its campaigns'
+/// recipients sent in it and those claimed and not yet sent. Each
 /// account has a window of its own, so one account's sends never use another's room.
 pub(super) async fn room(
     conn: &mut impl Statements,
@@ -39,10 +39,9 @@ pub(super) async fn room(
 ) -> Result<u64, DbError> {
     let used = conn
         .query(
-            "SELECT (SELECT COUNT(*) FROM provider_sends s JOIN campaigns c \
-             ON c.id = s.campaign_id WHERE c.principal = $2 AND s.sent_ms >= $1) \
-             + (SELECT COUNT(*) FROM recipients r JOIN campaigns c ON c.id = r.campaign_id \
-             WHERE c.principal = $2 AND r.state = 'sending')",
+            "SELECT COUNT(*) FROM recipients r JOIN campaigns c ON c.id = r.campaign_id \
+             WHERE c.principal = $2 AND (r.state = 'sending' \
+             OR (r.state = 'sent' AND r.sent_ms >= $1))",
             &[window.start(now_ms).into(), principal.into()],
         )
         .await?[0]

@@ -98,7 +98,8 @@ impl GuaranteeTool for SendBatch {
             .await;
         for claim in &claimed {
             // A send that fails leaves its claim to expire: it is held again, and sent by
-            // whichever process settles it. The answer stands either way.
+            // whichever process settles it (the provider takes the one effect once). The
+            // answer stands either way.
             if service.send_claimed(claim).await.is_err() {
                 break;
             }

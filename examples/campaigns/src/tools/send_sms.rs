@@ -1,9 +1,9 @@
-//! `send_sms`: one SMS, sent under the key's fence and recorded with its answer in one
-//! transaction. An opted-out number is denied by contact policy before the provider. Its
-//! abandoned key is recovered from the message's record.
+//! `send_sms`: one SMS, sent through the provider (an outside service, which takes the send's
+//! effect key once) with no transaction open, then recorded with its answer in one
+//! transaction under the key's fence. An opted-out number is denied by contact policy before
+//! the provider. Its abandoned key is recovered from the message's record.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent_tool_result::Hints;
 use agent_tool_result::guarantee::{GuaranteeResult, PolicyCode, Tally};
@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::checks::{E164, MAX_TEXT, phone, text};
 use super::lookup_sms::LookupSms;
-use crate::service::{Service, unavailable};
+use crate::provider::Send;
+use crate::service::{Service, not_sent, unavailable};
 use crate::store::messages::Message;
 
 /// `send_sms`'s arguments.
@@ -63,32 +64,44 @@ impl GuaranteeTool for SendSms {
     type Arguments = SmsArgs;
     type Fields = MessageRef;
 
-    /// An opted-out number is denied before the provider; any other is sent, its answer
-    /// committed with the message under the key's fence.
+    /// An opted-out number is denied before the provider; any other is sent through the
+    /// provider (the key reads in flight to a second caller meanwhile), then recorded sent
+    /// with its answer under the key's fence.
     async fn run(&self, args: SmsArgs, operation: Operation) -> Done<MessageRef> {
-        let store = self.0.store();
-        match store.is_opted_out(&args.to).await {
+        let (service, id) = (&self.0, operation.id());
+        match service.store().is_opted_out(&args.to).await {
             Ok(false) => {}
             Ok(true) => return GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into(),
             Err(err) => return unavailable(&err).into(),
         }
-        // The provider's work, with no transaction open.
-        tokio::time::sleep(self.0.config().provider_delay).await;
-        let message = Message {
-            id: operation.id(),
-            principal: operation.principal(),
+        let effect = Send::effect_of(id, &args.to);
+        let send = Send {
+            effect_key: effect.as_str(),
             phone: &args.to,
             body: &args.body,
+            campaign_id: None,
+            message_id: Some(id),
+            fence: operation.lease().fence().as_i64(),
         };
-        let sent = MessageRef::of_operation(operation.id());
-        store
-            .send_message(Some(operation.lease()), &message, sent, Duration::ZERO)
+        if let Err(err) = service.send(send).await {
+            return not_sent(&err).into();
+        }
+        let message = Message {
+            id,
+            principal: operation.principal(),
+            phone: &args.to,
+        };
+        let fields = MessageRef::of_operation(id);
+        service
+            .store()
+            .record_sent(Some(operation.lease()), &message, fields)
             .await
     }
 
-    /// The message is recorded sent with its call's answer, under the key's fence: found,
-    /// it was sent (and that is its answer); not found, it never was, and now never can be
-    /// under the old fence.
+    /// The message is recorded sent with its call's answer, under the key's fence: found, it
+    /// was sent (and that is its answer). Not found, its record never committed, and under
+    /// the old fence never can: the call runs again, and its send, the same effect, reaches
+    /// the person once whether or not the provider took the first.
     async fn recover(&self, operation: Operation) -> Result<Recovered<MessageRef>, RecoveryError> {
         let id = operation.id();
         Ok(
