@@ -66,9 +66,10 @@ pub type RecoveryError = Box<dyn std::error::Error + Send + Sync>;
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Recovered<F> {
-    /// The operation certainly never started and, under the new fence, never can (every
-    /// effect of the tool is fenced or deduplicated): the call runs now (or, in the
-    /// background, the key is released for the same request).
+    /// Running the call again repeats nothing: the operation never started, or its only
+    /// effect outside is deduplicated by its provider on the call's effect key and its own
+    /// record never committed (under the new fence, it never can). The call runs now (or, in
+    /// the background, the key is released for the same request).
     NotStarted,
     /// It may have started, and what it came to is not known: the key answers
     /// `settlement.state: unknown`, naming the tool's lookup and the operation's id, and is
