@@ -27,11 +27,13 @@
 //!   process stopped, paused, or lost its store, between beginning and completing) is taken
 //!   by whoever finds it, exactly once, under a new fence, as [`Begin::Abandoned`] (or in the
 //!   background, with [`Ledger::abandoned`]), with the context stored at begin. Its taker
-//!   asks whether the operation may have taken effect ([`EffectProbe`]; without one, it
-//!   assumes so): if it may have, the taker answers it `settlement.state: unknown` with the
-//!   lookup the context names and completes the key with that answer, which every later
-//!   request replays; if it certainly did not, the call runs now under the new fence (or, in
-//!   the background, the key is released). This holds at any age: an unanswered key older
+//!   asks the tool that began the key what its operation came to
+//!   ([`GuaranteeTool::recover`]; for a hand-built call, the application's [`EffectProbe`];
+//!   with neither, it assumes the operation may have taken effect): if it may have, the
+//!   taker answers it `settlement.state: unknown` with the tool's lookup and the
+//!   operation's id, and completes the key with that answer, which every later request
+//!   replays; if running it again repeats nothing, the call runs now under the new fence (or,
+//!   in the background, the key is released). This holds at any age: an unanswered key older
 //!   than the retention window is never begun afresh.
 //! - **Complete** ([`Ledger::complete`]) records the answer under the lease and says whether it
 //!   took effect: [`Completion::LeaseLost`] means the lease had passed or the key had been
@@ -50,8 +52,9 @@
 //! again if nobody did, waiting for whoever holds it), never its own answer unrecorded.
 //! `unknown` is the only answer that may change after it is given, and only to the truth:
 //!
-//! - a key found abandoned is answered `unknown` provisionally, unless the application's
-//!   [`EffectProbe::outcome`] knows what the operation came to (that answer is final);
+//! - a key found abandoned is answered `unknown` provisionally, unless its tool's recovery
+//!   ([`Recovered::Settled`], or a hand-built call's [`EffectProbe::outcome`]) knows what
+//!   the operation came to (that answer is final);
 //! - when the call that began the key comes back with its answer and nobody ran the key
 //!   since, its answer replaces the provisional `unknown` ([`Ledger::resolve`]); a refusal
 //!   (nothing was done) forgets the key instead;
@@ -86,7 +89,7 @@
 //!    lease's fence and locks the key until the transaction ends, the tool makes its writes
 //!    through it, and its `commit` records the tool's typed answer with the key and commits,
 //!    so the effect and the answer commit together, or neither does. A holder whose key was
-//!    taken over performs nothing; the taker waits for the lock, so its [`EffectProbe`] sees
+//!    taken over performs nothing; the taker waits for the lock, so the tool's recovery sees
 //!    the write committed or never made. A check made in one statement and the effect made
 //!    in another is no fence: a pause between them is exactly the fault it must survive.
 //!

@@ -95,11 +95,24 @@ fn the_metrics_endpoint_counts_each_outcome_and_the_log_keeps_the_trace() {
         service.call("send_sms", "over-the-limit", &sms).status(),
         429
     );
+    // A call without its key is refused before anything else, and counted the same on both
+    // transports.
+    let unkeyed = ureq::post(format!("{}/v1/tools/send_sms", service.base))
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .send_json(&sms)
+        .unwrap();
+    assert_eq!(unkeyed.status(), 400);
+    let unkeyed = mcp_call_with(&service.base, &sms);
+    assert_eq!(unkeyed["result"]["isError"], true, "{unkeyed}");
 
     let text = scrape(&metrics);
+    assert_eq!(refusals(&text, "key-missing"), 2, "{text}");
     assert_eq!(calls(&text, "fresh"), 1, "{text}");
     assert_eq!(calls(&text, "replayed"), 2, "{text}");
-    assert_eq!(calls(&text, "refused"), 2, "{text}");
+    assert_eq!(calls(&text, "refused"), 4, "{text}");
     assert_eq!(refusals(&text, "key-mismatch"), 1, "{text}");
     assert_eq!(refusals(&text, "rate-limited"), 1, "{text}");
     // Every latency is a histogram (buckets that add up across processes), not a summary.
@@ -147,6 +160,11 @@ const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 fn mcp_call(base: &str, arguments: &Value) -> Value {
     let mut arguments = arguments.clone();
     arguments["idempotencyKey"] = json!(SECRET_KEY);
+    mcp_call_with(base, &arguments)
+}
+
+/// `send_sms` over MCP with `arguments` as they are, with a `traceparent`.
+fn mcp_call_with(base: &str, arguments: &Value) -> Value {
     let mut response = ureq::post(format!("{base}/mcp"))
         .header("authorization", format!("Bearer {TOKEN}"))
         .header("accept", "application/json, text/event-stream")
