@@ -97,34 +97,30 @@ async fn send(provider: &Provider, run: Run, operation: &Operation) -> Done<Note
     GuaranteeResult::committed_with(Tally::sent(1), Noted::of_operation(operation.id())).into()
 }
 
-impl GuaranteeTool for Silent {
-    const NAME: &'static str = "send_note";
-    const DESCRIPTION: &'static str = "Sends a note.";
-    const OPERATION: &'static str = "note";
-    const LOOKUP: &'static str = "lookup_note";
-    type Arguments = NoteArgs;
-    type Fields = Noted;
+/// What both tools declare alike: the tool, its lookup, its types, and its run.
+macro_rules! sends_a_note {
+    () => {
+        const NAME: &'static str = "send_note";
+        const DESCRIPTION: &'static str = "Sends a note.";
+        const OPERATION: &'static str = "note";
+        const LOOKUP: &'static str = "lookup_note";
+        type Arguments = NoteArgs;
+        type Fields = Noted;
 
-    async fn run(&self, args: NoteArgs, operation: Operation) -> Done<Noted> {
-        let _ = args.to;
-        let run = *self.run.lock().unwrap();
-        send(&self.provider, run, &operation).await
-    }
+        async fn run(&self, args: NoteArgs, operation: Operation) -> Done<Noted> {
+            let _ = args.to;
+            let run = *self.run.lock().unwrap();
+            send(&self.provider, run, &operation).await
+        }
+    };
+}
+
+impl GuaranteeTool for Silent {
+    sends_a_note!();
 }
 
 impl GuaranteeTool for Asking {
-    const NAME: &'static str = "send_note";
-    const DESCRIPTION: &'static str = "Sends a note.";
-    const OPERATION: &'static str = "note";
-    const LOOKUP: &'static str = "lookup_note";
-    type Arguments = NoteArgs;
-    type Fields = Noted;
-
-    async fn run(&self, args: NoteArgs, operation: Operation) -> Done<Noted> {
-        let _ = args.to;
-        let run = *self.run.lock().unwrap();
-        send(&self.provider, run, &operation).await
-    }
+    sends_a_note!();
 
     async fn recover(&self, operation: Operation) -> Result<Recovered<Noted>, RecoveryError> {
         if self.provider_down.load(Ordering::SeqCst) {
@@ -165,6 +161,19 @@ where
     tokio::time::sleep(LEASE * 2).await;
 }
 
+/// The provider, a tool that asks it about its abandoned keys (which runs as `run`, and
+/// finds the provider down when `down`), and a sequence on a memory ledger.
+fn asking(run: Run, down: bool) -> (Arc<Provider>, Arc<Asking>, Arc<Sequence<MemoryLedger>>) {
+    let provider = Arc::new(Provider::default());
+    let tool = Arc::new(Asking {
+        provider: Arc::clone(&provider),
+        run: Mutex::new(run),
+        provider_down: AtomicBool::new(down),
+    });
+    let sequence = Arc::new(Sequence::new(MemoryLedger::new().with_lease(LEASE)));
+    (provider, tool, sequence)
+}
+
 fn result_json(reply: &Reply) -> Value {
     serde_json::from_str(reply.stored().json()).unwrap()
 }
@@ -199,13 +208,7 @@ async fn a_tool_that_declares_nothing_answers_unknown_naming_its_lookup_and_neve
 
 #[tokio::test]
 async fn a_declared_recovery_answers_what_the_provider_did() {
-    let provider = Arc::new(Provider::default());
-    let tool = Arc::new(Asking {
-        provider: Arc::clone(&provider),
-        run: Mutex::new(Run::StopAfterSend),
-        provider_down: AtomicBool::new(false),
-    });
-    let sequence = Arc::new(Sequence::new(MemoryLedger::new().with_lease(LEASE)));
+    let (provider, tool, sequence) = asking(Run::StopAfterSend, false);
 
     // Sent, then stopped: the provider's record is the answer, final.
     abandon(&sequence, &tool, "k-sent").await;
@@ -239,13 +242,7 @@ async fn a_declared_recovery_answers_what_the_provider_did() {
 
 #[tokio::test]
 async fn a_recovery_that_cannot_tell_runs_nothing_and_is_asked_again() {
-    let provider = Arc::new(Provider::default());
-    let tool = Arc::new(Asking {
-        provider: Arc::clone(&provider),
-        run: Mutex::new(Run::StopBeforeSend),
-        provider_down: AtomicBool::new(true),
-    });
-    let sequence = Arc::new(Sequence::new(MemoryLedger::new().with_lease(LEASE)));
+    let (provider, tool, sequence) = asking(Run::StopBeforeSend, true);
     abandon(&sequence, &tool, "k-2").await;
     *tool.run.lock().unwrap() = Run::Answer;
     let refused = sequence.serve(&tool, "acct_1", key("k-2"), args()).await;
@@ -265,13 +262,7 @@ async fn a_recovery_that_cannot_tell_runs_nothing_and_is_asked_again() {
 
 #[tokio::test]
 async fn the_background_settle_asks_the_tool_that_began_the_key() {
-    let provider = Arc::new(Provider::default());
-    let tool = Arc::new(Asking {
-        provider: Arc::clone(&provider),
-        run: Mutex::new(Run::StopAfterSend),
-        provider_down: AtomicBool::new(false),
-    });
-    let sequence = Arc::new(Sequence::new(MemoryLedger::new().with_lease(LEASE)));
+    let (provider, tool, sequence) = asking(Run::StopAfterSend, false);
     abandon(&sequence, &tool, "k-3").await;
     let settled = sequence.settle(10).await.unwrap();
     assert_eq!((settled.recovered, settled.released), (1, 0));

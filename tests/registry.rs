@@ -129,6 +129,18 @@ impl ServerHandler for Server {
     }
 }
 
+/// The admission of an account `over` its rate limit (refused, retry in 30 s) or under it,
+/// with the quota's fields either way.
+fn admission(quota: &Quota, over: bool) -> Admission {
+    if over {
+        let refusal = Refusal::new(RefusalKind::RateLimited, "over the limit")
+            .with_retry_after(std::time::Duration::from_secs(30));
+        Admission::refused(refusal).with_rate_limit(quota, 0, std::time::Duration::from_secs(30))
+    } else {
+        Admission::admitted().with_rate_limit(quota, 3, std::time::Duration::from_secs(15))
+    }
+}
+
 /// Two tools, one line each; the account `limited` is over its rate limit.
 fn tools(sent: &Arc<AtomicUsize>) -> Registry<MemoryLedger> {
     let quota = Quota::new("per-account", 4, std::time::Duration::from_secs(60)).unwrap();
@@ -136,17 +148,7 @@ fn tools(sent: &Arc<AtomicUsize>) -> Registry<MemoryLedger> {
         .with_tools_path("/v1/tools")
         .with_default_principal("acct_1")
         .with_admission(move |_tool, principal| {
-            std::future::ready(if principal.as_str() == "limited" {
-                let refusal = Refusal::new(RefusalKind::RateLimited, "over the limit")
-                    .with_retry_after(std::time::Duration::from_secs(30));
-                Admission::refused(refusal).with_rate_limit(
-                    &quota,
-                    0,
-                    std::time::Duration::from_secs(30),
-                )
-            } else {
-                Admission::admitted().with_rate_limit(&quota, 3, std::time::Duration::from_secs(15))
-            })
+            std::future::ready(admission(&quota, principal.as_str() == "limited"))
         })
         .guarantee(SendNote(Arc::clone(sent)))
         .lookup(LookupNote, "/v1/notes/{noteId}")
@@ -358,21 +360,7 @@ async fn a_replay_at_the_accounts_limit_answers_its_stored_answer_on_rest_and_mc
             .with_default_principal("acct_1")
             .with_admission(move |_tool, _principal| {
                 asked.fetch_add(1, Ordering::SeqCst);
-                std::future::ready(if at_limit.load(Ordering::SeqCst) {
-                    let refusal = Refusal::new(RefusalKind::RateLimited, "over the limit")
-                        .with_retry_after(std::time::Duration::from_secs(30));
-                    Admission::refused(refusal).with_rate_limit(
-                        &quota,
-                        0,
-                        std::time::Duration::from_secs(30),
-                    )
-                } else {
-                    Admission::admitted().with_rate_limit(
-                        &quota,
-                        3,
-                        std::time::Duration::from_secs(15),
-                    )
-                })
+                std::future::ready(admission(&quota, at_limit.load(Ordering::SeqCst)))
             })
             .guarantee(SendNote(Arc::clone(&sent)))
             .lookup(LookupNote, "/v1/notes/{noteId}")
