@@ -21,6 +21,12 @@ use serde::Serialize;
 
 pub mod stand_in;
 
+/// How many idle connections to the provider are kept for the next sends.
+const IDLE_CONNECTIONS: usize = 16;
+
+/// How long an idle connection to the provider is kept.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// One send, as the provider takes it.
 #[derive(Clone, Copy, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -109,8 +115,15 @@ impl Provider {
     /// When `base` is no HTTP URL.
     pub fn new(base: &str, timeout: Duration) -> Result<Self, http::uri::InvalidUri> {
         let sends = format!("{}/sends", base.trim_end_matches('/')).parse()?;
+        // A burst of sends opens as many connections as it has sends at once; only a few are
+        // kept for the next, and not for long, so a burst leaves no thousand idle sockets (and
+        // their buffers) behind.
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(IDLE_CONNECTIONS)
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .build_http();
         Ok(Provider {
-            client: Client::builder(TokioExecutor::new()).build_http(),
+            client,
             sends,
             timeout,
         })
