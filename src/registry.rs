@@ -126,6 +126,7 @@ use crate::replay::{
 };
 use crate::{Envelope, Hints};
 
+mod keyed;
 #[cfg(feature = "rmcp")]
 mod mcp;
 #[cfg(feature = "openapi")]
@@ -568,46 +569,4 @@ fn envelope_mcp_tool<T: EnvelopeTool>() -> rmcp::model::Tool {
         rmcp::handler::server::tool::schema_for_type::<T::Arguments>(),
     )
     .with_raw_output_schema(Envelope::<T::Output>::rmcp_output_schema())
-}
-
-/// Runs a guarantee call that passed the transport, in the one order of every transport: its
-/// key checked (a missing or malformed one refused, and counted, before anything else), then
-/// the one entry into the sequence, which answers a settled key's replay before it asks the
-/// admission. Returns the reply, and the admission when it was asked.
-async fn serve_keyed(
-    shared: &Shared,
-    name: &'static str,
-    serve: &ServeKeyed,
-    principal: Principal,
-    key: Result<IdempotencyKey, crate::replay::InvalidKey>,
-    arguments: Value,
-) -> (Reply, Option<Admission>) {
-    let key = match key {
-        Ok(key) => key,
-        Err(err) => {
-            let refusal = err.refusal();
-            crate::replay::telemetry::refused_before(name, principal.as_str(), &refusal);
-            return (refusal.into(), None);
-        }
-    };
-    let asked = Arc::new(std::sync::Mutex::new(None));
-    let admit: AdmitOnce = {
-        let (shared, principal, asked) = (shared.clone(), principal.clone(), Arc::clone(&asked));
-        Box::new(move || {
-            Box::pin(async move {
-                let admission = shared.admit(name, &principal).await;
-                let refused = admission.refusal().cloned();
-                *asked
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(admission);
-                refused.map_or(Ok(()), Err)
-            })
-        })
-    };
-    let reply = serve(principal, key, arguments, admit).await;
-    let admission = asked
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    (reply, admission)
 }

@@ -105,7 +105,7 @@ async fn call(
     match &serve {
         Serve::Keyed(serve) => {
             let key = IdempotencyKey::take_from_arguments(&mut arguments);
-            let run = super::serve_keyed(
+            let run = super::keyed::serve_keyed(
                 &shared,
                 name,
                 serve.as_ref(),

@@ -66,7 +66,8 @@ fn keyed<S: Clone + Send + Sync + 'static>(
             },
         };
         let (reply, admission) =
-            super::serve_keyed(&shared, name, serve.as_ref(), principal, key, arguments).await;
+            super::keyed::serve_keyed(&shared, name, serve.as_ref(), principal, key, arguments)
+                .await;
         keyed_response(&profile, &reply, admission.as_ref())
     })
 }
