@@ -467,6 +467,33 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
         self.envelope_at(tool, Method::Get, path)
     }
 
+    /// Adds guarantee tool `tool` with the lookup of its operations, `lookup`, served over
+    /// REST at `GET path`: a tool that brings a new kind of operation brings the one lookup
+    /// its answers name, in one line.
+    ///
+    /// # Panics
+    ///
+    /// As [`Registry::guarantee`] and [`Registry::lookup`] do, and when `lookup` is not the
+    /// tool its answers name (`U::NAME` differs from `T::LOOKUP`).
+    #[must_use]
+    pub fn guarantee_with_lookup<T, U>(self, tool: T, lookup: U, path: &str) -> Self
+    where
+        T: GuaranteeTool + 'static,
+        T::Arguments: JsonSchema,
+        T::Fields: JsonSchema,
+        U: EnvelopeTool,
+    {
+        assert_eq!(
+            U::NAME,
+            T::LOOKUP,
+            "guarantee tool `{}` names `{}` as its lookup, not `{}`",
+            T::NAME,
+            T::LOOKUP,
+            U::NAME
+        );
+        self.guarantee(tool).lookup(lookup, path)
+    }
+
     /// Adds envelope tool `tool`, served over REST at `POST path` with its arguments as the
     /// JSON body.
     ///

@@ -529,3 +529,28 @@ impl EnvelopeTool for Writes {
 fn a_lookup_that_writes_is_refused_at_registration() {
     let _ = Registry::new(Sequence::new(MemoryLedger::new())).lookup(Writes, "/v1/x/{noteId}");
 }
+
+#[test]
+fn a_guarantee_tool_and_its_lookup_are_one_registration() {
+    let tools = Registry::new(Sequence::new(MemoryLedger::new())).guarantee_with_lookup(
+        SendNote(Arc::new(AtomicUsize::new(0))),
+        LookupNote,
+        "/v1/notes/{noteId}",
+    );
+    assert_eq!(
+        tools.names().collect::<Vec<_>>(),
+        ["send_note", "lookup_note"]
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "guarantee tool `send_note` names `lookup_note` as its lookup, not `writes`"
+)]
+fn a_guarantee_tool_registered_with_another_lookup_is_refused() {
+    let _ = Registry::new(Sequence::new(MemoryLedger::new())).guarantee_with_lookup(
+        SendNote(Arc::new(AtomicUsize::new(0))),
+        Writes,
+        "/v1/x/{noteId}",
+    );
+}

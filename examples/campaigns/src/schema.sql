@@ -37,3 +37,13 @@ CREATE TABLE IF NOT EXISTS rate_limits (
     checked_us bigint NOT NULL,
     admitted integer NOT NULL
 );
+-- `opt_out`'s record of each opt-out (`src/tools/opt_out.rs`): the number, whether it was sent
+-- a confirmation, how many held recipients were denied with it.
+CREATE TABLE IF NOT EXISTS opt_out_requests (
+    id text PRIMARY KEY,
+    principal text NOT NULL,
+    phone text NOT NULL,
+    confirmed integer NOT NULL,
+    withdrawn bigint NOT NULL,
+    created_ms bigint NOT NULL
+);

@@ -77,13 +77,13 @@ impl Store {
     }
 
     /// A connection, once the file is checked.
-    async fn conn(&self) -> Result<Conn<'_>, DbError> {
+    pub(crate) async fn conn(&self) -> Result<Conn<'_>, DbError> {
         self.guard.check()?;
         self.db.conn().await
     }
 
-    /// A connection for a write of the service's own.
-    async fn writer(&self) -> Result<Conn<'_>, DbError> {
+    /// A connection for a write of the service's own (a tool's effect, say).
+    pub(crate) async fn writer(&self) -> Result<Conn<'_>, DbError> {
         self.guard.may_write()?;
         self.db.conn().await
     }

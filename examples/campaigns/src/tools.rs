@@ -13,6 +13,7 @@ use crate::service::Service;
 pub mod checks;
 pub mod lookup_campaign;
 pub mod lookup_sms;
+pub mod opt_out;
 pub mod send_batch;
 pub mod send_sms;
 
@@ -38,5 +39,10 @@ pub fn registry(service: &Arc<Service>) -> Tools {
         .lookup(
             lookup_sms::LookupSms(Arc::clone(service)),
             "/v1/messages/{messageId}",
+        )
+        .guarantee_with_lookup(
+            opt_out::OptOut(Arc::clone(service)),
+            opt_out::LookupOptOut(Arc::clone(service)),
+            "/v1/opt-outs/{optOutId}",
         )
 }

@@ -1,8 +1,9 @@
 //! The service killed (SIGKILL) in the middle of a batch, then started again on the same
 //! SQLite file: the same key answers what the batch committed with its campaign (the answer
 //! is recorded in the campaign's own transaction, before the sends), the lookup's counts add
-//! up, and the provider never sent anyone twice. An SMS whose process was killed while the
-//! provider worked is recovered by its tool, on SQLite and PostgreSQL: sent once.
+//! up, and the provider never sent anyone twice. An SMS or an opt-out whose process was
+//! killed while the provider worked is recovered by its tool, on SQLite and PostgreSQL: sent
+//! once.
 
 mod support;
 
@@ -135,66 +136,102 @@ fn an_unknown_campaign_is_a_no_target_envelope() {
     assert_eq!(found["error"]["code"], "campaign-not-found");
 }
 
-/// An SMS whose process is killed while the provider works on its send (its key begun, its
-/// message not recorded): once the key's lease has passed, the next process that finds it
-/// asks `send_sms`'s recovery, which finds no message recorded (and under the new fence none
-/// can be), so the call runs again; its send, the same effect, lands once at the provider.
-fn an_sms_killed_at_the_provider_is_recovered_by_its_tool(db: &str) {
-    let flags = ["--provider-delay-ms", "1500", "--lease-ms", "600"];
-    let service = Service::start(db, &flags);
-    let sms = json!({ "to": "+15550177300", "body": "Your code is 1234" });
-    let request = {
-        let (base, sms) = (service.base.clone(), sms.clone());
-        thread::spawn(move || {
-            let agent: ureq::Agent = ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .build()
-                .into();
-            agent
-                .post(format!("{base}/v1/tools/send_sms"))
-                .header("authorization", format!("Bearer {}", support::TOKEN))
-                .header("idempotency-key", "\"sms-killed\"")
-                .send_json(&sms)
-                .ok()
-                .map(|response| response.status().as_u16())
-        })
-    };
-    thread::sleep(Duration::from_millis(500));
-    service.kill();
-    assert_eq!(request.join().unwrap(), None, "the killed service answered");
-
-    let service = Service::start(db, &flags);
-    let first = service.call_after_lease("send_sms", "sms-killed", &sms);
-    assert_eq!(
-        first.status(),
-        200,
-        "{:?}",
-        String::from_utf8_lossy(first.body())
-    );
-    assert!(
-        !first.headers().contains_key(IDEMPOTENT_REPLAYED),
-        "nothing was recorded: the call ran"
-    );
-    let result = match classify(&first) {
-        RestOutcome::Settled(result) => result,
-        other => panic!("a sent SMS: {other:?}"),
-    };
-    assert_eq!(result.settlement(), SettlementState::Committed);
-    let message = support::named(&result, "messageId");
-    let again = service.call("send_sms", "sms-killed", &sms);
-    assert_eq!(again.headers()[IDEMPOTENT_REPLAYED], "true");
-    assert_eq!(again.body(), first.body());
-    let status = service.lookup_as(support::TOKEN, "messages", &message);
-    assert_eq!(status["result"]["status"], "sent", "{status}");
-    assert_eq!(
-        message_sends(db, &message),
-        1,
-        "sent once, counted at the provider"
-    );
+/// A guarantee tool whose call is killed while the provider works on its send: the tool's
+/// name, its arguments, its operation's id field, where its lookup is served and what the
+/// lookup answers once the call is settled.
+struct Killed {
+    tool: &'static str,
+    arguments: Value,
+    id_field: &'static str,
+    lookup: &'static str,
+    settled: (&'static str, Value),
 }
 
-/// How many sends of message `id` the provider's log holds, on SQLite or PostgreSQL.
-fn message_sends(db: &str, id: &str) -> usize {
+/// `send_sms` and `opt_out`: each records its operation with its answer after the provider,
+/// and recovers its abandoned key from that record.
+fn killed_tools() -> [Killed; 2] {
+    [
+        Killed {
+            tool: "send_sms",
+            arguments: json!({ "to": "+15550177300", "body": "Your code is 1234" }),
+            id_field: "messageId",
+            lookup: "messages",
+            settled: ("status", json!("sent")),
+        },
+        Killed {
+            tool: "opt_out",
+            arguments: json!({ "phone": "+15550177301" }),
+            id_field: "optOutId",
+            lookup: "opt-outs",
+            settled: ("confirmed", json!(true)),
+        },
+    ]
+}
+
+/// A call whose process is killed while the provider works on its send (its key begun, its
+/// operation not recorded): once the key's lease has passed, the next process that finds it
+/// asks the tool's own recovery, which finds nothing recorded (and under the new fence
+/// nothing can be), so the call runs again; its send, the same effect, lands once at the
+/// provider.
+fn killed_at_the_provider_is_recovered_by_its_tool(db: &str) {
+    let flags = ["--provider-delay-ms", "1500", "--lease-ms", "600"];
+    for killed in killed_tools() {
+        let key = format!("{}-killed", killed.tool);
+        let service = Service::start(db, &flags);
+        let request = {
+            let (base, tool, key) = (service.base.clone(), killed.tool, key.clone());
+            let arguments = killed.arguments.clone();
+            thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build()
+                    .into();
+                agent
+                    .post(format!("{base}/v1/tools/{tool}"))
+                    .header("authorization", format!("Bearer {}", support::TOKEN))
+                    .header("idempotency-key", format!("\"{key}\""))
+                    .send_json(&arguments)
+                    .ok()
+                    .map(|response| response.status().as_u16())
+            })
+        };
+        thread::sleep(Duration::from_millis(500));
+        service.kill();
+        assert_eq!(request.join().unwrap(), None, "the killed service answered");
+
+        let service = Service::start(db, &flags);
+        let first = service.call_after_lease(killed.tool, &key, &killed.arguments);
+        let body = String::from_utf8_lossy(first.body()).into_owned();
+        assert_eq!(first.status(), 200, "{}: {body}", killed.tool);
+        assert!(
+            !first.headers().contains_key(IDEMPOTENT_REPLAYED),
+            "{}: nothing was recorded, so the call ran",
+            killed.tool
+        );
+        let result = match classify(&first) {
+            RestOutcome::Settled(result) => result,
+            other => panic!("{}: {other:?}", killed.tool),
+        };
+        assert_eq!(result.settlement(), SettlementState::Committed, "{body}");
+        let id = support::named(&result, killed.id_field);
+        let again = service.call(killed.tool, &key, &killed.arguments);
+        assert_eq!(again.headers()[IDEMPOTENT_REPLAYED], "true");
+        assert_eq!(again.body(), first.body());
+        let status = service.lookup_as(support::TOKEN, killed.lookup, &id);
+        let (field, value) = &killed.settled;
+        assert_eq!(&status["result"][field], value, "{status}");
+        assert_eq!(
+            operation_sends(db, &id),
+            1,
+            "{}: sent once, counted at the provider",
+            killed.tool
+        );
+        service.kill();
+    }
+}
+
+/// How many sends of operation `id` (a message, an opt-out's confirmation) the provider's log holds, on SQLite or PostgreSQL.
+fn operation_sends(db: &str, id: &str) -> usize {
     if db.starts_with("postgres") {
         let provider = support::provider::Provider::connect(db);
         return provider
@@ -215,13 +252,13 @@ fn message_sends(db: &str, id: &str) -> usize {
 }
 
 #[test]
-fn an_sms_killed_at_the_provider_is_recovered_by_its_tool_on_sqlite() {
+fn a_call_killed_at_the_provider_is_recovered_by_its_tool_on_sqlite() {
     let scratch = Scratch::new("crash-sms");
-    an_sms_killed_at_the_provider_is_recovered_by_its_tool(&scratch.db().to_string_lossy());
+    killed_at_the_provider_is_recovered_by_its_tool(&scratch.db().to_string_lossy());
 }
 
 #[test]
-fn an_sms_killed_at_the_provider_is_recovered_by_its_tool_on_postgres() {
+fn a_call_killed_at_the_provider_is_recovered_by_its_tool_on_postgres() {
     let server = postgres::Postgres::start();
-    an_sms_killed_at_the_provider_is_recovered_by_its_tool(&server.database("campaigns_crash_sms"));
+    killed_at_the_provider_is_recovered_by_its_tool(&server.database("campaigns_crash_sms"));
 }

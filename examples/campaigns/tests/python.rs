@@ -40,6 +40,7 @@ fn the_python_sdk_reads_every_answer_of_a_guarantee_tool() {
             { "tool": "send_sms", "arguments": { "to": "+15550100001", "body": "Another text", "idempotencyKey": "py-sms-1" } },
             sms("+15550100001", "py-sms-1"),
             { "tool": "lookup_sms", "arguments": { "messageId": "msg_none" } },
+            { "tool": "opt_out", "arguments": { "phone": "+15550100009", "idempotencyKey": "py-opt-out" } },
         ],
     ]);
     let url = format!("{}/mcp", service.base);
@@ -48,7 +49,9 @@ fn the_python_sdk_reads_every_answer_of_a_guarantee_tool() {
         tools,
         json!([
             "lookup_marketing_campaigns",
+            "lookup_opt_out",
             "lookup_sms",
+            "opt_out",
             "send_campaign_batch",
             "send_sms"
         ])
@@ -73,6 +76,11 @@ fn the_python_sdk_reads_every_answer_of_a_guarantee_tool() {
     );
     // A lookup that finds nothing: its envelope, ok false, which its output schema admits.
     assert_eq!(answers[1][2]["structuredContent"]["ok"], false);
+    // A tool with an operation of its own: committed, its confirmation sent.
+    let opted = &answers[1][3];
+    assert_eq!(opted["isError"], false, "{opted}");
+    assert_eq!(opted["structuredContent"]["impact"]["committed"], 1);
+    assert!(opted["structuredContent"]["optOutId"].is_string());
 }
 
 #[test]

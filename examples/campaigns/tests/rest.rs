@@ -316,3 +316,101 @@ fn racing_clients_with_one_key_run_the_batch_once() {
     }
     assert_eq!(provider_sends(&scratch.db()).len(), 10);
 }
+
+/// An opt-out: the number is sent one confirmation, its held recipients are denied rather
+/// than sent in a later window, later sends to it are denied by contact policy, a replay is
+/// the first bytes with nothing sent again, and a second opt-out of it sends nothing.
+#[test]
+fn an_opt_out_confirms_once_and_denies_the_numbers_held_and_later_sends() {
+    let scratch = Scratch::new("opt-out");
+    let flags = [
+        "--cap",
+        "2",
+        "--window-secs",
+        "3600",
+        "--token",
+        "acct_b=token-b",
+    ];
+    let service = Service::start(scratch.db(), &flags);
+    let recipients = numbers(4);
+    let batch = json!({ "recipients": recipients, "message": "Winter sale" });
+    let held = service.call("send_campaign_batch", "winter-1", &batch);
+    assert_eq!(held.status(), 202);
+    let RestOutcome::Deferred { result, .. } = classify(&held) else {
+        panic!("{held:?}")
+    };
+    let campaign = support::named(&result, "campaignId");
+    let before = service.lookup_until(&campaign, |r| r["counts"]["sending"] == 0);
+    let held_phone = recipients
+        .iter()
+        .find(|phone| {
+            !provider_sends(&scratch.db())
+                .iter()
+                .any(|(_, sent)| sent == *phone)
+        })
+        .unwrap()
+        .clone();
+    assert_eq!(before["counts"]["held"], 2, "{before}");
+
+    let opt_out = json!({ "phone": held_phone });
+    let opted = service.call("opt_out", "stop-1", &opt_out);
+    assert_eq!(opted.status(), 200);
+    assert_keeps_profile(&opted);
+    let RestOutcome::Settled(result) = classify(&opted) else {
+        panic!("{opted:?}")
+    };
+    assert_eq!(result.settlement(), SettlementState::Committed);
+    assert_eq!(result.impact().unwrap().committed(), Some(1));
+    let id = support::named(&result, "optOutId");
+    let confirmations = |phone: &str| {
+        provider_sends(&scratch.db())
+            .iter()
+            .filter(|(campaign, sent)| campaign.is_none() && sent == phone)
+            .count()
+    };
+    assert_eq!(confirmations(&held_phone), 1);
+
+    let replay = service.call("opt_out", "stop-1", &opt_out);
+    assert_eq!(replay.headers()[IDEMPOTENT_REPLAYED], "true");
+    assert_eq!(replay.body(), opted.body());
+    let again = service.call("opt_out", "stop-2", &opt_out);
+    let RestOutcome::Settled(again) = classify(&again) else {
+        panic!("{again:?}")
+    };
+    assert_eq!(
+        again.impact().unwrap().committed(),
+        Some(0),
+        "no second confirmation"
+    );
+    assert_eq!(confirmations(&held_phone), 1);
+
+    let status = service.lookup_as(TOKEN, "opt-outs", &id);
+    assert_eq!(status["result"]["phone"], held_phone.as_str(), "{status}");
+    assert_eq!(status["result"]["confirmed"], true);
+    assert_eq!(status["result"]["withdrawn"], 1);
+    let after = service.lookup_until(&campaign, |_| true);
+    assert_eq!(
+        (&after["counts"]["held"], &after["counts"]["denied"]),
+        (&json!(1), &json!(1)),
+        "{after}"
+    );
+    let denied = service.call(
+        "send_sms",
+        "sms-1",
+        &json!({ "to": held_phone, "body": "hi" }),
+    );
+    assert_eq!(denied.status(), 422);
+    assert!(matches!(
+        classify(&denied),
+        RestOutcome::PolicyDenied { .. }
+    ));
+    // Another account cannot read the opt-out.
+    let other = send(
+        http::Request::get(format!("{}/v1/opt-outs/{id}", service.base))
+            .header("authorization", "Bearer token-b")
+            .body(Vec::new())
+            .unwrap(),
+    );
+    let other: Value = serde_json::from_slice(other.body()).unwrap();
+    assert_eq!(other["error"]["code"], "opt-out-not-found", "{other}");
+}

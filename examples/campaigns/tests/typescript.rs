@@ -67,6 +67,8 @@ fn reads_every_answer(sdk: Sdk) {
         [
             { "tool": "send_sms", "arguments": { "to": "+15550100001", "body": "Another text", "idempotencyKey": "ts-sms-1" } },
             sms("+15550100001", "ts-sms-1"),
+            { "tool": "opt_out", "arguments": { "phone": "+15550100009", "idempotencyKey": "ts-opt-out" } },
+            { "tool": "opt_out", "arguments": { "phone": OPTED_OUT, "idempotencyKey": "ts-opted-out" } },
         ],
     ]);
     let answers = run_client_of(sdk, &service, &steps);
@@ -116,6 +118,19 @@ fn reads_every_answer(sdk: Sdk) {
     // The same key with other arguments is refused; with the same, the first answer replays.
     assert_refused(&answers[1][0], KEY_MISMATCH, 422);
     assert_eq!(answers[1][1], first[0]);
+    // A tool with an operation of its own: an opt-out, confirmed once; a number opted out
+    // already is sent no confirmation.
+    for (answer, sent) in [(&answers[1][2], 1), (&answers[1][3], 0)] {
+        assert_eq!(answer["isError"], false, "{answer}");
+        let opted = &answer["structuredContent"];
+        assert_eq!(opted["settlement"]["state"], "committed");
+        assert_eq!(opted["impact"]["committed"], sent, "{opted}");
+        assert!(opted["optOutId"].as_str().unwrap().starts_with("opt_"));
+        assert_eq!(
+            opted["recovery"]["suggestedNextTool"], "lookup_opt_out",
+            "{opted}"
+        );
+    }
 }
 
 #[test]

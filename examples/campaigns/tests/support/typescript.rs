@@ -73,7 +73,9 @@ pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Valu
         report["tools"],
         json!([
             "lookup_marketing_campaigns",
+            "lookup_opt_out",
             "lookup_sms",
+            "opt_out",
             "send_campaign_batch",
             "send_sms"
         ])
@@ -92,8 +94,10 @@ pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Valu
         json!({
             "send_sms": send,
             "send_campaign_batch": send,
+            "opt_out": send,
             "lookup_marketing_campaigns": lookup,
             "lookup_sms": lookup,
+            "lookup_opt_out": lookup,
         })
     );
     super::sdk::answers_of(&report)
