@@ -2,7 +2,7 @@
 //! failures that become `artifactError`, and captures summarized from PNG bytes.
 #![cfg(feature = "blank-check")]
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::fs;
@@ -177,7 +177,11 @@ fn many_instances_and_processes_share_one_session_directory() {
     let children: Vec<std::process::Child> = (0..4)
         .map(|_| {
             std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "child_writes_fifty_captures", "--test-threads=1"])
+                .args(["--exact", "--test-threads=1"])
+                .arg(support::test_path(
+                    module_path!(),
+                    "child_writes_fifty_captures",
+                ))
                 .env("ATR_ARTIFACT_ROOT", &root.0)
                 .stdout(std::process::Stdio::null())
                 .spawn()

@@ -2,7 +2,7 @@
 #![cfg(feature = "blank-check")]
 #![allow(clippy::cast_possible_truncation)] // packing test samples into bytes
 
-mod support;
+use crate::support;
 
 use agent_tool_result::frame::blank_check;
 use agent_tool_result::observation::BlankCheck;

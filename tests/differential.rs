@@ -2,8 +2,7 @@
 //! mutations aimed at each class where readers used to part ways. `examples/differential.rs`
 //! runs the same harness for as many mutations as it is asked.
 
-#[path = "support/differential.rs"]
-mod differential;
+use crate::mutations as differential;
 
 use std::fmt::Write;
 use std::path::Path;

@@ -60,12 +60,11 @@ fn peak_growth(name: &str, width: u32, height: u32) -> u64 {
     ));
     std::fs::write(&path, black_png(width, height)).unwrap();
     let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
+        .args(["--exact", "--nocapture", "--test-threads=1"])
+        .arg(crate::support::test_path(
+            module_path!(),
             "child_measures_one_blank_check",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        ))
         .env("ATR_FRAME_MEMORY_PNG", &path)
         .output()
         .unwrap();

@@ -1,8 +1,7 @@
 //! Guarantee results: the corpus, one verdict from the schema and the typed reader on every
 //! fixture and on generated mutations, the invariants in the constructors, and wire snapshots.
 
-#[path = "support/differential.rs"]
-mod differential;
+use crate::mutations as differential;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -5,8 +5,7 @@
 
 #[path = "../examples/http_facade.rs"]
 mod facade;
-#[path = "support/server.rs"]
-mod server;
+use crate::server;
 
 use agent_tool_result::Envelope;
 use agent_tool_result::validate::Validator;

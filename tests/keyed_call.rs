@@ -6,8 +6,7 @@
 //! the interleaving, every result any caller was given is the key's final answer, or
 //! `unknown` (which only the truth may replace).
 
-#[path = "support/answers.rs"]
-mod answers;
+use crate::keyed_answers as answers;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,16 +1,12 @@
 //! The ledger contract on every store: memory, SQLite, and a real PostgreSQL server that the
 //! test starts itself (see `support/postgres.rs`).
 
-#[path = "support/answers.rs"]
-mod answers;
 #[path = "ledger/conformance.rs"]
 mod conformance;
 #[cfg(feature = "postgres")]
-#[path = "support/pgbouncer.rs"]
-mod pgbouncer;
+use crate::pgbouncer;
 #[cfg(feature = "postgres")]
-#[path = "support/postgres.rs"]
-mod postgres;
+use crate::postgres;
 
 use agent_tool_result::replay::MemoryLedger;
 

@@ -5,7 +5,7 @@
 #![cfg(feature = "openapi")]
 
 #[path = "support/openapi.rs"]
-mod openapi;
+mod conformance;
 
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -135,7 +135,7 @@ fn every_response_the_profile_builds_keeps_the_document() {
         assert_eq!(responses.len(), 4 + RefusalKind::ALL.len() + 8);
         for (name, response) in &responses {
             assert_eq!(
-                openapi::conforms(&document, "POST", PATH, response),
+                conformance::conforms(&document, "POST", PATH, response),
                 Ok(true),
                 "{name}"
             );
@@ -183,7 +183,7 @@ fn a_response_that_breaks_the_profile_breaks_the_document() {
         ("202 allow", allowed_202),
     ] {
         assert!(
-            openapi::conforms(&document, "POST", PATH, &response).is_err(),
+            conformance::conforms(&document, "POST", PATH, &response).is_err(),
             "{name}"
         );
     }
@@ -341,7 +341,7 @@ fn the_facades_envelope_tool_keeps_the_document() {
         ),
     ] {
         assert_eq!(
-            openapi::conforms(&document, "POST", "/tools/find", &response),
+            conformance::conforms(&document, "POST", "/tools/find", &response),
             Ok(true),
             "{name}"
         );
@@ -350,7 +350,7 @@ fn the_facades_envelope_tool_keeps_the_document() {
     let result = RestProfile::default()
         .response(&GuaranteeResult::<serde_json::Value>::committed())
         .unwrap();
-    assert!(openapi::conforms(&document, "POST", "/tools/find", &result).is_err());
+    assert!(conformance::conforms(&document, "POST", "/tools/find", &result).is_err());
 }
 
 /// Every answer a problem type can name: the policy deny and each kind of refusal.

@@ -47,7 +47,8 @@ fn keep_generated(what: &str, start: &str, end: &str, expected: &str) {
         } else {
             panic!(
                 "README.md's {what} is out of date; run \
-                 `UPDATE_README=1 cargo test -p agent-tool-result-tests --all-features --test readme`. Expected:\n{expected}"
+                 `UPDATE_README=1 cargo test -p agent-tool-result-tests --all-features --test \
+                 integration readme::`. Expected:\n{expected}"
             );
         }
     }

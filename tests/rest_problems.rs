@@ -6,8 +6,7 @@
 //! the argument that does not fit.
 #![cfg(all(feature = "axum", feature = "replay"))]
 
-#[path = "support/server.rs"]
-mod server;
+use crate::server;
 
 use std::sync::Arc;
 

@@ -4,8 +4,7 @@
 //! again would show.
 #![cfg(all(feature = "axum", feature = "replay"))]
 
-#[path = "support/server.rs"]
-mod server;
+use crate::server;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

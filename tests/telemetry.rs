@@ -57,8 +57,9 @@ fn committed() -> Answer<JsonObject> {
     GuaranteeResult::committed().into()
 }
 
-// The only test in this binary: tracing caches whether a callsite is wanted, and a test
-// without a subscriber running beside it would leave this one's callsites unwanted.
+// The only test in this binary (a target of its own, not a module of `integration`): tracing
+// caches whether a callsite is wanted, and a test without a subscriber running beside it would
+// leave this one's callsites unwanted.
 #[tokio::test]
 async fn spans_and_events_name_each_outcome_and_never_the_key_or_arguments() {
     let (captured, _default) = capture();

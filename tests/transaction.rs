@@ -5,11 +5,9 @@
 //! effect and get one answer, and a lease lost before the effect writes nothing.
 #![cfg(feature = "postgres")]
 
-#[path = "support/postgres.rs"]
-mod postgres;
+use crate::postgres;
 
-#[path = "support/answers.rs"]
-mod answers;
+use crate::keyed_answers as answers;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! NDJSON larger than the chunks `atr validate` reads it in: every line is checked once, at
 //! its own line number, whatever the chunk boundaries and however many threads check it.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

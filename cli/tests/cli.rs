@@ -1,6 +1,6 @@
 //! The built `atr` binary: every subcommand, format and exit status, and bad input.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 //! code, each refusal kind by its name and by its problem type, the policy deny's problem
 //! type; and says of an unknown policy code that codes are open.
 
-mod common;
+use crate::common;
 
 use agent_tool_result::guarantee::{POLICY_DENY_TYPE, PolicyCode, RefusalKind};
 use common::run;

@@ -3,7 +3,7 @@
 //! reads it must find it JSON), and a response is judged the same whatever the order of its
 //! members, its whitespace, or what follows its result.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! `atr` under hostile conditions: link loops, FIFOs, absurd flags, documents that try to
 //! forge output, closed pipes, byte order marks and bytes that are not UTF-8.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader};

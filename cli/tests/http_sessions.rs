@@ -2,7 +2,7 @@
 //! and 2.x, Python) with the campaign service, through `atr record --http`
 //! (`fixtures/sessions/http-*.ndjson`), whole and with results broken on purpose.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -4,7 +4,7 @@
 //! findings placed in the message; requests, notifications, errors and other methods' results
 //! are passed over and counted as such.
 
-mod common;
+use crate::common;
 
 use common::run;
 use serde_json::Value;

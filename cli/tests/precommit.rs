@@ -2,7 +2,7 @@
 //! `atr validate` on the files pre-commit passes, for the file types it selects, and the
 //! script hook's exit status is the validator's.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! that answers JSON with a length, an event stream in chunks whose event spans two `data:`
 //! lines, and a problem the HTTP layer answered, which holds no message).
 
-mod common;
+use crate::common;
 #[path = "../../tests/support/recorder.rs"]
 mod recorder;
 

@@ -5,7 +5,7 @@
 //! crate ships it, with the two `language` patterns that are not valid regular expressions
 //! (an unbalanced `]`) written as they were meant: `^[a-zA-Z]{2}(-[a-zA-Z]{2})?$`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -4,7 +4,7 @@
 //! result checked in its session as `atr` checks it bare; SARIF naming the call; a Streamable
 //! HTTP capture's server-sent events read as its messages.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

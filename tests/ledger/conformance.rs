@@ -532,7 +532,7 @@ pub mod call {
     }
 
     fn committed(note: &str) -> Answer {
-        crate::answers::committed_with("note", note)
+        crate::keyed_answers::committed_with("note", note)
     }
 
     /// A tool that must not run.

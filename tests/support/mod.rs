@@ -101,3 +101,10 @@ pub fn noisy(width: u32, height: u32) -> Vec<u8> {
         .collect();
     encode_rgba(width, height, &data)
 }
+
+/// Test `name` of the module at `module` (its `module_path!()`), as the test binary lists it:
+/// for a test that runs one of its own in a child process (this binary again, `--exact`).
+pub fn test_path(module: &str, name: &str) -> String {
+    let within = module.split_once("::").map_or("", |(_, path)| path);
+    format!("{within}::{name}")
+}

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use super::postgres::{free_port, hand_to_postgres, is_root, program, scratch_dir, server_bin};
 
 const INSTALL: &str = "the failover tests run Patroni and etcd: install the distribution's \
-    packages (`apt-get install patroni etcd-server postgresql`)";
+    packages (`apt-get install patroni etcd-server postgresql`), or run the tests as root, where \
+    they install them themselves";
 
 /// How a commit is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::postgres::{free_port, hand_to_postgres, is_root, program, scratch_dir};
 
 const INSTALL: &str = "the pooler tests run PgBouncer: install the distribution's package \
-    (`apt-get install pgbouncer`)";
+    (`apt-get install pgbouncer`), or run the tests as root, where they install it themselves";
 
 /// A running PgBouncer.
 pub struct PgBouncer {

@@ -19,33 +19,112 @@ pub struct Postgres {
 }
 
 const INSTALL: &str = "the PostgreSQL tests need the server's programs (initdb, pg_ctl): \
-    install the distribution's package (`apt-get install postgresql`)";
+    install the distribution's package (`apt-get install postgresql`), or run the tests as \
+    root, where they install it themselves";
 
 /// Where `initdb` and `pg_ctl` are: on the `PATH`, or in the distribution's versioned
 /// directory (`/usr/lib/postgresql/<version>/bin`), the newest first.
 pub fn server_bin() -> PathBuf {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>());
-    let mut versioned: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path().join("bin"))
-        .collect();
-    versioned.sort_by_key(|dir| {
-        std::cmp::Reverse(
-            dir.parent()
-                .and_then(|v| v.file_name())
-                .and_then(|v| v.to_str())
-                .and_then(|v| v.parse::<u32>().ok())
-                .unwrap_or(0),
-        )
-    });
-    on_path
-        .chain(versioned)
-        .find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
+    let found = || {
+        let on_path = std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>());
+        let mut versioned: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path().join("bin"))
+            .collect();
+        versioned.sort_by_key(|dir| {
+            std::cmp::Reverse(
+                dir.parent()
+                    .and_then(|v| v.file_name())
+                    .and_then(|v| v.to_str())
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .unwrap_or(0),
+            )
+        });
+        on_path
+            .chain(versioned)
+            .find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
+    };
+    found()
+        .or_else(|| {
+            provision();
+            found()
+        })
         .unwrap_or_else(|| panic!("{INSTALL}"))
+}
+
+/// The distribution's packages the tests' servers come from, each with the program it is
+/// found by.
+const PACKAGES: [(&str, &str); 4] = [
+    ("postgresql", "initdb"),
+    ("pgbouncer", "pgbouncer"),
+    ("patroni", "patroni"),
+    ("etcd-server", "etcd"),
+];
+
+/// Installs those of [`PACKAGES`] that are missing, all at once: what runs under the lock,
+/// so a process that waited on it finds them installed and does nothing.
+const INSTALL_MISSING: &str = r#"
+found() {
+  command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ] \
+    || ls /usr/lib/postgresql/*/bin/"$1" >/dev/null 2>&1
+}
+missing=""
+for pair in "$@"; do found "${pair#*:}" || missing="$missing ${pair%%:*}"; done
+[ -n "$missing" ] || exit 0
+echo "installing the packages of the servers the tests start:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q && apt-get install -y -q $missing
+"#;
+
+/// Installs the servers' packages this machine lacks when the tests run as root where
+/// `apt-get` is: one `apt-get update` and one install for the machine, under a lock every
+/// test process takes in turn (`flock`), its output in the asking test's log. Elsewhere it
+/// does nothing, and the test that needs a server says what to install.
+///
+/// # Panics
+///
+/// When the installation fails, with apt's output.
+pub fn provision() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let has = |program: &str| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {program}")])
+                .output()
+                .is_ok_and(|out| out.status.success())
+        };
+        if !is_root() || !has("apt-get") {
+            return;
+        }
+        let lock = std::env::temp_dir().join("agent-tool-result-packages.lock");
+        let mut command = if has("flock") {
+            let mut command = Command::new("flock");
+            command.arg(&lock).arg("sh");
+            command
+        } else {
+            Command::new("sh")
+        };
+        let pairs = PACKAGES.map(|(package, program)| format!("{package}:{program}"));
+        let out = command
+            .args(["-c", INSTALL_MISSING, "sh"])
+            .args(pairs)
+            .output()
+            .expect("sh runs");
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprint!("{log}");
+        assert!(
+            out.status.success(),
+            "installing the servers' packages failed: {log}"
+        );
+    });
 }
 
 /// A new, empty scratch directory for a server of `kind` (`atr-<kind>-<pid>-<n>`).
@@ -83,14 +162,22 @@ pub fn hand_to_postgres(dir: &Path) {
 }
 
 /// Where the distribution's program `name` is: on the `PATH`, or in `/usr/sbin` or
-/// `/usr/bin`; the panic says what to `install` when it is nowhere.
+/// `/usr/bin`, once [`provision`] has installed what it could; the panic says what to
+/// `install` when it is nowhere.
 pub fn program(name: &str, install: &str) -> PathBuf {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
-        .map(|dir| dir.join(name))
-        .find(|path| path.is_file())
+    let found = || {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+            .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+            .map(|dir| dir.join(name))
+            .find(|path| path.is_file())
+    };
+    found()
+        .or_else(|| {
+            provision();
+            found()
+        })
         .unwrap_or_else(|| panic!("no {name}: {install}"))
 }
 

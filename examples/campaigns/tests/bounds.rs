@@ -3,7 +3,7 @@
 //! answered 408 once the body deadline passes, other clients are served meanwhile, and a burst
 //! of a thousand concurrent MCP calls leaves resident memory near where it was.
 
-mod support;
+use crate::support;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;

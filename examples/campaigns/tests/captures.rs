@@ -6,7 +6,7 @@
 //! The document also lists 403 for every route: this service has no scopes, so no 403 is
 //! ever answered, and none is captured.
 
-mod support;
+use crate::support;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! first result and send nothing; a deny is a tool result with `isError`, never a JSON-RPC
 //! error; a hold is an ordinary result, never a task.
 
-mod support;
+use crate::support;
 
 use agent_tool_result::Envelope;
 use agent_tool_result::guarantee::{

@@ -5,10 +5,9 @@
 //! killed while the provider worked is recovered by its tool, on SQLite and PostgreSQL: sent
 //! once.
 
-mod support;
+use crate::support;
 
-#[path = "../../../tests/support/postgres.rs"]
-mod postgres;
+use crate::support::postgres;
 
 use std::collections::HashSet;
 use std::thread;

@@ -12,10 +12,9 @@
 //! `committed` or `unknown`, and `unknown` only for an operation that took effect; its
 //! campaign is sent in full, each recipient once.
 
-mod support;
+use crate::support;
 
-#[path = "../../../tests/support/postgres.rs"]
-mod postgres;
+use crate::support::postgres;
 
 use std::collections::HashSet;
 use std::sync::Mutex;

@@ -2,7 +2,7 @@
 //! before any policy decision, and a replaced database file stops the service answering
 //! success. (A disk that fills is `full_disk.rs`'s.)
 
-mod support;
+use crate::support;
 
 use agent_tool_result::guarantee::RefusalKind;
 use agent_tool_result::http::{RestOutcome, classify};

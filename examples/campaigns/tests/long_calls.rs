@@ -3,7 +3,7 @@
 //! the key keeps, and every replay gives it byte for byte (never an `unknown` put in its
 //! place by the process itself).
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::thread;

@@ -15,12 +15,9 @@
 //!   send's record alike (the provider's table is in the same database), so its replay runs
 //!   the call again.
 
-mod support;
+use crate::support;
 
-#[path = "../../../tests/support/patroni.rs"]
-mod patroni;
-#[path = "../../../tests/support/postgres.rs"]
-mod postgres;
+use crate::support::patroni;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

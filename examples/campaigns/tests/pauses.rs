@@ -14,10 +14,9 @@
 //! After every round the key answers the same from every process, the campaign is sent in
 //! full, and no recipient is in the provider's log twice.
 
-mod support;
+use crate::support;
 
-#[path = "../../../tests/support/postgres.rs"]
-mod postgres;
+use crate::support::postgres;
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -5,12 +5,10 @@
 //! during the background release of a hold, leave nobody sent twice, every key answered, and
 //! counts that add up.
 
-mod support;
+use crate::support;
 
-#[path = "../../../tests/support/pgbouncer.rs"]
-mod pgbouncer;
-#[path = "../../../tests/support/postgres.rs"]
-mod postgres;
+use crate::support::pgbouncer;
+use crate::support::postgres;
 
 use std::collections::{HashMap, HashSet};
 use std::thread;

@@ -7,7 +7,7 @@
 //! Needs Python 3.10 or newer with venv and pip; the SDK is installed in a virtual environment
 //! of the tests' own, from the package index, the first time.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::typescript::{KEY_INVALID, KEY_MISMATCH, KEY_MISSING, assert_refused, sms};

@@ -7,13 +7,13 @@
 //! methods' results are passed over, and nothing is found in what the SDKs accepted.
 //!
 //! The recordings `atr`'s own tests break on purpose (`cli/tests/fixtures/sessions/`) were
-//! made by this test: `UPDATE_SESSIONS=1 cargo test -p campaigns --test recorded` writes them
-//! anew. Without it, the test checks that each committed recording holds the same calls of
+//! made by this test: `UPDATE_SESSIONS=1 cargo test -p campaigns --test integration
+//! recorded::` writes them anew. Without it, the test checks that each committed recording holds the same calls of
 //! the same tools as the session it just recorded.
 
 #[path = "../../../tests/support/recorder.rs"]
 mod recorder;
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! is classified back to what it is; replays are the first bytes with nothing sent again;
 //! held recipients are sent by the service as windows open, never by a replay.
 
-mod support;
+use crate::support;
 
 use std::thread;
 use std::time::{Duration, SystemTime};

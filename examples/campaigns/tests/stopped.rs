@@ -2,12 +2,10 @@
 //! mode with fewer server connections than the processes keep: no transaction is open across
 //! the provider's work, so the others go on.
 
-mod support;
+use crate::support;
 
-#[path = "../../../tests/support/pgbouncer.rs"]
-mod pgbouncer;
-#[path = "../../../tests/support/postgres.rs"]
-mod postgres;
+use crate::support::pgbouncer;
+use crate::support::postgres;
 
 use std::thread;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! overhead; the log (`--log info`) has a line per call, inside the client's trace when its
 //! MCP request's `_meta` carries a `traceparent`, and never the raw key or an argument.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 

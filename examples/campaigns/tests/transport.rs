@@ -4,7 +4,7 @@
 //! and `Origin` (DNS rebinding) with configurable lists and keeps no session, and every
 //! non-2xx answer of the service, whoever produced it, is an RFC 9457 problem.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{Raw, Scratch, Service, TOKEN, provider_sends, raw};

@@ -8,7 +8,7 @@
 //! Needs Node.js (18 or newer) and npm; the SDK is installed with `npm ci` from the committed
 //! lockfile the first time.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::process::Command;

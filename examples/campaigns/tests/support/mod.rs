@@ -3,6 +3,12 @@
 #![allow(dead_code)]
 
 pub mod keyed;
+#[path = "../../../../tests/support/patroni.rs"]
+pub mod patroni;
+#[path = "../../../../tests/support/pgbouncer.rs"]
+pub mod pgbouncer;
+#[path = "../../../../tests/support/postgres.rs"]
+pub mod postgres;
 pub mod provider;
 pub mod proxy;
 pub mod python;

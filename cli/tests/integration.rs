@@ -1,0 +1,15 @@
+//! The `atr` CLI's tests, one binary: each module runs the `atr` the workspace builds on one
+//! concern.
+
+mod chunks;
+mod cli;
+mod common;
+mod explain;
+mod framing;
+mod hostile;
+mod http_sessions;
+mod jsonrpc;
+mod precommit;
+mod record;
+mod sarif;
+mod session;

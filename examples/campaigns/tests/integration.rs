@@ -1,0 +1,22 @@
+//! The campaign service's tests, one binary: each module drives the service (a child
+//! process) on one concern.
+
+mod bounds;
+mod captures;
+mod continuity;
+mod crash;
+mod failover;
+mod faults;
+mod full_disk;
+mod long_calls;
+mod patroni;
+mod pauses;
+mod processes;
+mod python;
+mod recorded;
+mod rest;
+mod stopped;
+mod support;
+mod telemetry;
+mod transport;
+mod typescript;
