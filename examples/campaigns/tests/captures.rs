@@ -11,7 +11,6 @@ use crate::support;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::{Raw, Scratch, Service, TOKEN, raw};
@@ -181,7 +180,7 @@ fn lookups(captured: &mut Captured, base: &str, message: &str, campaign: &str) {
 }
 
 /// The transport faults, a key in flight, and a store that cannot answer.
-fn faults(captured: &mut Captured, base: &str, unavailable_base: &str) {
+fn faults(captured: &mut Captured, base: &str, db: &str, unavailable_base: &str) {
     captured.keep("no-route", get(base, "/v1/nothing", ""), 404);
     captured.keep(
         "unknown-tool",
@@ -224,11 +223,11 @@ fn faults(captured: &mut Captured, base: &str, unavailable_base: &str) {
         ),
         431,
     );
-    // The same key while its first call is still with the provider.
+    // The same key while its first call is still with the provider (begun, and 1.2 s there).
     let slow = sms("+15550100006");
     std::thread::scope(|scope| {
         let first = scope.spawn(|| post(base, "send_sms", Some("\"k-8\""), &slow));
-        std::thread::sleep(Duration::from_millis(400));
+        support::await_begun(db, "k-8");
         captured.keep(
             "key-in-flight",
             post(base, "send_sms", Some("\"k-8\""), &slow),
@@ -250,11 +249,11 @@ fn faults(captured: &mut Captured, base: &str, unavailable_base: &str) {
 }
 
 /// Every documented response the service gives, by name.
-fn capture_all(base: &str, unavailable_base: &str) -> Vec<(&'static str, Raw)> {
+fn capture_all(base: &str, db: &str, unavailable_base: &str) -> Vec<(&'static str, Raw)> {
     let mut captured = Captured::default();
     let (message, campaign) = tool_calls(&mut captured, base);
     lookups(&mut captured, base, &message, &campaign);
-    faults(&mut captured, base, unavailable_base);
+    faults(&mut captured, base, db, unavailable_base);
     captured.0
 }
 
@@ -282,7 +281,8 @@ fn atr_classify_reads_every_documented_response_of_the_service() {
         path.push(suffix);
         let _ = std::fs::remove_file(path);
     }
-    let captured = capture_all(&service.base, &full.base);
+    let db = scratch.db().display().to_string();
+    let captured = capture_all(&service.base, &db, &full.base);
     let dir = scratch.path().join("captures");
     std::fs::create_dir_all(&dir).unwrap();
     let mut files = Vec::new();

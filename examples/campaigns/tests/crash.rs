@@ -196,11 +196,7 @@ fn killed_at_the_provider_is_recovered_by_its_tool(db: &str) {
         };
         // Killed once its key is begun: the provider (1.5 s a send) has not answered yet, and
         // nothing is recorded, however slowly the machine runs.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !key_begun(db, &key) {
-            assert!(Instant::now() < deadline, "{key} was never begun");
-            thread::sleep(Duration::from_millis(5));
-        }
+        support::await_begun(db, &key);
         service.kill();
         assert_eq!(request.join().unwrap(), None, "the killed service answered");
 
@@ -233,33 +229,6 @@ fn killed_at_the_provider_is_recovered_by_its_tool(db: &str) {
         );
         service.kill();
     }
-}
-
-/// Whether `key` is in the idempotency ledger (begun, answered or not), on SQLite or
-/// PostgreSQL.
-fn key_begun(db: &str, key: &str) -> bool {
-    const SQL: &str = "SELECT count(*) FROM atr_idempotency WHERE key = $1";
-    if db.starts_with("postgres") {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        return runtime.block_on(async {
-            let Ok((client, connection)) = tokio_postgres::connect(db, tokio_postgres::NoTls).await
-            else {
-                return false;
-            };
-            tokio::spawn(connection);
-            client
-                .query_one(SQL, &[&key])
-                .await
-                .is_ok_and(|row| row.get::<_, i64>(0) > 0)
-        });
-    }
-    let connection = rusqlite::Connection::open(db).unwrap();
-    connection
-        .query_row(&SQL.replace("$1", "?1"), [key], |row| row.get::<_, i64>(0))
-        .is_ok_and(|n| n > 0)
 }
 
 /// How many sends of operation `id` (a message, an opt-out's confirmation) the provider's log holds, on SQLite or PostgreSQL.

@@ -68,10 +68,13 @@ fn an_sms_whose_provider_outlasts_the_lease_keeps_its_key() {
     flags.extend(LEASE);
     let service = Service::start(scratch.db(), &flags);
     let sms = json!({ "to": "+15550100001", "body": "Slow" });
+    let db = scratch.db().display().to_string();
     let first = thread::scope(|scope| {
         let first = scope.spawn(|| service.call("send_sms", "slow-1", &sms));
-        // Past the lease, the call still holds its key: the same request is in flight.
-        thread::sleep(Duration::from_millis(3500));
+        // Past the lease (2 s) from its beginning, the call still holds its key: the same
+        // request is in flight, the provider's 5 s not over.
+        support::await_begun(&db, "slow-1");
+        thread::sleep(Duration::from_secs(3));
         let during = service.call("send_sms", "slow-1", &sms);
         assert_eq!(during.status(), 409, "{during:?}");
         first.join().unwrap()

@@ -207,7 +207,8 @@ fn the_typescript_sdk_reads_the_rate_limited_refusal() {
 
 /// Posts `tool` with `body` under `key` to `service` on a thread, and kills the service
 /// `after` it was sent: the caller never learns the outcome.
-fn cut_by_a_crash(service: Service, tool: &str, key: &str, body: &str, after: Duration) {
+/// A call to `tool` whose service is killed once `reached` holds.
+fn cut_by_a_crash(service: Service, tool: &str, key: &str, body: &str, reached: impl Fn() -> bool) {
     let cut = std::thread::spawn({
         let request = http::Request::post(format!("{}/v1/tools/{tool}", service.base))
             .header("content-type", "application/json")
@@ -223,7 +224,7 @@ fn cut_by_a_crash(service: Service, tool: &str, key: &str, body: &str, after: Du
             agent.run(request).is_err()
         }
     });
-    std::thread::sleep(after);
+    support::await_state(&format!("{tool} to reach its cut"), reached);
     service.kill();
     assert!(cut.join().unwrap(), "the cut call got no answer");
 }
@@ -235,14 +236,11 @@ fn the_typescript_sdk_reads_the_recorded_answer_after_a_crash_and_unavailable_wi
     // An SMS cut by a crash before the provider took it did nothing: once the killed call's
     // lease (600 ms) has passed, the same key runs it, and it is sent once.
     let service = Service::start(scratch.db(), &flags);
+    let db = scratch.db().display().to_string();
     let sms_body = r#"{"to":"+15550100004","body":"Your code is 4411"}"#;
-    cut_by_a_crash(
-        service,
-        "send_sms",
-        "ts-cut-sms",
-        sms_body,
-        Duration::from_millis(150),
-    );
+    cut_by_a_crash(service, "send_sms", "ts-cut-sms", sms_body, || {
+        support::key_begun(&db, "ts-cut-sms")
+    });
     let service = Service::start(scratch.db(), &flags);
     std::thread::sleep(Duration::from_secs(1));
     let answers = run_client(&service, &json!([[sms("+15550100004", "ts-cut-sms")]]));
@@ -262,7 +260,13 @@ fn the_typescript_sdk_reads_the_recorded_answer_after_a_crash_and_unavailable_wi
         "send_campaign_batch",
         "ts-unknown",
         batch_body,
-        Duration::from_millis(150),
+        || {
+            support::count(
+                &db,
+                "SELECT count(*) FROM campaigns WHERE message = $1",
+                "Sale",
+            ) > 0
+        },
     );
     let service = Service::start(scratch.db(), &flags);
     std::thread::sleep(Duration::from_secs(1));

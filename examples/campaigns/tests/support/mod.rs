@@ -389,6 +389,56 @@ pub fn provider_sends(db: &Path) -> Vec<(Option<String>, String)> {
         .unwrap()
 }
 
+/// How many rows `sql` (a `count(*)` with one parameter, `$1`) counts on `db`, SQLite or
+/// PostgreSQL; none while the database cannot answer.
+pub fn count(db: &str, sql: &str, parameter: &str) -> i64 {
+    if db.starts_with("postgres") {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        return runtime.block_on(async {
+            let Ok((client, connection)) = tokio_postgres::connect(db, tokio_postgres::NoTls).await
+            else {
+                return 0;
+            };
+            tokio::spawn(connection);
+            client
+                .query_one(sql, &[&parameter])
+                .await
+                .map_or(0, |row| row.get::<_, i64>(0))
+        });
+    }
+    let connection = rusqlite::Connection::open(db).unwrap();
+    connection
+        .query_row(&sql.replace("$1", "?1"), [parameter], |row| row.get(0))
+        .unwrap_or(0)
+}
+
+/// Whether `key` is in the idempotency ledger (begun, answered or not).
+pub fn key_begun(db: &str, key: &str) -> bool {
+    count(
+        db,
+        "SELECT count(*) FROM atr_idempotency WHERE key = $1",
+        key,
+    ) > 0
+}
+
+/// Waits (up to thirty seconds) until `done` holds: a call has reached the point a test
+/// meets it at, however slowly the machine runs.
+pub fn await_state(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "waited 30 s for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits until `key` is begun: its call is under way.
+pub fn await_begun(db: &str, key: &str) {
+    await_state(&format!("{key} to be begun"), || key_begun(db, key));
+}
+
 /// A binary of this workspace, built with `cargo build` and `args` if need be: `name` under
 /// the profile's directory (`atr`, or `examples/mcp_server`). Built with the whole
 /// workspace's features, as the README's test command builds everything, so that what that
