@@ -93,6 +93,8 @@ pub(crate) struct TopMembers {
     pub(crate) is_error: bool,
     #[cfg_attr(not(feature = "validate"), allow(dead_code))]
     pub(crate) structured_content: bool,
+    #[cfg_attr(not(feature = "validate"), allow(dead_code))]
+    pub(crate) result_type: bool,
 }
 
 impl TopMembers {
@@ -141,6 +143,7 @@ impl TopMembers {
             b"content" => self.content = true,
             b"isError" => self.is_error = true,
             b"structuredContent" => self.structured_content = true,
+            b"resultType" => self.result_type = true,
             _ => {}
         }
     }

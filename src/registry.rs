@@ -128,7 +128,8 @@ use crate::{Envelope, Hints};
 
 mod keyed;
 #[cfg(feature = "rmcp")]
-mod mcp;
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
+pub mod mcp;
 #[cfg(feature = "openapi")]
 mod openapi;
 #[cfg(feature = "axum")]

@@ -262,12 +262,14 @@ rules! {
         "the text block holds the same JSON as structuredContent";
     /// A line of a recorded session is not a JSON-RPC 2.0 message: a request or notification
     /// (`method`), or a response with exactly one of `result` and `error`, each with
-    /// `"jsonrpc": "2.0"` and an `id` that is a string, a number or null.
+    /// `"jsonrpc": "2.0"` and an `id` that is a string, a number or null. An empty batch (`[]`)
+    /// is none either: JSON-RPC 2.0 answers it as an invalid request.
     JsonRpcMessage = "jsonrpc-message", Error,
         "each message of a session is a JSON-RPC 2.0 request, notification, or response with exactly one of result and error";
     /// A `tools/call` result's `structuredContent` breaks the `outputSchema` the session's
-    /// `tools/list` advertised for the tool (error results too, as strict clients check), or
-    /// a result that is not an error carries none.
+    /// `tools/list` advertised for the tool (error results too, as strict clients check), a
+    /// result that is not an error carries none, or the listing advertises an `outputSchema`
+    /// that is not an object schema (`"type": "object"`, as MCP requires).
     OutputSchema = "output-schema", Error,
         "a tools/call result's structuredContent keeps the outputSchema its tool advertised";
     /// The `result` is an object, but not one the tool's own result type reads.

@@ -99,6 +99,9 @@ pub struct CheckedCallToolResult {
     report: Report,
     structured: Option<Value>,
     is_error: bool,
+    /// Whether the result was read to its end as a `tools/call` result: what
+    /// `structured` and `is_error` say is then all there is.
+    read_whole: bool,
     members: TopMembers,
 }
 
@@ -125,6 +128,30 @@ impl CheckedCallToolResult {
     #[must_use]
     pub fn is_error(&self) -> bool {
         self.is_error
+    }
+
+    /// The findings of `schema` (the result's tool's advertised `outputSchema`) on this
+    /// result, whose `text` was checked: [`OutputSchema::check_text`]'s, without parsing the
+    /// `structuredContent` this check parsed already (the text is read only to place a
+    /// finding). When this check stopped before the end of the result (a member it refused),
+    /// what it read says nothing of the rest, and the text is read whole.
+    #[must_use]
+    pub fn check_output_schema(&self, schema: &OutputSchema, text: &str) -> Vec<Finding> {
+        if !self.read_whole {
+            return schema.check_text(text);
+        }
+        let findings = schema.check_structured(self.structured.as_ref(), self.is_error);
+        if findings.is_empty() {
+            return findings;
+        }
+        crate::locate::locate_all(text, findings)
+    }
+
+    /// Whether the result names `resultType` at its top (read as the document rule reads
+    /// names), whatever its value: what a result of MCP 2026-07-28 on carries.
+    #[must_use]
+    pub fn names_result_type(&self) -> bool {
+        self.members.result_type
     }
 
     /// Whether the text names a member of a `tools/call` result at its top (`content`,

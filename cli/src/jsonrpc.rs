@@ -10,6 +10,7 @@ use std::fmt;
 use std::sync::LazyLock;
 
 use agent_tool_result::Rule;
+use agent_tool_result::mcp::McpRevision;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::Report;
 use memchr::memmem::Finder;
@@ -77,6 +78,9 @@ pub struct Request<'a> {
     pub method: Cow<'a, str>,
     /// The tool a `tools/call` names.
     pub tool: Option<Cow<'a, str>>,
+    /// The MCP revision its `_meta` names (`io.modelcontextprotocol/protocolVersion`, as a
+    /// request of 2026-07-28 on does), when it is one this crate knows.
+    pub revision: Option<McpRevision>,
 }
 
 /// One JSON-RPC message.
@@ -139,14 +143,21 @@ pub fn reread(text: &str) -> Line<'_> {
 }
 
 fn read_with(text: &str, results: Results) -> Line<'_> {
-    // A message names `jsonrpc`, spelt out or with an escape: without either, no parse.
     let bytes = text.as_bytes();
+    if is_empty_batch(text) {
+        return Line::Messages(vec![Message::Broken {
+            pointer: String::new(),
+            message: "an empty batch is no JSON-RPC message: a server answers it as an \
+                      invalid request (JSON-RPC 2.0, section 6)"
+                .to_owned(),
+            offset: start_of(text, text),
+        }]);
+    }
+    // A message names `jsonrpc`, spelt out or with an escape: without either, no parse.
     if NAME.find(bytes).is_none() && ESCAPE.find(bytes).is_none() {
         return Line::NotJsonRpc;
     }
-    let first = bytes
-        .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    let first = bytes.iter().find(|&&b| !is_whitespace(b));
     match first {
         Some(b'{') => match members::read(text, results) {
             Some(members) if members.jsonrpc.is_some() => {
@@ -160,6 +171,20 @@ fn read_with(text: &str, results: Results) -> Line<'_> {
         Some(b'[') => batch(text),
         _ => Line::NotJsonRpc,
     }
+}
+
+/// JSON's whitespace.
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Whether `text` is an empty array, `[]` (whitespace aside): an empty batch.
+fn is_empty_batch(text: &str) -> bool {
+    let inner = text
+        .trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r'))
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'));
+    inner.is_some_and(|inner| inner.bytes().all(is_whitespace))
 }
 
 /// A batch: an array whose first element is a message is read element by element (an
@@ -358,7 +383,27 @@ fn request<'a>(
         .params_name
         .clone()
         .filter(|_| method == "tools/call");
-    Message::Request(Request { id, method, tool })
+    let revision = members.params_meta.and_then(meta_revision);
+    Message::Request(Request {
+        id,
+        method,
+        tool,
+        revision,
+    })
+}
+
+/// The revision a request's `_meta` names, when it names one this crate knows.
+fn meta_revision(meta: &str) -> Option<McpRevision> {
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        version: Option<String>,
+    }
+    if !meta.contains("protocolVersion") {
+        return None;
+    }
+    let meta: Meta = serde_json::from_str(meta).ok()?;
+    meta.version?.parse().ok()
 }
 
 /// Whether an error member is an object with an integer code and a string message.
@@ -500,7 +545,8 @@ mod tests {
             Message::Request(super::Request {
                 id: Id::Text("a".into()),
                 method: Cow::Borrowed("tools/call"),
-                tool: Some(Cow::Borrowed("x"))
+                tool: Some(Cow::Borrowed("x")),
+                revision: None,
             })
         );
         assert_eq!(
@@ -557,11 +603,20 @@ mod tests {
         for not in [
             r#"{"ok":true,"result":{"jsonrpc":"2.0"}}"#,
             r#"["jsonrpc"]"#,
-            "[]",
             r#"[{"ok":true}]"#,
             "not json",
         ] {
             assert_eq!(read(not), Line::NotJsonRpc, "{not}");
+        }
+        // An empty batch is an invalid request (JSON-RPC 2.0, section 6).
+        for empty in ["[]", " [ \n] "] {
+            let Line::Messages(messages) = read(empty) else {
+                panic!("an invalid request: {empty:?}")
+            };
+            assert!(
+                matches!(&messages[..], [Message::Broken { .. }]),
+                "{empty:?}"
+            );
         }
     }
 }

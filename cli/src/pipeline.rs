@@ -287,8 +287,10 @@ fn work(unit: Work, contract: Contract, published: &Mutex<HashMap<usize, Schemas
 
 /// Checks every line of a chunk that holds a document; returns what each gave, lines
 /// numbered from 1 at the chunk's start, and how many lines the chunk holds. A Streamable
-/// HTTP capture's server-sent events are read too: a `data:` line is the message it carries,
-/// and the other fields (`event:`, `id:`, `retry:`, a `:` comment) hold none.
+/// HTTP capture's server-sent events are read as the event stream format reads them: an
+/// event's `data:` fields, joined by newlines, are the message it carries (numbered at its
+/// first), its other fields (`event:`, `id:`, `retry:`) and `:` comments hold none, and it
+/// ends at a blank line, at a line that is no field, or at the end of the input.
 fn check_lines(
     validator: &Validator,
     chunk: &mut Chunk<'_>,
@@ -296,6 +298,7 @@ fn check_lines(
     contract: Contract,
 ) -> (Vec<(usize, Checked)>, usize) {
     let mut checked = Vec::new();
+    let mut event = Event::default();
     let (mut start, mut line) = (0, 0);
     let ends = memchr::memchr_iter(b'\n', bytes).map(|i| i + 1);
     let last = (bytes.last() != Some(&b'\n')).then_some(bytes.len());
@@ -306,26 +309,85 @@ fn check_lines(
         let text = text.strip_suffix(b"\n").unwrap_or(text);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         start = end;
-        let Some(document) = sse_data(text) else {
-            continue;
-        };
-        if !document.iter().all(u8::is_ascii_whitespace) {
-            checked.push((line, check(validator, chunk, document, contract)));
+        match sse_field(text) {
+            Some(Field::Data(data)) => event.data(line, data),
+            Some(Field::Other) => {}
+            None => {
+                if let Some((at, data)) = event.dispatch() {
+                    checked.push((at, check(validator, chunk, &data, contract)));
+                }
+                if !text.iter().all(u8::is_ascii_whitespace) {
+                    checked.push((line, check(validator, chunk, text, contract)));
+                }
+            }
         }
+    }
+    if let Some((at, data)) = event.dispatch() {
+        checked.push((at, check(validator, chunk, &data, contract)));
     }
     (checked, line)
 }
 
-/// The document a line holds: the line itself, or what a server-sent event's `data:` field
-/// carries; `None` for the event's other fields, which hold no document.
-fn sse_data(line: &[u8]) -> Option<&[u8]> {
-    if let Some(data) = crate::jsonrpc::event_data(line) {
-        return Some(data);
+/// A server-sent event being read: the line of its first `data:` field and its data so far.
+#[derive(Default)]
+struct Event {
+    first: Option<usize>,
+    data: Vec<u8>,
+}
+
+impl Event {
+    /// Appends a `data:` field's value, on `line`: a field after the first adds a newline
+    /// and its value.
+    fn data(&mut self, line: usize, value: &[u8]) {
+        if self.first.is_some() {
+            self.data.push(b'\n');
+        } else {
+            self.first = Some(line);
+        }
+        self.data.extend_from_slice(value);
     }
-    let field = [&b"event:"[..], b"id:", b"retry:", b":"]
-        .iter()
-        .any(|field| line.starts_with(field));
-    (!field).then_some(line)
+
+    /// The event's line and data, if it has any data, and a fresh event after it.
+    fn dispatch(&mut self) -> Option<(usize, Vec<u8>)> {
+        let first = self.first.take()?;
+        Some((first, std::mem::take(&mut self.data)))
+    }
+}
+
+/// A line of a server-sent event stream, as the format reads it.
+enum Field<'a> {
+    /// `data:`, one leading space dropped (a bare `data` is an empty one).
+    Data(&'a [u8]),
+    /// Another field (`event:`, `id:`, `retry:`) or a `:` comment: no message.
+    Other,
+}
+
+/// The field `line` is; `None` for a line that is none (a document, or a blank line, which
+/// ends an event).
+fn sse_field(line: &[u8]) -> Option<Field<'_>> {
+    if let Some(data) = crate::jsonrpc::event_data(line) {
+        return Some(Field::Data(data));
+    }
+    if line == b"data" {
+        return Some(Field::Data(b""));
+    }
+    is_sse_field(line).then_some(Field::Other)
+}
+
+/// Whether `line` is a field of a server-sent event other than `data:`, or a comment.
+fn is_sse_field(line: &[u8]) -> bool {
+    line.starts_with(b":")
+        || [&b"event"[..], b"id", b"retry"].iter().any(|name| {
+            line.strip_prefix(*name)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(b":"))
+        })
+}
+
+/// Whether `line` belongs to a server-sent event (a field, `data:` included, or a comment):
+/// a chunk does not end after it, so that no event is split between chunks.
+fn in_event(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    sse_field(line).is_some()
 }
 
 /// The inputs, read on demand into numbered units of work, in input order.
@@ -463,8 +525,9 @@ impl Units {
 
 impl Lines {
     /// The next chunk of whole lines (the last may lack its newline); `None` at the end.
-    /// About `size` bytes are read, the chunk ends at the last newline, and the rest is
-    /// carried over; a line longer than a chunk grows the buffer until it ends.
+    /// About `size` bytes are read, the chunk ends at the last newline ([`chunk_end`]), and
+    /// the rest is carried over; a line (or a server-sent event) longer than a chunk grows the
+    /// buffer until it ends.
     fn chunk(
         &mut self,
         spare: &mut Vec<Vec<u8>>,
@@ -472,8 +535,9 @@ impl Lines {
     ) -> io::Result<Option<Vec<u8>>> {
         let size = self.size;
         self.size = (2 * size).min(CHUNK);
+        // Lines before it belong to one server-sent event, which a chunk does not split.
+        let mut floor = 0;
         loop {
-            let scanned = self.buffer.len();
             let read = (&mut self.reader)
                 .take(size as u64)
                 .read_to_end(&mut self.buffer)?;
@@ -482,15 +546,38 @@ impl Lines {
                 let rest = std::mem::take(&mut self.buffer);
                 return Ok((!rest.is_empty()).then_some(rest));
             }
-            if let Some(newline) = memchr::memrchr(b'\n', &self.buffer[scanned..]) {
-                let end = scanned + newline + 1;
-                let mut rest = spare.pop().unwrap_or_default();
-                rest.clear();
-                rest.reserve(2 * CHUNK);
-                rest.extend_from_slice(&self.buffer[end..]);
-                self.buffer.truncate(end);
-                return Ok(Some(std::mem::replace(&mut self.buffer, rest)));
+            match chunk_end(&self.buffer, floor) {
+                Err(more) => floor = more,
+                Ok(end) => {
+                    let mut rest = spare.pop().unwrap_or_default();
+                    rest.clear();
+                    rest.reserve(2 * CHUNK);
+                    rest.extend_from_slice(&self.buffer[end..]);
+                    self.buffer.truncate(end);
+                    return Ok(Some(std::mem::replace(&mut self.buffer, rest)));
+                }
             }
         }
     }
+}
+
+/// Where a chunk of `buffer` ends: after its last whole line, unless that line belongs to a
+/// server-sent event, which may go on; then after the last line before it that ends an event
+/// or belongs to none. Lines before `floor` are known to belong to one event (a search
+/// before found no end there). `Err` with the new floor when no line ends a chunk yet.
+fn chunk_end(buffer: &[u8], floor: usize) -> Result<usize, usize> {
+    let Some(newline) = memchr::memrchr(b'\n', &buffer[floor..]) else {
+        return Err(floor);
+    };
+    let last = floor + newline + 1;
+    let mut end = last;
+    while end > floor {
+        // The line that ends at `end`, its newline left out.
+        let start = memchr::memrchr(b'\n', &buffer[..end - 1]).map_or(0, |i| i + 1);
+        if !in_event(&buffer[start..end - 1]) {
+            return Ok(end);
+        }
+        end = start;
+    }
+    Err(last)
 }

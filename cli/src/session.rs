@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use agent_tool_result::Rule;
+use agent_tool_result::mcp::McpRevision;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::{OutputSchema, Report, Validator};
 use serde::Deserialize;
@@ -67,6 +68,8 @@ pub enum ResultValue {
         report: Report,
         /// Whether it has a member of a `tools/call` result.
         shaped: bool,
+        /// Whether it names `resultType` at its top.
+        result_type: bool,
         /// Its check against its tool's schema, made ahead by the reader.
         ahead: Option<Ahead>,
     },
@@ -192,16 +195,22 @@ pub fn read(
     message: Message<'_>,
 ) -> Option<Read> {
     Some(match message {
-        Message::Request(Request { id, method, tool }) => {
+        Message::Request(Request {
+            id,
+            method,
+            tool,
+            revision,
+        }) => {
             let asked = match method.as_ref() {
                 "tools/call" => {
                     let tool = tool.map(|tool| chunk.schemas.tool_name(&tool));
                     if let Some(tool) = &tool {
                         chunk.asked.insert(id.clone(), Arc::clone(tool));
                     }
-                    Asked::Call(tool)
+                    Asked::Call { tool, revision }
                 }
                 "tools/list" => Asked::List,
+                "initialize" => Asked::Initialize,
                 _ => Asked::Other,
             };
             Read::Request { id, asked }
@@ -256,18 +265,21 @@ fn object_result(
     {
         return None;
     }
-    let (shaped, is_error) = (checked.has_tool_result_members(), checked.is_error());
-    let (report, structured) = checked.into_parts();
     // The call is in this chunk and its tool has a schema: checked here, on this thread.
     let ahead = tool.and_then(|tool| {
         let schema = chunk.schemas.tools.get(&*tool)?;
-        let findings = schema.check_parsed(text, structured.as_ref(), is_error);
+        let findings = checked.check_output_schema(schema, text);
         Some(Ahead {
             generation: chunk.schemas.generation,
             tool,
             report: jsonrpc::placed(&Report::new(findings, Vec::new()), base),
         })
     });
+    let (shaped, result_type) = (
+        checked.has_tool_result_members(),
+        checked.names_result_type(),
+    );
+    let (report, _structured) = checked.into_parts();
     // The parsed structuredContent is freed here, on the thread that made it (a tree of
     // small allocations, costly to free on another); the pairing reads the text again in the
     // rare case it checks the result itself.
@@ -275,26 +287,50 @@ fn object_result(
         text: chunk.keep(text),
         report: jsonrpc::placed(&report, base),
         shaped,
+        result_type,
         ahead,
     })
 }
 
+/// The revision an `initialize` result names (`protocolVersion`), when it is one this crate
+/// knows.
+fn negotiated(value: &ResultValue) -> Option<McpRevision> {
+    #[derive(Deserialize)]
+    struct Initialized {
+        #[serde(rename = "protocolVersion")]
+        version: String,
+    }
+    let ResultValue::Object { text, .. } = value else {
+        return None;
+    };
+    let initialized: Initialized = serde_json::from_str(text.as_str()).ok()?;
+    initialized.version.parse().ok()
+}
+
 /// What a request asked, kept until its response.
 pub enum Asked {
-    /// `tools/call`, and the tool it named.
-    Call(Option<Arc<str>>),
+    /// `tools/call`: the tool it named, and the revision its `_meta` named.
+    Call {
+        /// The tool.
+        tool: Option<Arc<str>>,
+        /// The revision.
+        revision: Option<McpRevision>,
+    },
     /// `tools/list`.
     List,
+    /// `initialize`, whose result names the revision the session negotiated.
+    Initialize,
     /// Any other method.
     Other,
 }
 
-/// One input's session: the requests not yet answered, and the schemas its `tools/list`
-/// advertised.
+/// One input's session: the requests not yet answered, the schemas its `tools/list`
+/// advertised, and the revision its `initialize` negotiated.
 #[derive(Default)]
 pub struct Session {
     asked: HashMap<Id, Asked>,
     schemas: Schemas,
+    revision: Option<McpRevision>,
 }
 
 impl Session {
@@ -317,8 +353,15 @@ impl Session {
             }
             Read::Broken(report) => Resolved::Checked { report, call: None },
             Read::Result { id, base, value } => match self.asked.remove(&id) {
-                Some(Asked::Call(tool)) => self.call_result(id, tool, base, value),
+                Some(Asked::Call { tool, revision }) => {
+                    let revision = revision.or(self.revision);
+                    self.call_result(id, tool, revision, base, value)
+                }
                 Some(Asked::List) => self.listed(base, &value),
+                Some(Asked::Initialize) => {
+                    self.revision = negotiated(&value);
+                    Resolved::PassedOver
+                }
                 Some(Asked::Other) => Resolved::PassedOver,
                 // No request in the input: a tool result by its shape.
                 None => match value {
@@ -333,11 +376,13 @@ impl Session {
         }
     }
 
-    /// A `tools/call` result: the contract, and the tool's advertised schema.
+    /// A `tools/call` result: the contract, the revision it was asked under (its request's,
+    /// else the session's), and the tool's advertised schema.
     fn call_result(
         &self,
         id: Id,
         tool: Option<Arc<str>>,
+        revision: Option<McpRevision>,
         base: (usize, usize),
         value: ResultValue,
     ) -> Resolved {
@@ -360,10 +405,25 @@ impl Session {
             }
             ResultValue::Object {
                 text,
-                report,
+                mut report,
                 ahead,
+                result_type,
                 ..
             } => {
+                if let Some(revision) = revision.filter(|r| r.has_result_type() && !result_type) {
+                    let (line, column) = base;
+                    let message = format!(
+                        "the result of tools/call {} (tool `{}`) names no resultType: under MCP \
+                         {revision}, which the session negotiated, a result says whether it is \
+                         complete",
+                        call.id, call.tool
+                    );
+                    let mut violations = report.violations().to_vec();
+                    violations.push(
+                        Finding::new(Rule::McpResultShape, "/result", message).at(line, column),
+                    );
+                    report = Report::new(violations, report.lints().to_vec());
+                }
                 let advertised = match (ahead, self.schemas.tools.get(&*call.tool)) {
                     // Checked ahead under the schemas that hold now, for this call's tool.
                     (Some(ahead), _)
@@ -476,7 +536,7 @@ mod tests {
 
     fn listing(id: u32, maximum: u32) -> String {
         format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"t","inputSchema":{{}},"outputSchema":{{"properties":{{"n":{{"maximum":{maximum}}}}}}}}}]}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"t","inputSchema":{{}},"outputSchema":{{"type":"object","properties":{{"n":{{"maximum":{maximum}}}}}}}}}]}}}}"#
         )
     }
 
@@ -523,5 +583,78 @@ mod tests {
             .map(agent_tool_result::rule::Finding::pointer)
             .collect();
         assert_eq!(advertised, ["/result/structuredContent/n"], "{report:?}");
+    }
+
+    /// The findings of `answer` (a result for tool `t` under [`listing`]) when its call is read
+    /// in the same chunk (checked ahead, on the reading thread) and when it is not (checked at
+    /// pairing).
+    fn ahead_and_paired(answer: &str) -> [Vec<String>; 2] {
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#;
+        [true, false].map(|together| {
+            let mut session = Session::default();
+            for line in [
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+                listing(1, 1000),
+            ] {
+                for message in reads(&session, &line) {
+                    session.resolve(message);
+                }
+            }
+            let schemas = session.schemas().clone();
+            let mut chunk = Chunk::new(&schemas, Arc::default());
+            let asked = reads_in(&mut chunk, call);
+            let answered = if together {
+                reads_in(&mut chunk, answer)
+            } else {
+                reads(&session, answer)
+            };
+            for read in asked {
+                session.resolve(read);
+            }
+            let Resolved::Checked { report, .. } =
+                session.resolve(answered.into_iter().next().unwrap())
+            else {
+                panic!("a tool result: {answer}")
+            };
+            report
+                .violations()
+                .iter()
+                .map(|f| format!("{} {} {}:{}", f.rule(), f.pointer(), f.line(), f.column()))
+                .collect()
+        })
+    }
+
+    /// A result whose contract check stops at a member it refuses (a string `isError`, a
+    /// `content` that is not an array, ...) gets the same findings whether its call was in
+    /// its chunk or not: the schema's check then reads the result whole, never what the
+    /// stopped check left unread (which read as "no structuredContent").
+    #[test]
+    fn a_result_checked_ahead_and_at_pairing_gets_the_same_findings() {
+        let structured = r#""structuredContent":{"ok":true,"n":5}"#;
+        let text = r#""content":[{"type":"text","text":"{\"ok\":true,\"n\":5}"}]"#;
+        let stops = [
+            r#""isError":"true""#,
+            r#""isError":1"#,
+            r#""isError":null"#,
+            r#""content":"text""#,
+            r#""content":[{"type":5}]"#,
+            r#""_meta":[]"#,
+            r#""resultType":7"#,
+        ];
+        for stop in stops {
+            for members in [
+                format!("{stop},{text},{structured}"),
+                format!("{text},{structured},{stop}"),
+                format!("{structured},{stop}"),
+            ] {
+                let answer = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{{members}}}}}"#);
+                let [ahead, paired] = ahead_and_paired(&answer);
+                assert_eq!(ahead, paired, "{answer}");
+                assert!(
+                    !ahead.iter().any(|f| f.starts_with("output-schema")),
+                    "{answer}: its structuredContent keeps the schema: {ahead:?}"
+                );
+            }
+        }
     }
 }

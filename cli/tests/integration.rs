@@ -4,6 +4,7 @@
 mod chunks;
 mod cli;
 mod common;
+mod edges;
 mod explain;
 mod framing;
 mod hostile;

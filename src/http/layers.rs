@@ -39,13 +39,18 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// problem's `detail`; a longer body is not a detail, and the problem says only its status.
 const MAX_DETAIL_BYTES: usize = 1024;
 
+/// The most bytes of a JSON-RPC error response [`problem_responses`] passes as it is; a
+/// longer JSON body becomes its status's problem.
+const MAX_JSONRPC_ERROR_BYTES: usize = 64 * 1024;
+
 /// Makes every error response of a service an RFC 9457 problem: a response of an error status
 /// (400 to 599) that is not `application/problem+json` already (a router's 404 or 405, a body-limit
 /// 413, an extractor's plain-text 400 or 415, a handler's bare status) gets the problem of its
 /// status, keeps its other headers (`Allow`, `WWW-Authenticate`, `Retry-After`), and keeps what
 /// it said: a short plain-text body (axum's "Failed to parse the request body as JSON: EOF
 /// while parsing ...") becomes the problem's `detail`. Success responses and problems pass as
-/// they are. Use it as the outermost layer, after every route and fallback; [`ProblemLayer`]
+/// they are, and so does a JSON-RPC error response (an MCP transport's refusal, which its client
+/// reads for what to fix). Use it as the outermost layer, after every route and fallback; [`ProblemLayer`]
 /// does the same and also names the path of a 404 and the method of a 405.
 ///
 /// ```
@@ -152,7 +157,19 @@ async fn as_problem(response: Response, asked: Option<Asked>) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let said = said(parts.headers.get(CONTENT_TYPE), body).await;
+    let said = if has_media_type(parts.headers.get(CONTENT_TYPE), "application/json") {
+        // A JSON-RPC error (an MCP transport's refusal, say) is what its client reads: it
+        // passes as it is. Any other JSON body is not a detail.
+        match jsonrpc_error(body).await {
+            Some(bytes) => {
+                parts.headers.remove(CONTENT_LENGTH);
+                return Response::from_parts(parts, Body::from(bytes));
+            }
+            None => None,
+        }
+    } else {
+        said(parts.headers.get(CONTENT_TYPE), body).await
+    };
     let problem = match (said, asked) {
         (Some(detail), _) => Fault::Status {
             status: parts.status,
@@ -177,6 +194,32 @@ async fn as_problem(response: Response, asked: Option<Asked>) -> Response {
         http::HeaderValue::from_static(APPLICATION_PROBLEM_JSON),
     );
     Response::from_parts(parts, Body::from(body))
+}
+
+/// Whether `content_type` names `media` (parameters aside, case aside).
+fn has_media_type(content_type: Option<&http::HeaderValue>, media: &str) -> bool {
+    content_type
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case(media))
+}
+
+/// The body, when it is a JSON-RPC error response (an object naming `jsonrpc` and `error`)
+/// of at most [`MAX_JSONRPC_ERROR_BYTES`].
+async fn jsonrpc_error(body: Body) -> Option<bytes::Bytes> {
+    #[derive(serde::Deserialize)]
+    struct Response {
+        jsonrpc: serde::de::IgnoredAny,
+        error: serde::de::IgnoredAny,
+    }
+    let bytes = http_body_util::Limited::new(body, MAX_JSONRPC_ERROR_BYTES)
+        .collect()
+        .await
+        .ok()?
+        .to_bytes();
+    let Response { jsonrpc, error } = serde_json::from_slice(&bytes).ok()?;
+    let _ = (jsonrpc, error);
+    Some(bytes)
 }
 
 /// What an error response's own body said, when it is short plain text (or untyped) and not

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::{IntoCallToolResult, ToolCallContext};
-use rmcp::model::{CallToolResponse, ToolAnnotations};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ToolAnnotations};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
@@ -86,6 +86,58 @@ impl<L: Ledger + 'static, P: EffectProbe + 'static> Registry<L, P> {
         }
         router
     }
+}
+
+/// Calls the tool `request` names on `router` (a [`Registry::tool_router`], the server's own
+/// `#[tool]`s added or not): the `call_tool` of a server's `ServerHandler`. A tool the router
+/// does not hold is refused by name, as REST's 404 names it
+/// ([`JsonRpcError::unknown_tool`](crate::mcp::JsonRpcError::unknown_tool)), where `rmcp`'s
+/// router says only "tool not found".
+///
+/// ```
+/// use agent_tool_result::registry::Registry;
+/// use agent_tool_result::registry::mcp::call_tool;
+/// use agent_tool_result::replay::{MemoryLedger, Sequence};
+/// use rmcp::handler::server::router::tool::ToolRouter;
+/// use rmcp::model::{CallToolRequestParams, CallToolResponse};
+/// use rmcp::service::{RequestContext, RoleServer};
+/// use rmcp::{ErrorData, ServerHandler};
+///
+/// struct Server {
+///     tool_router: ToolRouter<Server>,
+/// }
+///
+/// impl ServerHandler for Server {
+///     async fn call_tool(
+///         &self,
+///         request: CallToolRequestParams,
+///         context: RequestContext<RoleServer>,
+///     ) -> Result<CallToolResponse, ErrorData> {
+///         call_tool(&self.tool_router, self, request, context).await
+///     }
+/// }
+///
+/// let tools = Registry::new(Sequence::new(MemoryLedger::new()));
+/// let server = Server { tool_router: tools.tool_router() };
+/// # let _ = server;
+/// ```
+///
+/// # Errors
+///
+/// The `-32602` error of an unknown tool, or the error the tool's route gives.
+pub async fn call_tool<S: Send + Sync + 'static>(
+    router: &ToolRouter<S>,
+    server: &S,
+    request: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    if !router.has_route(&request.name) {
+        let fault = crate::mcp::JsonRpcError::unknown_tool(request.name.as_ref());
+        return Err(ErrorData::invalid_params(fault.message().to_owned(), None));
+    }
+    router
+        .call(ToolCallContext::new(server, request, context))
+        .await
 }
 
 /// One call of tool `name`, served by `serve`.

@@ -42,8 +42,8 @@ impl Validator {
     /// let checked = Validator::shared().check_call_tool_result_text(text);
     /// assert!(checked.report().is_valid());
     /// assert_eq!(checked.structured_content(), Some(&json!({ "ok": true })));
-    /// let schema = OutputSchema::new("t", &json!({ "required": ["result"] })).unwrap();
-    /// let findings = schema.check_parsed(text, checked.structured_content(), checked.is_error());
+    /// let schema = OutputSchema::new("t", &json!({ "type": "object", "required": ["result"] })).unwrap();
+    /// let findings = checked.check_output_schema(&schema, text);
     /// assert_eq!(findings[0].pointer(), "/structuredContent");
     /// ```
     #[must_use]
@@ -53,6 +53,7 @@ impl Validator {
             report,
             structured: None,
             is_error: false,
+            read_whole: false,
             members,
         };
         let result = match CallToolResult::from_json(text) {
@@ -103,6 +104,7 @@ impl Validator {
             ));
             return CheckedCallToolResult {
                 is_error: result.is_error(),
+                read_whole: true,
                 ..refused(Report::new(locate_all(text, violations), Vec::new()))
             };
         };
@@ -129,6 +131,7 @@ impl Validator {
             report: Report::new(locate_all(text, violations), locate_all(text, lints)),
             structured: parsed.filter(|_| !carrier.in_text_block),
             is_error: result.is_error(),
+            read_whole: true,
             members,
         }
     }

@@ -51,13 +51,44 @@ pub struct InvalidOutputSchema {
 
 impl OutputSchema {
     /// Compiles `tool`'s `schema` (by its `$schema`, draft 2020-12 when it names none, as
-    /// MCP says).
+    /// MCP says). MCP's `outputSchema` is an object schema: a JSON object whose `type` is
+    /// `"object"`, so `true`, `{}` and `{"type": "array"}`, JSON Schemas all, are refused.
+    ///
+    /// ```
+    /// use agent_tool_result::validate::OutputSchema;
+    /// use serde_json::json;
+    ///
+    /// for schema in [json!(true), json!({}), json!({ "type": "array" })] {
+    ///     let err = OutputSchema::new("t", &schema).unwrap_err();
+    ///     assert!(err.to_string().contains(r#""type": "object""#), "{err}");
+    /// }
+    /// assert!(OutputSchema::new("t", &json!({ "type": "object" })).is_ok());
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`InvalidOutputSchema`] when the schema does not compile.
+    /// [`InvalidOutputSchema`] when the schema is not an object schema or does not compile.
     pub fn new(tool: impl Into<String>, schema: &Value) -> Result<Self, InvalidOutputSchema> {
         let tool = tool.into();
+        let object = schema
+            .as_object()
+            .is_some_and(|schema| schema.get("type") == Some(&Value::from("object")));
+        if !object {
+            return Err(InvalidOutputSchema {
+                tool,
+                reason: format!(
+                    "MCP's outputSchema is an object schema, with \"type\": \"object\"; this \
+                     one is {}",
+                    match schema {
+                        Value::Object(members) => match members.get("type") {
+                            None => "an object without a type".to_owned(),
+                            Some(kind) => format!("of type {kind}"),
+                        },
+                        other => format!("`{other}`"),
+                    }
+                ),
+            });
+        }
         match jsonschema::validator_for(schema) {
             Ok(validator) => Ok(OutputSchema { tool, validator }),
             Err(err) => Err(InvalidOutputSchema {
@@ -85,25 +116,12 @@ impl OutputSchema {
         self.check_structured(result.get("structuredContent"), is_error)
     }
 
-    /// [`OutputSchema::check_text`] for a reader that has read `structuredContent` out of
-    /// the result's `text` already (and whether `isError` is `true`): nothing is parsed
-    /// again, and the text is read only to place a finding.
-    #[must_use]
-    pub fn check_parsed(
+    /// The findings of a result's `structuredContent` (`None`: the result has none), unplaced.
+    pub(crate) fn check_structured(
         &self,
-        text: &str,
         structured: Option<&Value>,
         is_error: bool,
     ) -> Vec<Finding> {
-        let findings = self.check_structured(structured, is_error);
-        if findings.is_empty() {
-            return findings;
-        }
-        crate::locate::locate_all(text, findings)
-    }
-
-    /// The findings of a result's `structuredContent` (`None`: the result has none), unplaced.
-    fn check_structured(&self, structured: Option<&Value>, is_error: bool) -> Vec<Finding> {
         let Some(structured) = structured else {
             if is_error {
                 return Vec::new();

@@ -31,6 +31,9 @@ pub struct Members<'a> {
     /// The `name` the (first) params name at their top, when it is a string named once: the
     /// tool of a `tools/call`.
     pub params_name: Option<Cow<'a, str>>,
+    /// The (first) params' `_meta`, when it is an object: where a request of MCP 2026-07-28
+    /// names its protocol revision.
+    pub params_meta: Option<&'a str>,
     /// `result`: when it is an object, delimited but not yet read as JSON.
     pub result: Option<&'a str>,
     /// `error`.
@@ -79,7 +82,7 @@ pub fn read(text: &str, results: Results) -> Option<Members<'_>> {
             ("result", b'{') => delimit(bytes, at)?,
             // The params are read once, their `name` kept on the way.
             ("params", b'{') if members.params.is_none() => {
-                let (mut tool, mut named) = (None, 0);
+                let (mut tool, mut named, mut meta) = (None, 0, None);
                 let end = object(text, at, |member, at| {
                     let end = value_end(bytes, at)?;
                     if member == "name" {
@@ -87,10 +90,13 @@ pub fn read(text: &str, results: Results) -> Option<Members<'_>> {
                         tool = (bytes[at] == b'"')
                             .then(|| string(&text[at..end]))
                             .flatten();
+                    } else if member == "_meta" && bytes[at] == b'{' {
+                        meta = meta.or(Some(&text[at..end]));
                     }
                     Some(end)
                 })?;
                 members.params_name = tool.filter(|_| named == 1);
+                members.params_meta = meta;
                 end
             }
             _ => value_end(bytes, at)?,

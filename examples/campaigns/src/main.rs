@@ -122,9 +122,9 @@ struct Args {
     #[arg(long = "account-cap", value_name = "NAME=SENDS", value_parser = account_cap)]
     account_caps: Vec<(String, u64)>,
     /// Guarantee calls (`send_sms`, `send_campaign_batch`) one account may make per
-    /// `--rate-window-secs`, in this process; a call over it is refused (429 with
-    /// `Retry-After` over REST, the same problem over MCP) and nothing runs. No limit without
-    /// it (or `--account-rate`).
+    /// `--rate-window-secs`, counted in the database every process shares (one limit across
+    /// processes); a call over it is refused (429 with `Retry-After` over REST, the same
+    /// problem over MCP) and nothing runs. No limit without it (or `--account-rate`).
     #[arg(long, value_name = "CALLS")]
     rate_limit: Option<NonZeroU32>,
     /// An account's own rate limit, as `NAME=CALLS` (repeat for more); the others have

@@ -4,9 +4,13 @@
 //! answer is the replay sequence's reply, from the transport-neutral answer the ledger keeps,
 //! so a replay over MCP is the first result too (whichever transport or process ran it).
 
+use agent_tool_result::registry::mcp::call_tool;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::tool_handler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, tool_handler};
 
 use crate::tools::Tools;
 
@@ -31,5 +35,14 @@ impl rmcp::ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("campaigns", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// A call, an unknown tool refused by its name.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        call_tool(&self.tool_router, self, request, context).await
     }
 }

@@ -15,6 +15,7 @@ mod processes;
 mod python;
 mod recorded;
 mod rest;
+mod stateless;
 mod stopped;
 mod support;
 mod telemetry;

@@ -180,3 +180,36 @@ fn mcp_call_with(base: &str, arguments: &Value) -> Value {
         .expect("the service answers");
     response.body_mut().read_json().unwrap()
 }
+
+/// On PostgreSQL, as on SQLite, the ledger's latency is exported for each operation a keyed
+/// call makes of it: `begin` for the call and its replay; no `complete`, since the service's
+/// tools write their answer in their own transaction (the README's metrics table says so).
+#[test]
+fn the_ledger_latency_is_exported_on_postgres() {
+    let server = support::postgres::Postgres::start();
+    let db = server.database("telemetry");
+    let scratch = Scratch::new("telemetry-postgres");
+    let log = scratch.path().join("service.log");
+    let flags = ["--metrics-addr", "127.0.0.1:0"];
+    let stderr = std::fs::File::create(&log).unwrap();
+    let mut service = Service::start_with(&db, &flags, Stdio::from(stderr));
+    let metrics = service
+        .next_line()
+        .strip_prefix("metrics on ")
+        .expect("the second line names the metrics endpoint")
+        .to_owned();
+    let sms = json!({ "to": NUMBER, "body": "Your code is 4411" });
+    assert_eq!(service.call("send_sms", "pg-latency", &sms).status(), 200);
+    assert_eq!(service.call("send_sms", "pg-latency", &sms).status(), 200);
+    let text = scrape(&metrics);
+    assert_eq!(
+        sample(&text, "atr_ledger_seconds_count", &[("op", "begin")]),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "atr_ledger_seconds_count", &[("op", "complete")]),
+        0,
+        "{text}"
+    );
+}
