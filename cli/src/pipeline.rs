@@ -535,7 +535,8 @@ impl Lines {
     ) -> io::Result<Option<Vec<u8>>> {
         let size = self.size;
         self.size = (2 * size).min(CHUNK);
-        // Lines before it belong to one server-sent event, which a chunk does not split.
+        // Nothing before it ends a chunk: a line not yet ended, or lines of one server-sent
+        // event, which a chunk does not split.
         let mut floor = 0;
         loop {
             let read = (&mut self.reader)
@@ -563,11 +564,12 @@ impl Lines {
 
 /// Where a chunk of `buffer` ends: after its last whole line, unless that line belongs to a
 /// server-sent event, which may go on; then after the last line before it that ends an event
-/// or belongs to none. Lines before `floor` are known to belong to one event (a search
-/// before found no end there). `Err` with the new floor when no line ends a chunk yet.
+/// or belongs to none. Nothing before `floor` ends a chunk (a search before found no end
+/// there), so each byte is searched once however long a line or an event grows. `Err` with
+/// the new floor when no line ends a chunk yet.
 fn chunk_end(buffer: &[u8], floor: usize) -> Result<usize, usize> {
     let Some(newline) = memchr::memrchr(b'\n', &buffer[floor..]) else {
-        return Err(floor);
+        return Err(buffer.len());
     };
     let last = floor + newline + 1;
     let mut end = last;
