@@ -272,3 +272,62 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
     }
     assert_eq!(checked, 16 * tails.len() * leads.len());
 }
+
+/// A number a double cannot hold (beyond about ±1.8e308, which I-JSON, RFC 7493, rules out
+/// and `serde_json` refuses to read into a value) makes a document not well-formed, wherever
+/// it stands: a field the contract defines, a value inside one, or a member the contract
+/// passes over (a problem's extension member). Every reader refuses such a document, and
+/// `validate_any_text` says `well-formed-json`, under each contract the one rule routes to.
+#[test]
+fn a_number_beyond_a_double_is_json_to_no_reader() {
+    use agent_tool_result::Envelope;
+
+    let numbers = [
+        "1e99999999999999999999".to_owned(),
+        "-1e400".to_owned(),
+        "2e308".to_owned(),
+        format!("1{}", "0".repeat(400)),
+    ];
+    let guarantee = r#""schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"},"impact":{"requested":1,"committed":1}"#;
+    let problem = r#""type":"about:blank","title":"Service Unavailable","status":503,"detail":"d""#;
+    let shapes = [
+        r#"{"ok":true,"result":N}"#.to_owned(),
+        r#"{"ok":true,"result":{"a":[1,{"b":N}]}}"#.to_owned(),
+        format!(r#"{{{guarantee},"sent":N}}"#),
+        format!(r#"{{{guarantee},"sent":{{"a":[N]}}}}"#),
+        format!(r#"{{{problem},"retryAt":N}}"#),
+        format!(r#"{{{problem},"extension":N}}"#),
+        format!(r#"{{{problem},"extension":{{"a":[N]}}}}"#),
+        format!(r#"{{"extension":N,{problem}}}"#),
+    ];
+    for shape in &shapes {
+        for number in &numbers {
+            let text = shape.replace('N', number);
+            let report = Validator::shared().validate_any_text(&text);
+            assert!(
+                report
+                    .violations()
+                    .iter()
+                    .any(|f| f.rule() == Rule::WellFormedJson),
+                "{text}: {report:?}"
+            );
+            assert!(Refusal::from_json(&text).is_err(), "{text}");
+            assert!(
+                GuaranteeResult::<Value>::from_json(&text).is_err(),
+                "{text}"
+            );
+            assert!(Envelope::<Value>::from_json(&text).is_err(), "{text}");
+            // Carried in a tools/call result, the same.
+            let carried = json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+                .to_string();
+            let report = Validator::shared().validate_call_tool_result_text(&carried);
+            assert!(
+                report
+                    .violations()
+                    .iter()
+                    .any(|f| f.rule() == Rule::WellFormedJson),
+                "{carried}: {report:?}"
+            );
+        }
+    }
+}

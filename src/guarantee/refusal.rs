@@ -300,17 +300,28 @@ impl Refusal {
     }
 
     /// Reads a refusal from problem JSON: `type`, `title` and `status` name a [`RefusalKind`]
-    /// (by its default type); `detail` and `retryAt` are kept, other members ignored. A
-    /// document the one rule of [`document`](crate::document) calls a guarantee result (it has
-    /// a `schemaVersion`) or an envelope (it has an `ok`) is not a refusal, whatever else it
-    /// holds.
+    /// (by its default type); `detail` and `retryAt` are kept, other members ignored, though
+    /// read as JSON (a number beyond a double's range in one, which I-JSON and every other
+    /// reader of this crate refuse, makes the text no refusal). A document the one rule of
+    /// [`document`](crate::document) calls a guarantee result (it has a `schemaVersion`) or an
+    /// envelope (it has an `ok`) is not a refusal, whatever else it holds.
+    ///
+    /// ```
+    /// use agent_tool_result::guarantee::Refusal;
+    ///
+    /// let problem = r#"{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"d""#;
+    /// assert!(Refusal::from_json(&format!("{problem},\"x\":1}}")).is_ok());
+    /// assert!(Refusal::from_json(&format!("{problem},\"x\":1e400}}")).is_err());
+    /// ```
     ///
     /// # Errors
     ///
     /// [`NotARefusal`] when the text is not such a problem.
     pub fn from_json(json: &str) -> Result<Self, NotARefusal> {
         routed(crate::document::of(json))?;
-        let wire: Wire = serde_json::from_str(json).map_err(|err| NotARefusal(err.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|err| NotARefusal(err.to_string()))?;
+        let wire = Wire::deserialize(&value).map_err(|err| NotARefusal(err.to_string()))?;
         wire.refusal()
     }
 

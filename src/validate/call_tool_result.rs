@@ -210,6 +210,13 @@ impl<'a> Carrier<'a> {
 
 /// A refusal's problem: `type`, `title` and `status` name a refusal.
 fn refusal_report(text: &str) -> Report {
+    // Not JSON as every reader reads it (a number beyond a double's range, say): the document
+    // rule's finding, as the envelope's and the guarantee result's readers give it.
+    if let Err(err) = serde_json::from_str::<Value>(text)
+        && let Some(not_json) = ParseError::not_json(text.as_bytes(), &err)
+    {
+        return Report::new(locate_all(text, vec![not_json.into_finding()]), Vec::new());
+    }
     match crate::guarantee::Refusal::from_json(text) {
         Ok(_) => Report::new(Vec::new(), Vec::new()),
         Err(err) => Report::new(
