@@ -45,6 +45,8 @@ impl OperationFields for Noted {
 struct Provider {
     sends: AtomicUsize,
     effects: Mutex<HashSet<String>>,
+    /// How many calls stopped (before or after their send), as a killed process stops.
+    stops: AtomicUsize,
 }
 
 impl Provider {
@@ -59,6 +61,16 @@ impl Provider {
 
     fn sends(&self) -> usize {
         self.sends.load(Ordering::SeqCst)
+    }
+
+    fn stopped(&self) -> usize {
+        self.stops.load(Ordering::SeqCst)
+    }
+
+    /// A call stops here for good.
+    async fn stop<T>(&self) -> T {
+        self.stops.fetch_add(1, Ordering::SeqCst);
+        std::future::pending().await
     }
 }
 
@@ -88,11 +100,11 @@ struct Asking {
 async fn send(provider: &Provider, run: Run, operation: &Operation) -> Done<Noted> {
     let effect = operation.lease().effect_key(operation.id());
     if run == Run::StopBeforeSend {
-        return std::future::pending().await;
+        return provider.stop().await;
     }
     provider.send(effect.as_str());
     if run == Run::StopAfterSend {
-        return std::future::pending().await;
+        return provider.stop().await;
     }
     GuaranteeResult::committed_with(Tally::sent(1), Noted::of_operation(operation.id())).into()
 }
@@ -148,14 +160,21 @@ fn args() -> Value {
 
 /// Starts a call that stops midway, and stops it as a kill would once it has gone as far as
 /// it goes; returns when its lease has passed.
-async fn abandon<L, T>(sequence: &Arc<Sequence<L>>, tool: &Arc<T>, name: &str)
+async fn abandon<L, T>(sequence: &Arc<Sequence<L>>, tool: &Arc<T>, provider: &Provider, name: &str)
 where
     L: Ledger + 'static,
     T: GuaranteeTool<Arguments = NoteArgs> + 'static,
 {
+    let stopped = provider.stopped();
     let (sequence, tool, key) = (Arc::clone(sequence), Arc::clone(tool), key(name));
     let call = tokio::spawn(async move { sequence.serve(&tool, "acct_1", key, args()).await });
-    tokio::time::sleep(LEASE / 2).await;
+    // Killed once the call has reached its stop (its send made or not), however slowly the
+    // machine runs, and its lease left to pass.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while provider.stopped() == stopped {
+        assert!(std::time::Instant::now() < deadline, "{name} never stopped");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     call.abort();
     let _ = call.await;
     tokio::time::sleep(LEASE * 2).await;
@@ -186,7 +205,7 @@ async fn a_tool_that_declares_nothing_answers_unknown_naming_its_lookup_and_neve
         run: Mutex::new(Run::StopAfterSend),
     });
     let sequence = Arc::new(Sequence::new(MemoryLedger::new().with_lease(LEASE)));
-    abandon(&sequence, &tool, "k-1").await;
+    abandon(&sequence, &tool, &provider, "k-1").await;
     assert_eq!(provider.sends(), 1);
 
     // The tool would answer now; it is not asked to run again.
@@ -211,7 +230,7 @@ async fn a_declared_recovery_answers_what_the_provider_did() {
     let (provider, tool, sequence) = asking(Run::StopAfterSend, false);
 
     // Sent, then stopped: the provider's record is the answer, final.
-    abandon(&sequence, &tool, "k-sent").await;
+    abandon(&sequence, &tool, &provider, "k-sent").await;
     *tool.run.lock().unwrap() = Run::Answer;
     let found = sequence.serve(&tool, "acct_1", key("k-sent"), args()).await;
     assert_eq!(found.kind(), ReplyKind::Recovered);
@@ -225,7 +244,7 @@ async fn a_declared_recovery_answers_what_the_provider_did() {
 
     // Stopped before sending: it never started, so the call runs now, once.
     *tool.run.lock().unwrap() = Run::StopBeforeSend;
-    abandon(&sequence, &tool, "k-unsent").await;
+    abandon(&sequence, &tool, &provider, "k-unsent").await;
     assert_eq!(provider.sends(), 1);
     *tool.run.lock().unwrap() = Run::Answer;
     let ran = sequence
@@ -243,7 +262,7 @@ async fn a_declared_recovery_answers_what_the_provider_did() {
 #[tokio::test]
 async fn a_recovery_that_cannot_tell_runs_nothing_and_is_asked_again() {
     let (provider, tool, sequence) = asking(Run::StopBeforeSend, true);
-    abandon(&sequence, &tool, "k-2").await;
+    abandon(&sequence, &tool, &provider, "k-2").await;
     *tool.run.lock().unwrap() = Run::Answer;
     let refused = sequence.serve(&tool, "acct_1", key("k-2"), args()).await;
     let refusal = refused.answer().refusal().unwrap();
@@ -263,7 +282,7 @@ async fn a_recovery_that_cannot_tell_runs_nothing_and_is_asked_again() {
 #[tokio::test]
 async fn the_background_settle_asks_the_tool_that_began_the_key() {
     let (provider, tool, sequence) = asking(Run::StopAfterSend, false);
-    abandon(&sequence, &tool, "k-3").await;
+    abandon(&sequence, &tool, &provider, "k-3").await;
     let settled = sequence.settle(10).await.unwrap();
     assert_eq!((settled.recovered, settled.released), (1, 0));
     // The request that comes later replays the tool's recovery: committed, from the provider.
@@ -295,7 +314,7 @@ async fn another_process_on_the_same_store_recovers_with_the_tool() {
     let first = Arc::new(Sequence::new(
         SqliteLedger::open(&path).unwrap().with_lease(LEASE),
     ));
-    abandon(&first, &silent, "k-4").await;
+    abandon(&first, &silent, &provider, "k-4").await;
     drop(first);
 
     let second = Sequence::new(SqliteLedger::open(&path).unwrap().with_lease(LEASE));
@@ -312,7 +331,7 @@ async fn another_process_on_the_same_store_recovers_with_the_tool() {
 }
 
 /// Sends nothing itself; its recovery takes longer than the lease its finder holds.
-struct SlowToRecover;
+struct SlowToRecover(Arc<Provider>);
 
 impl GuaranteeTool for SlowToRecover {
     const NAME: &'static str = "send_note";
@@ -323,7 +342,7 @@ impl GuaranteeTool for SlowToRecover {
     type Fields = Noted;
 
     async fn run(&self, _: NoteArgs, _: Operation) -> Done<Noted> {
-        std::future::pending().await
+        self.0.stop().await
     }
 
     async fn recover(&self, _: Operation) -> Result<Recovered<Noted>, RecoveryError> {
@@ -338,7 +357,7 @@ impl GuaranteeTool for SlowToRecover {
 /// a recovery, whichever hold recorded it, and the key answers it from then on.
 #[tokio::test]
 async fn a_recovery_that_outlasts_its_lease_is_still_a_recovery() {
-    let tool = Arc::new(SlowToRecover);
+    let tool = Arc::new(SlowToRecover(Arc::default()));
     let memory = Arc::new(Sequence::new(MemoryLedger::new().with_lease(LEASE)));
     assert_recovered_after_a_slow_recovery(&memory, &tool).await;
     #[cfg(feature = "sqlite")]
@@ -358,7 +377,7 @@ async fn assert_recovered_after_a_slow_recovery<L: Ledger + 'static>(
     sequence: &Arc<Sequence<L>>,
     tool: &Arc<SlowToRecover>,
 ) {
-    abandon(sequence, tool, "k-slow").await;
+    abandon(sequence, tool, &tool.0, "k-slow").await;
     let found = sequence.serve(tool, "acct_1", key("k-slow"), args()).await;
     assert_eq!(found.kind(), ReplyKind::Recovered, "nothing ran");
     assert_eq!(
