@@ -540,19 +540,24 @@ mod tests {
         )
     }
 
+    /// `session` after a `tools/list` (id `id`) and its [`listing`].
+    fn list(session: &mut Session, id: u32, maximum: u32) {
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+            listing(id, maximum),
+        ] {
+            for message in reads(session, &line) {
+                session.resolve(message);
+            }
+        }
+    }
+
     /// A result read ahead under one listing's schema, paired after a later listing replaced
     /// it: the pairing checks it under the later one.
     #[test]
     fn a_check_made_ahead_under_replaced_schemas_is_made_again() {
         let mut session = Session::default();
-        for line in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
-            listing(1, 1000),
-        ] {
-            for message in reads(&session, &line) {
-                session.resolve(message);
-            }
-        }
+        list(&mut session, 1, 1000);
         // Read ahead, under the first listing, in one chunk with its request.
         let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#;
         let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"ok\":true}"}],"structuredContent":{"ok":true,"n":500}}}"#;
@@ -561,14 +566,7 @@ mod tests {
         let mut ahead = reads_in(&mut chunk, call);
         let answered = reads_in(&mut chunk, answer);
         // The pairing meets a second listing first.
-        for line in [
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#.to_owned(),
-            listing(3, 100),
-        ] {
-            for message in reads(&session, &line) {
-                session.resolve(message);
-            }
-        }
+        list(&mut session, 3, 100);
         session.resolve(ahead.remove(0));
         let Resolved::Checked { report, call } =
             session.resolve(answered.into_iter().next().unwrap())
@@ -592,14 +590,7 @@ mod tests {
         let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#;
         [true, false].map(|together| {
             let mut session = Session::default();
-            for line in [
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
-                listing(1, 1000),
-            ] {
-                for message in reads(&session, &line) {
-                    session.resolve(message);
-                }
-            }
+            list(&mut session, 1, 1000);
             let schemas = session.schemas().clone();
             let mut chunk = Chunk::new(&schemas, Arc::default());
             let asked = reads_in(&mut chunk, call);
