@@ -312,6 +312,8 @@ impl Refusal {
     /// let problem = r#"{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"d""#;
     /// assert!(Refusal::from_json(&format!("{problem},\"x\":1}}")).is_ok());
     /// assert!(Refusal::from_json(&format!("{problem},\"x\":1e400}}")).is_err());
+    /// // A member the problem defines, given twice, is refused as before.
+    /// assert!(Refusal::from_json(&format!("{problem},\"status\":503}}")).is_err());
     /// ```
     ///
     /// # Errors
@@ -319,9 +321,7 @@ impl Refusal {
     /// [`NotARefusal`] when the text is not such a problem.
     pub fn from_json(json: &str) -> Result<Self, NotARefusal> {
         routed(crate::document::of(json))?;
-        let value: serde_json::Value =
-            serde_json::from_str(json).map_err(|err| NotARefusal(err.to_string()))?;
-        let wire = Wire::deserialize(&value).map_err(|err| NotARefusal(err.to_string()))?;
+        let wire: Wire = serde_json::from_str(json).map_err(|err| NotARefusal(err.to_string()))?;
         wire.refusal()
     }
 
@@ -391,6 +391,10 @@ struct Wire {
     detail: Option<String>,
     #[serde(default, rename = "retryAt")]
     retry_at: Option<String>,
+    /// The problem's extension members, read as JSON values (their numbers within a
+    /// double's range) and passed over.
+    #[serde(flatten)]
+    _extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Wire {

@@ -210,6 +210,9 @@ impl<'a> Carrier<'a> {
 
 /// A refusal's problem: `type`, `title` and `status` name a refusal.
 fn refusal_report(text: &str) -> Report {
+    let Err(err) = crate::guarantee::Refusal::from_json(text) else {
+        return Report::new(Vec::new(), Vec::new());
+    };
     // Not JSON as every reader reads it (a number beyond a double's range, say): the document
     // rule's finding, as the envelope's and the guarantee result's readers give it.
     if let Err(err) = serde_json::from_str::<Value>(text)
@@ -217,13 +220,10 @@ fn refusal_report(text: &str) -> Report {
     {
         return Report::new(locate_all(text, vec![not_json.into_finding()]), Vec::new());
     }
-    match crate::guarantee::Refusal::from_json(text) {
-        Ok(_) => Report::new(Vec::new(), Vec::new()),
-        Err(err) => Report::new(
-            vec![Finding::new(Rule::RefusalShape, "", err.to_string())],
-            Vec::new(),
-        ),
-    }
+    Report::new(
+        vec![Finding::new(Rule::RefusalShape, "", err.to_string())],
+        Vec::new(),
+    )
 }
 
 /// `isError` mirrors the carried document (`!ok` for an envelope, a deny for a guarantee
