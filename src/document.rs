@@ -18,6 +18,15 @@
 //! - otherwise, no `ok` but a `type` and a `status`: a guarantee tool's refusal, an RFC 9457
 //!   problem;
 //! - otherwise: an envelope.
+//!
+//! A text that is not JSON (anywhere: a member name or string with a raw control character, a
+//! lone surrogate escape or an invalid escape; a number beyond a double's range, which I-JSON,
+//! RFC 7493, rules out; a text cut short) is no contract's document. Every reader refuses it,
+//! and the validator reports `well-formed-json` at its first break, whatever the names around
+//! the break (after the contract's first finding before the break, if there is one). The names read before the break still route it, so that a reader's error
+//! speaks of the contract the text began as; a name after the break is never read, so a
+//! refusal whose `status` follows a broken name is routed as an envelope and refused as not
+//! JSON all the same.
 
 use std::borrow::Cow;
 use std::fmt;

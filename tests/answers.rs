@@ -159,13 +159,47 @@ fn broken_name_leads() -> Vec<String> {
         .collect()
 }
 
+/// The validator's account of `text`, alone and carried in a `tools/call` result's text block:
+/// a text that is not JSON, wherever its break, gets `well-formed-json` (alone, last, after at
+/// most the one finding its contract's reader met before the break); well-formed JSON never.
+#[cfg(feature = "http")]
+fn validator_says_not_json_only_of_broken_text(text: &str) {
+    use agent_tool_result::rule::Finding;
+
+    let broken = serde_json::from_str::<Value>(text).is_err();
+    let report = Validator::shared().validate_any_text(text);
+    let rules: Vec<Rule> = report.violations().iter().map(Finding::rule).collect();
+    if broken {
+        assert_eq!(
+            rules.last(),
+            Some(&Rule::WellFormedJson),
+            "{text}: {report:?}"
+        );
+        assert!(rules.len() <= 2, "{text}: {report:?}");
+    } else {
+        assert!(!rules.contains(&Rule::WellFormedJson), "{text}: {report:?}");
+    }
+    for is_error in [false, true] {
+        let carried = json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
+            .to_string();
+        let report = Validator::shared().validate_call_tool_result_text(&carried);
+        let not_json = report
+            .violations()
+            .iter()
+            .any(|f| f.rule() == Rule::WellFormedJson);
+        assert_eq!(not_json, broken, "{carried}: {report:?}");
+    }
+}
+
 /// One document rule behind every reader: over every combination of the four routing names
 /// (`schemaVersion`, `ok`, `type`, `status`), whole or broken after them (a bad value, a
 /// cut-off text, a broken name) or before them (a name broken every way a name breaks: each
 /// raw control character, lone surrogate escapes high and low, invalid and cut escapes), the
 /// names before the first break route it and none after, and no reader takes a document the
 /// rule gives another contract: the refusal reader (text and value), the guarantee reader,
-/// the envelope reader, the MCP answer reader, and REST's classifier.
+/// the envelope reader, the MCP answer reader, and REST's classifier. A text that is not JSON
+/// (a broken name or value, a cut, a number beyond a double, before or after the routing names)
+/// gets the validator's `well-formed-json`, after at most the one finding its reader met first.
 #[test]
 #[cfg(feature = "http")]
 fn every_reader_takes_only_what_the_one_rule_gives_it() {
@@ -191,6 +225,7 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
         r#","error":{"code":"a-b","category":"timeout","detail":"d"}"#,
         r#","bad":tru"#,
         r#","cut":"#,
+        r#","huge":1e99999999999999999999"#,
     ];
     let mut checked = 0;
     for mask in 0..16u32 {
@@ -227,6 +262,7 @@ fn every_reader_takes_only_what_the_one_rule_gives_it() {
                 let text = text.replace("{,", "{");
                 checked += 1;
                 assert_eq!(document::of(&text), expected, "{text}");
+                validator_says_not_json_only_of_broken_text(&text);
                 if let Ok(value) = serde_json::from_str::<Value>(&text) {
                     assert_eq!(document::of_value(&value), expected, "{text}");
                     if Refusal::from_value(&value).is_ok() {

@@ -96,11 +96,28 @@ impl Validator {
             Kind::Envelope => skeleton::parse(text),
             Kind::Guarantee => serde_json::from_str::<Value>(text).map(|value| (value, true)),
         };
-        let Ok((value, maybe_repeated)) = parsed else {
-            return Report {
-                violations: vec![typed_error()],
-                lints: Vec::new(),
-            };
+        let (value, maybe_repeated) = match parsed {
+            Ok(parsed) => parsed,
+            // Not JSON (a break anywhere: a broken name or string, a cut, a number beyond a
+            // double): the typed reader's account of what it met first, and the break after
+            // it, however far on. Past the nesting limit, the typed reader's account stands
+            // (an array is first of all not an envelope).
+            Err(err) => {
+                let typed = typed_error();
+                let mut violations = vec![];
+                if !matches!(typed.rule(), Rule::WellFormedJson | Rule::NestingLimit)
+                    && let Some(not_json) = ParseError::not_json(text.as_bytes(), &err)
+                        .map(ParseError::into_finding)
+                        .filter(|finding| finding.rule() == Rule::WellFormedJson)
+                {
+                    violations.push(not_json);
+                }
+                violations.insert(0, typed);
+                return Report {
+                    violations,
+                    lints: Vec::new(),
+                };
+            }
         };
         let mut report = self.report(&value, self.schema_violations(&value));
         // The parsed value has merged repeated keys; the text still has them. Keys may not
