@@ -23,10 +23,11 @@
 //! lone surrogate escape or an invalid escape; a number beyond a double's range, which I-JSON,
 //! RFC 7493, rules out; a text cut short) is no contract's document. Every reader refuses it,
 //! and the validator reports `well-formed-json` at its first break, whatever the names around
-//! the break (after the contract's first finding before the break, if there is one). The names read before the break still route it, so that a reader's error
-//! speaks of the contract the text began as; a name after the break is never read, so a
-//! refusal whose `status` follows a broken name is routed as an envelope and refused as not
-//! JSON all the same.
+//! the break (after the contract's first finding before the break, if there is one). The
+//! names read before the break still route it, so that a reader's error speaks of the
+//! contract the text began as; a name after the break is never read, so a refusal whose
+//! `status` follows a broken name is routed as an envelope and refused as not JSON all the
+//! same.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -112,13 +113,15 @@ impl TopMembers {
     /// surrogate, an invalid escape, a truncation), and none after, so that a broken
     /// document is refused under the contract the names before its break say.
     pub(crate) fn of(text: &str) -> Self {
-        // Without a name in the text, spelt out or escaped, there is nothing to look for.
+        // Without one of the names `note` records (`ok` and `type` alone route nothing),
+        // spelt out or escaped, there is nothing to look for (`ontent` is in `content` and
+        // `structuredContent`: one pass finds both).
         let may_have = [
             "schemaVersion",
-            "content",
-            "structuredContent",
+            "ontent",
             "isError",
             "status",
+            "resultType",
             "\\u",
         ]
         .iter()

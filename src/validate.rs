@@ -457,6 +457,29 @@ fn lowercase_first(message: &str) -> String {
     }
 }
 
+/// A document the fast path did not accept (from [`Validator::fast_report`]): its report,
+/// read the slow way, finds every violation, or, rarely, that it is valid after all.
+#[derive(Debug)]
+#[must_use = "a document not yet reported"]
+pub struct SlowPath<'a> {
+    validator: &'a Validator,
+    text: &'a str,
+}
+
+impl SlowPath<'_> {
+    /// The report [`Validator::validate_text`] gives the document.
+    #[must_use]
+    pub fn report(self) -> Report {
+        self.validator.full_report(self.text)
+    }
+
+    /// The report [`Validator::validate_any_text`] gives the document.
+    #[must_use]
+    pub fn report_any(self) -> Report {
+        self.validator.slow_any_report(self.text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,8 +262,9 @@ pub enum Outcome {
 pub enum Checked {
     /// A document that is not JSON-RPC, checked under the contract.
     Document(Report),
-    /// A JSON-RPC message.
-    Message(Read),
+    /// A JSON-RPC message (boxed: a chunk holds one of these a line, and most lines are
+    /// documents).
+    Message(Box<Read>),
     /// A batch's messages.
     Messages(Vec<Read>),
 }
@@ -286,27 +287,53 @@ pub fn check(
         }
         Ok(text) => text,
     };
+    // A valid envelope is no JSON-RPC message (it has no `jsonrpc` member): a document that
+    // starts as envelopes do is tried as one first, which spares it the search for messages,
+    // and one the fast path does not accept is read no further until that search is done.
+    let mut slow = None;
+    if matches!(contract, Contract::Envelope | Contract::Auto) && starts_with_ok(text) {
+        match validator.fast_report(text) {
+            Ok(report) => return Checked::Document(report),
+            Err(path) => slow = Some(path),
+        }
+    }
     // Messages, unless a result the framing did not read turns out not to be JSON: then the
     // document is read again with its results delimited, and if one still is not JSON, the
     // document is not, and its checks say so.
-    for line in [jsonrpc::read, jsonrpc::reread] {
-        if let Line::Messages(messages) = line(text)
+    if let Line::Messages(messages) = jsonrpc::read(text) {
+        if let Some(checked) = messages_of(validator, chunk, text, messages) {
+            return checked;
+        }
+        if let Line::Messages(messages) = jsonrpc::reread(text)
             && let Some(checked) = messages_of(validator, chunk, text, messages)
         {
             return checked;
         }
     }
-    Checked::Document(match contract {
-        Contract::Envelope => validator.validate_text(text),
+    Checked::Document(match (contract, slow) {
+        (Contract::Envelope, Some(slow)) => slow.report(),
+        (Contract::Auto, Some(slow)) => slow.report_any(),
+        (Contract::Envelope, None) => validator.validate_text(text),
         // A `tools/call` result carrying a guarantee result: the transport, `isError`
         // and the result inside it.
-        Contract::Guarantee if is_call_tool_result(text) => {
+        (Contract::Guarantee, _) if is_call_tool_result(text) => {
             validator.validate_call_tool_result_text(text)
         }
-        Contract::Guarantee => Validator::shared_guarantee().validate_text(text),
-        Contract::CallToolResult => validator.validate_call_tool_result_text(text),
-        Contract::Auto => validator.validate_any_text(text),
+        (Contract::Guarantee, _) => Validator::shared_guarantee().validate_text(text),
+        (Contract::CallToolResult, _) => validator.validate_call_tool_result_text(text),
+        (Contract::Auto, None) => validator.validate_any_text(text),
     })
+}
+
+/// Whether `text` is an object whose first member is `ok`, as an envelope's is when written
+/// by its producers.
+fn starts_with_ok(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix('{')
+        .is_some_and(|rest| {
+            rest.trim_start_matches([' ', '\t', '\n', '\r'])
+                .starts_with("\"ok\"")
+        })
 }
 
 /// `text`'s messages, read for its session; `None` when a result in it is not JSON.
@@ -318,7 +345,8 @@ fn messages_of(
 ) -> Option<Checked> {
     if messages.len() == 1 {
         let message = messages.pop().expect("one message");
-        return session::read(validator, chunk, text, message).map(Checked::Message);
+        return session::read(validator, chunk, text, message)
+            .map(|read| Checked::Message(Box::new(read)));
     }
     messages
         .into_iter()

@@ -7,13 +7,11 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::LazyLock;
 
 use agent_tool_result::Rule;
 use agent_tool_result::mcp::McpRevision;
 use agent_tool_result::rule::Finding;
 use agent_tool_result::validate::Report;
-use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -115,9 +113,14 @@ pub enum Message<'a> {
     },
 }
 
-/// The member name every message has, and the escape that may spell it otherwise.
-static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("jsonrpc"));
-static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
+/// Whether `bytes` may name the member every message has: `jsonrpc` spelt out, or a `\u`
+/// escape that may spell it otherwise. One pass, over the two bytes either begins with.
+fn may_name_jsonrpc(bytes: &[u8]) -> bool {
+    memchr::memchr2_iter(b'j', b'\\', bytes).any(|at| {
+        let rest = &bytes[at..];
+        rest.starts_with(b"jsonrpc") || rest.starts_with(b"\\u")
+    })
+}
 
 /// What a line of a server-sent event stream (Streamable HTTP's answer) carries in its `data:`
 /// field, one leading space dropped; `None` for any other line.
@@ -154,7 +157,7 @@ fn read_with(text: &str, results: Results) -> Line<'_> {
         }]);
     }
     // A message names `jsonrpc`, spelt out or with an escape: without either, no parse.
-    if NAME.find(bytes).is_none() && ESCAPE.find(bytes).is_none() {
+    if !may_name_jsonrpc(bytes) {
         return Line::NotJsonRpc;
     }
     let first = bytes.iter().find(|&&b| !is_whitespace(b));

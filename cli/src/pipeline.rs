@@ -96,7 +96,7 @@ fn resolve(
             report,
             call: None,
         }),
-        Checked::Message(message) => emit(outcome(session, file, line, message)),
+        Checked::Message(message) => emit(outcome(session, file, line, *message)),
         Checked::Messages(messages) => {
             for message in messages {
                 emit(outcome(session, file, line, message));

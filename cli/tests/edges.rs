@@ -257,3 +257,67 @@ fn results_whose_check_stops_early_get_one_verdict_every_run() {
         .collect();
     assert_eq!(flagged, stopped);
 }
+
+/// Where `ok` stands among a line's members changes nothing (`atr` tries a line that starts
+/// with `ok` as an envelope first): a JSON-RPC response that also has an `ok` member is read
+/// as a message with `ok` first as with `ok` last, and an envelope, a broken envelope and a
+/// guarantee result whose tool field is `ok` get the same findings either way, under
+/// `--contract auto` and `--contract envelope`, in one session and line by line.
+#[test]
+fn a_line_gets_one_verdict_wherever_its_ok_member_stands() {
+    let result = json!({
+        "content": [{ "type": "text", "text": r#"{"ok":true,"result":{"n":2}}"# }],
+        "structuredContent": { "ok": true, "result": { "n": 2 } },
+    });
+    let guarantee = r#""schemaVersion":1,"settlement":{"state":"committed"},"policy":{"decision":"allow"},"impact":{"requested":1,"committed":1}"#;
+    // Each line's members after `ok`; the line is written with `ok` first, then last.
+    let rest = [
+        format!(r#""jsonrpc":"2.0","id":2,"result":{result}"#),
+        r#""result":{"n":1}"#.to_owned(),
+        r#""result":{"n":1},"command":"find""#.to_owned(),
+        r#""error":{"code":"x","category":"Timeout","detail":"d"}"#.to_owned(),
+        guarantee.to_owned(),
+    ];
+    let request = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": { "name": "count", "arguments": {} } });
+    let mut head = ndjson(&opening("2025-11-25", &schema()));
+    writeln!(head, "{request}").unwrap();
+    for ok in ["true", "false", r#""yes""#] {
+        let (mut first, mut last) = (String::new(), String::new());
+        for r in &rest {
+            writeln!(first, "{{\"ok\":{ok},{r}}}").unwrap();
+            writeln!(last, "{{{r},\"ok\":{ok}}}").unwrap();
+        }
+        for contract in ["auto", "envelope"] {
+            let args = ["--ndjson", "--contract", contract, "-"];
+            let (code_first, findings_first, _) = verdict(&args, &format!("{head}{first}"));
+            let (code_last, findings_last, _) = verdict(&args, &format!("{head}{last}"));
+            assert_eq!(code_first, code_last, "ok {ok}, --contract {contract}");
+            // The same findings on each line (in document order, so the order of a line's
+            // findings follows its members').
+            let placed = |findings: &[Value]| -> Vec<(u64, String, String)> {
+                let mut placed: Vec<_> = findings
+                    .iter()
+                    .map(|f| {
+                        let (rule, pointer) = found(std::slice::from_ref(f)).remove(0);
+                        (f["line"].as_u64().unwrap(), rule, pointer)
+                    })
+                    .collect();
+                placed.sort();
+                placed
+            };
+            assert_eq!(
+                placed(&findings_first),
+                placed(&findings_last),
+                "ok {ok}, --contract {contract}"
+            );
+            // The response is read as a message, never as an envelope with a `jsonrpc` member.
+            assert!(
+                findings_first
+                    .iter()
+                    .all(|f| !f["message"].as_str().unwrap().contains("`jsonrpc`")),
+                "{findings_first:?}"
+            );
+        }
+    }
+}

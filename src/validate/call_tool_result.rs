@@ -143,9 +143,13 @@ impl Validator {
     pub fn validate_any_text(&self, text: &str) -> Report {
         // A valid envelope has neither `schemaVersion` nor `content`: most documents are
         // answered by the envelope's fast path alone, in one read.
-        if let Some(report) = self.fast_report(text) {
-            return report;
-        }
+        self.fast_report(text)
+            .unwrap_or_else(super::SlowPath::report_any)
+    }
+
+    /// [`Validator::validate_any_text`]'s report of a document the envelope's fast path did
+    /// not accept.
+    pub(super) fn slow_any_report(&self, text: &str) -> Report {
         let members = TopMembers::of(text);
         if !members.content {
             match members.document() {

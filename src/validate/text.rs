@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::lints::{lints_for, unaccounted_lint};
 use super::scan::{self, Verdict};
-use super::{Kind, Report, Validator, closed, skeleton};
+use super::{Kind, Report, SlowPath, Validator, closed, skeleton};
 use crate::breach::Breach;
 use crate::guarantee::GuaranteeResult;
 use crate::locate::locate_all;
@@ -64,16 +64,38 @@ impl Validator {
     /// ```
     #[must_use]
     pub fn validate_text(&self, text: &str) -> Report {
-        self.fast_report(text)
-            .unwrap_or_else(|| self.full_report(text))
+        self.fast_report(text).unwrap_or_else(SlowPath::report)
     }
 
-    /// The fast path's report: `Some` when the typed reader accepts `text`.
-    pub(crate) fn fast_report(&self, text: &str) -> Option<Report> {
-        self.fast(text).map(|lints| Report {
-            violations: Vec::new(),
-            lints: locate_all(text, lints),
-        })
+    /// The report of `text` when the fast path accepts it (a valid document, its lints if
+    /// any); otherwise the document, for [`SlowPath`] to report. `validate_text` is this, then
+    /// [`SlowPath::report`]; a caller with something else to try before the slow path (is the
+    /// document another kind of message?) tries it in between, and reads the text once.
+    ///
+    /// ```
+    /// use agent_tool_result::Rule;
+    /// use agent_tool_result::validate::Validator;
+    ///
+    /// let validator = Validator::shared();
+    /// assert!(validator.fast_report(r#"{"ok":true}"#).is_ok_and(|r| r.is_valid()));
+    /// let slow = validator.fast_report(r#"{"ok":"yes"}"#).unwrap_err();
+    /// assert_eq!(slow.report().violations()[0].rule(), Rule::FieldType);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The document, when the fast path does not accept it.
+    pub fn fast_report<'a>(&'a self, text: &'a str) -> Result<Report, SlowPath<'a>> {
+        match self.fast(text) {
+            Some(lints) => Ok(Report {
+                violations: Vec::new(),
+                lints: locate_all(text, lints),
+            }),
+            None => Err(SlowPath {
+                validator: self,
+                text,
+            }),
+        }
     }
 
     /// The full report of a document the fast path did not accept: every violation, located;
