@@ -1,9 +1,11 @@
-//! MCP 2026-07-28 over `/mcp`, as a stateless client speaks it, over raw HTTP (no SDK speaks
-//! the revision yet): no `initialize`, each request carrying its revision and capabilities in
-//! `_meta` and its method (and tool) in the `Mcp-Method` (and `Mcp-Name`) headers. The listing
-//! and a guarantee tool's call answer, the call's replay by key is its first answer, and what
-//! the transport refuses (a request without `Mcp-Method`, a tool that does not exist) is a
-//! JSON-RPC error that says what to fix, never a problem a JSON-RPC client cannot read.
+//! MCP 2026-07-28 over `/mcp`, as a stateless client speaks it, over raw HTTP (the TypeScript
+//! SDK's own 2026-07-28 client is in `typescript.rs`; here each header and `_meta` member is
+//! set, or left out, by hand): no `initialize`, each request carrying its revision and
+//! capabilities in `_meta` and its method (and tool) in the `Mcp-Method` (and `Mcp-Name`)
+//! headers. The listing and a guarantee tool's call answer, the call's replay by key is its
+//! first answer, and what the transport refuses (a request without `Mcp-Method`, a tool that
+//! does not exist) is a JSON-RPC error that says what to fix, never a problem a JSON-RPC
+//! client cannot read.
 
 use crate::support;
 

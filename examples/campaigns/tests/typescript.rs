@@ -34,6 +34,14 @@ fn the_typescript_sdk_v2_reads_every_answer_of_a_guarantee_tool() {
     reads_every_answer(Sdk::V2);
 }
 
+/// MCP 2026-07-28 as the TypeScript SDK speaks it: `server/discover`, then every request
+/// stateless (its revision in `_meta`, its method in `Mcp-Method`): every answer the same as
+/// over the 2025 revision, the replay by key included.
+#[test]
+fn the_typescript_sdk_v2_reads_every_answer_of_a_guarantee_tool_over_2026_07_28() {
+    reads_every_answer(Sdk::V2Stateless);
+}
+
 /// Every answer a guarantee tool gives, through `client.callTool` of `sdk`: none throws.
 fn reads_every_answer(sdk: Sdk) {
     let scratch = Scratch::new("typescript");

@@ -63,6 +63,9 @@ pub enum Sdk {
     V1,
     /// `@modelcontextprotocol/client` 2.x.
     V2,
+    /// `@modelcontextprotocol/client` 2.x pinned to MCP 2026-07-28: stateless requests after
+    /// `server/discover`.
+    V2Stateless,
 }
 
 /// [`run_client`] with the client built on `sdk`.
@@ -100,6 +103,14 @@ pub fn run_client_of(sdk: Sdk, service: &Service, steps: &Value) -> Vec<Vec<Valu
             "lookup_opt_out": lookup,
         })
     );
+    // The revision each client negotiated: the 2025 one after `initialize`, or 2026-07-28 as
+    // pinned (the 1.x client does not say).
+    let revision = match sdk {
+        Sdk::V1 => None,
+        Sdk::V2 => Some("2025-11-25"),
+        Sdk::V2Stateless => Some("2026-07-28"),
+    };
+    assert_eq!(report["revision"].as_str(), revision, "{report}");
     super::sdk::answers_of(&report)
 }
 
@@ -122,6 +133,7 @@ impl Sdk {
         match self {
             Sdk::V1 => "v1",
             Sdk::V2 => "v2",
+            Sdk::V2Stateless => "v2-2026-07-28",
         }
     }
 }

@@ -6,17 +6,20 @@
 // line: per step, per call, what `client.callTool` returned ({ isError, structuredContent,
 // text }) or what it threw ({ thrown }).
 //
-// Usage: node client.mjs <base URL of the MCP endpoint> <bearer token> [v1|v2] < steps.json
+// Usage: node client.mjs <base URL of the MCP endpoint> <bearer token> [v1|v2|v2-2026-07-28] < steps.json
 //        node client.mjs stdio <v1|v2> <server command> [its arguments...] < steps.json
 //
-// v1 (the default) is `@modelcontextprotocol/sdk` 1.x; v2 is `@modelcontextprotocol/client` 2.x.
+// v1 (the default) is `@modelcontextprotocol/sdk` 1.x; v2 is `@modelcontextprotocol/client` 2.x;
+// v2-2026-07-28 is the same client pinned to MCP 2026-07-28: `server/discover` instead of
+// `initialize`, then each request stateless, with its revision in `_meta` and its method in the
+// `Mcp-Method` header. The report names the revision the client negotiated.
 // Over stdio the server is started with this process's environment.
 
 const args = process.argv.slice(2);
 const overStdio = args[0] === "stdio";
 const sdk = (overStdio ? args[1] : args[2]) ?? "v1";
 const { Client, StreamableHTTPClientTransport, StdioClientTransport } =
-  sdk === "v2"
+  sdk.startsWith("v2")
     ? {
         ...(await import("@modelcontextprotocol/client")),
         ...(await import("@modelcontextprotocol/client/stdio")),
@@ -33,7 +36,10 @@ const steps = JSON.parse(await new Promise((resolve) => {
   process.stdin.on("end", () => resolve(text));
 }));
 
-const client = new Client({ name: "campaigns-typescript-test", version: "1.0.0" });
+const client = new Client(
+  { name: "campaigns-typescript-test", version: "1.0.0" },
+  sdk === "v2-2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+);
 const transport = overStdio
   ? new StdioClientTransport({ command: args[2], args: args.slice(3), env: { ...process.env } })
   : new StreamableHTTPClientTransport(new URL(args[0]), {
@@ -56,6 +62,9 @@ const answers = [];
 for (const step of steps) {
   answers.push(await Promise.all(step.map(call)));
 }
+const revision = client.getNegotiatedProtocolVersion?.() ?? null;
 await client.close();
 const annotations = Object.fromEntries(tools.map((t) => [t.name, t.annotations ?? null]));
-process.stdout.write(JSON.stringify({ tools: tools.map((t) => t.name), annotations, answers }) + "\n");
+process.stdout.write(
+  JSON.stringify({ tools: tools.map((t) => t.name), annotations, answers, revision }) + "\n",
+);
