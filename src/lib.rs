@@ -37,6 +37,8 @@
 //!
 //! - [`code`]: the open codes, the well-known ones and [`code::KnownErrorCode`] to match them.
 //! - [`document`]: the one rule that tells an envelope, a guarantee result and a refusal apart.
+//! - [`decision`]: what an answer calls for an agent to do, and the one outcome form every
+//!   reader gives (`atr classify --format json`, the Python and TypeScript readers).
 //! - [`category`]: the category table, with [`category::RetryClass`].
 //! - [`observation`]: capture summaries, windows and the no-base64 rule.
 //! - [`artifact`]: the session's artifact directory, where captures are written.
@@ -91,6 +93,7 @@ pub mod artifact;
 mod breach;
 pub mod category;
 pub mod code;
+pub mod decision;
 pub mod document;
 mod envelope;
 mod error;

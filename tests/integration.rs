@@ -34,6 +34,7 @@ mod code;
 mod compile_fail;
 #[cfg(all(feature = "validate", feature = "schemars"))]
 mod conformance;
+mod decision;
 #[cfg(feature = "validate")]
 mod differential;
 mod errors;

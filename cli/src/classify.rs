@@ -1,11 +1,15 @@
-//! `atr classify`: what a captured REST response means to an agent, and whether it keeps the
-//! REST profile. Reads a response as `curl -i` prints it, or every response in a HAR file.
+//! `atr classify`: what an answer means to an agent. A captured REST response (as `curl -i`
+//! prints it, or every response in a HAR file), with whether it keeps the REST profile; a
+//! result document or a `tools/call` result; or, with `--ndjson`, a document a line (a
+//! recorded session's results). `--format json` prints the one outcome form of
+//! [`agent_tool_result::decision::Reading`].
 
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
+use agent_tool_result::decision::{Reading, Why};
 use agent_tool_result::guarantee::{GuaranteeResult, SettlementState};
 use agent_tool_result::http::RestOutcome;
 use agent_tool_result::http::classify::{classify_with, profile_breaches_with};
@@ -26,53 +30,143 @@ struct Captured {
     body: Vec<u8>,
 }
 
-/// `atr classify [--openapi FILE] INPUT...`: prints each response's outcome and next step, by
-/// the producer's problem types as its OpenAPI document declares them (the profile's own by
-/// default); `Invalid` when any breaks the profile, `Usage` when an input cannot be read or
-/// parsed as a response, or the document declares no problem type of the profile.
-pub fn classify(inputs: &[std::path::PathBuf], openapi: Option<&Path>) -> Result<(), Failure> {
+/// What an input holds, one answer at a time.
+enum Answer {
+    /// A REST response.
+    Response(Captured),
+    /// A result document or a `tools/call` result.
+    Document { origin: String, text: Vec<u8> },
+}
+
+/// What `atr classify` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Form {
+    /// A line per answer saying what it means and what to do next, then a summary.
+    Human,
+    /// The one outcome form: a JSON object per answer, as the Python and TypeScript readers
+    /// print it (`decision`, `kind`, and what the decision rests on), after its `source`.
+    Json,
+}
+
+/// `atr classify [--openapi FILE] [--format F] [--ndjson] INPUT...`: prints each answer's
+/// outcome and next step, by the producer's problem types as its OpenAPI document declares
+/// them (the profile's own by default); `Invalid` when any REST response breaks the profile,
+/// `Usage` when an input cannot be read or parsed as a response, or the document declares no
+/// problem type of the profile.
+pub fn classify(
+    inputs: &[std::path::PathBuf],
+    openapi: Option<&Path>,
+    form: Form,
+    ndjson: bool,
+) -> Result<(), Failure> {
     let types = match openapi {
         Some(path) => problem_types(path)?,
         None => ProblemTypes::default(),
     };
     let mut report = String::new();
-    let mut breaking = 0usize;
-    let mut total = 0usize;
+    let (mut breaking, mut responses, mut documents) = (0usize, 0usize, 0usize);
     for input in inputs {
-        for captured in read_responses(input)? {
-            total += 1;
-            let (status, headers, body) = (captured.status, &captured.headers, &captured.body);
-            let outcome = classify_with(&types, status, headers, body);
-            let breaches = profile_breaches_with(&types, status, headers, body);
-            let _ = writeln!(
-                report,
-                "{}: {} {}",
-                printable(&captured.origin),
-                captured.status.as_u16(),
-                printable(&describe(&outcome))
-            );
-            for breach in &breaches {
-                let _ = writeln!(
-                    report,
-                    "  breaks the REST profile: {}",
-                    printable(&breach.to_string())
-                );
+        for answer in read_answers(input, ndjson)? {
+            match answer {
+                Answer::Response(captured) => {
+                    responses += 1;
+                    let (status, headers, body) =
+                        (captured.status, &captured.headers, &captured.body);
+                    let breaches = profile_breaches_with(&types, status, headers, body);
+                    breaking += usize::from(!breaches.is_empty());
+                    if form == Form::Json {
+                        let reading = Reading::of_rest_parts(&types, status, headers, body);
+                        line(&mut report, &captured.origin, &reading);
+                        continue;
+                    }
+                    let outcome = classify_with(&types, status, headers, body);
+                    let _ = writeln!(
+                        report,
+                        "{}: {} {}",
+                        printable(&captured.origin),
+                        captured.status.as_u16(),
+                        printable(&describe(&outcome))
+                    );
+                    for breach in &breaches {
+                        let _ = writeln!(
+                            report,
+                            "  breaks the REST profile: {}",
+                            printable(&breach.to_string())
+                        );
+                    }
+                }
+                Answer::Document { origin, text } => {
+                    documents += 1;
+                    let reading = match std::str::from_utf8(&text) {
+                        Ok(text) => Reading::of_any(text),
+                        Err(_) => Reading::not_contract(Why::NotJson),
+                    };
+                    if form == Form::Json {
+                        line(&mut report, &origin, &reading);
+                    } else {
+                        let _ = writeln!(
+                            report,
+                            "{}: {}",
+                            printable(&origin),
+                            printable(&describe_reading(&reading))
+                        );
+                    }
+                }
             }
-            breaking += usize::from(!breaches.is_empty());
         }
     }
-    let _ = write!(
-        report,
-        "{total} response{}, {breaking} breaking the REST profile",
-        if total == 1 { "" } else { "s" }
-    );
-    crate::commands::print(&report)?;
+    if form == Form::Human {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let _ = write!(
+            report,
+            "{responses} response{}, {breaking} breaking the REST profile",
+            plural(responses)
+        );
+        if documents > 0 {
+            let _ = write!(report, "; {documents} document{}", plural(documents));
+        }
+    }
+    crate::commands::print(report.trim_end_matches('\n'))?;
     // The summary's last line says it all; nothing is repeated on stderr.
     if breaking > 0 {
         Err(Failure::Reported)
     } else {
         Ok(())
     }
+}
+
+/// One outcome line: the answer's source, then its reading's members.
+fn line(report: &mut String, source: &str, reading: &Reading) {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        source: &'a str,
+        #[serde(flatten)]
+        reading: &'a Reading,
+    }
+    let text = serde_json::to_string(&Line { source, reading }).expect("a line serializes");
+    let _ = writeln!(report, "{text}");
+}
+
+/// A document's reading, for a person.
+fn describe_reading(reading: &Reading) -> String {
+    let mut text = format!("{} ({})", reading.decision(), reading.kind());
+    let facts = [
+        reading.category().map(|c| format!("category {c}")),
+        reading.code().map(|c| format!("code {c}")),
+        reading.settlement().map(|s| format!("settlement {s}")),
+        reading.policy().map(|p| format!("decision {p}")),
+        reading.policy_code().map(|c| format!("policy code {c}")),
+        reading.refusal().map(|r| format!("refusal {r}")),
+        reading.retry_at().map(|at| format!("retry at {at}")),
+        reading.next_tool().map(|t| format!("next tool {t}")),
+        reading.why().map(|w| w.meaning().to_owned()),
+    ];
+    let facts: Vec<String> = facts.into_iter().flatten().collect();
+    if !facts.is_empty() {
+        let _ = write!(text, ": {}", facts.join(", "));
+    }
+    let _ = write!(text, ". {}", reading.decision().meaning());
+    text
 }
 
 /// The problem types a producer's OpenAPI document declares.
@@ -199,8 +293,10 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
-/// The responses in a file: a HAR (a JSON object) or one `curl -i` capture.
-fn read_responses(path: &Path) -> Result<Vec<Captured>, Failure> {
+/// The answers in a file: with `ndjson`, a document a line (of a recorded session, each
+/// response's `tools/call` result; other messages are passed over); otherwise a HAR (a JSON
+/// object with `log`), one `curl -i` capture, or one document.
+fn read_answers(path: &Path, ndjson: bool) -> Result<Vec<Answer>, Failure> {
     let bytes = read_bytes(path)?;
     let name = if path.as_os_str() == "-" {
         "<stdin>".to_owned()
@@ -208,19 +304,80 @@ fn read_responses(path: &Path) -> Result<Vec<Captured>, Failure> {
         path.display().to_string()
     };
     let unusable = |why: String| Failure::Usage(format!("{}: {why}", printable(&name)));
-    if bytes.trim_ascii_start().starts_with(b"{") {
-        let har: Value = serde_json::from_slice(&bytes)
-            .map_err(|err| unusable(format!("not a HAR file: {err}")))?;
-        har_responses(&har, &name).map_err(unusable)
-    } else {
+    if ndjson {
+        return Ok(lines(&bytes, &name));
+    }
+    let start = bytes.trim_ascii_start();
+    if start.starts_with(b"HTTP/") {
         let (status, headers, body) = curl_response(&bytes).map_err(unusable)?;
-        Ok(vec![Captured {
+        return Ok(vec![Answer::Response(Captured {
             origin: name,
             status,
             headers,
             body,
-        }])
+        })]);
     }
+    if start.starts_with(b"{")
+        && let Ok(har) = serde_json::from_slice::<Value>(&bytes)
+        && har.get("log").is_some()
+    {
+        let responses = har_responses(&har, &name).map_err(unusable)?;
+        return Ok(responses.into_iter().map(Answer::Response).collect());
+    }
+    Ok(vec![Answer::Document {
+        origin: name,
+        text: bytes,
+    }])
+}
+
+/// The documents of an NDJSON file, each named `FILE:LINE`: a JSON-RPC response carrying a
+/// `tools/call` result gives its result, any other JSON-RPC message nothing.
+fn lines(bytes: &[u8], name: &str) -> Vec<Answer> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        jsonrpc: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow)]
+        result: Option<&'a serde_json::value::RawValue>,
+    }
+    let mut answers = Vec::new();
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let message = std::str::from_utf8(line)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Message<'_>>(text).ok())
+            .filter(|message| message.jsonrpc.is_some());
+        let text = match message {
+            None => line,
+            Some(Message {
+                result: Some(result),
+                ..
+            }) if names_tool_result_member(result.get()) => result.get().as_bytes(),
+            Some(_) => continue,
+        };
+        answers.push(Answer::Document {
+            origin: format!("{name}:{}", index + 1),
+            text: text.to_vec(),
+        });
+    }
+    answers
+}
+
+/// Whether a JSON-RPC result names a member of a `tools/call` result at its top (`content`,
+/// `structuredContent` or `isError`); one whose names cannot be read is left to its reader.
+fn names_tool_result_member(result: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Names {
+        content: Option<serde::de::IgnoredAny>,
+        structured_content: Option<serde::de::IgnoredAny>,
+        is_error: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Names>(result).map_or(true, |names| {
+        names.content.is_some() || names.structured_content.is_some() || names.is_error.is_some()
+    })
 }
 
 /// Every response of a HAR 1.2 log: `log.entries[].response`.

@@ -70,15 +70,24 @@ enum Command {
         #[arg(long, default_value_t = McpRevision::LATEST.as_str().to_owned())]
         revision: String,
     },
-    /// Classify captured REST responses of guarantee tools: what each means to an agent.
+    /// Classify answers: what each means to an agent, and what it does next.
     ///
-    /// Reads a response as `curl -i` prints it, or every response in a HAR file. Exit status:
-    /// 0 when every response keeps the REST profile, 1 when any breaks it, 2 on a usage or I/O
-    /// error.
+    /// Reads a REST response as `curl -i` prints it, or every response in a HAR file; a
+    /// result document or a `tools/call` result; or, with --ndjson, one a line (a recorded
+    /// session's `tools/call` results). Exit status: 0 when every REST response keeps the
+    /// REST profile, 1 when any breaks it, 2 on a usage or I/O error.
     Classify {
-        /// Files with a `curl -i` capture or a HAR log, or `-` for standard input.
+        /// Files with a `curl -i` capture, a HAR log or a document, or `-` for standard input.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// `json`: the one outcome form, an object a line, as the Python and TypeScript
+        /// readers print it.
+        #[arg(long, value_enum, default_value_t = classify::Form::Human)]
+        format: classify::Form,
+        /// Each line of each input is a document (or a JSON-RPC message of a recorded
+        /// session, whose `tools/call` results are read and the rest passed over).
+        #[arg(long)]
+        ndjson: bool,
         /// The producer's OpenAPI document: its own problem types (policy deny, each refusal)
         /// are read as it declares them, for a producer with other type URIs.
         #[arg(long, value_name = "FILE")]
@@ -158,7 +167,12 @@ fn main() -> ExitCode {
             read,
             revision,
         } => commands::mcp(&input, read, &revision),
-        Command::Classify { inputs, openapi } => classify::classify(&inputs, openapi.as_deref()),
+        Command::Classify {
+            inputs,
+            openapi,
+            format,
+            ndjson,
+        } => classify::classify(&inputs, openapi.as_deref(), format, ndjson),
         Command::Migrate {
             input,
             tool,

@@ -524,15 +524,18 @@ fn classify_reads_curl_captures_and_har_logs_and_exits_on_profile_breaches() {
             .contains("a 401 without a Bearer WWW-Authenticate challenge")
     );
 
-    for garbage in [
-        &b"not a response"[..],
-        b"{\"log\": {}}",
-        b"HTTP/1.1 abc\r\n\r\n",
-    ] {
+    for garbage in [&b"{\"log\": {}}"[..], b"HTTP/1.1 abc\r\n\r\n"] {
         let out = run(&["classify", "-"], Some(garbage));
         assert_eq!(out.code, 2, "{}", String::from_utf8_lossy(garbage));
         assert!(out.stderr.starts_with("atr: <stdin>: "), "{}", out.stderr);
     }
+    // Neither a response nor JSON: a document that is no result, which says so.
+    let text = run(&["classify", "-"], Some(b"not a response"));
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .starts_with("<stdin>: stop (not-contract): The text is not JSON.")
+    );
     let missing = run(&["classify", "no/such/file.http"], None);
     assert_eq!(missing.code, 2);
 }

@@ -10,6 +10,7 @@ mod framing;
 mod hostile;
 mod http_sessions;
 mod jsonrpc;
+mod outcomes;
 mod precommit;
 mod record;
 mod sarif;

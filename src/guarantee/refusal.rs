@@ -188,6 +188,20 @@ impl fmt::Display for RefusalKind {
     }
 }
 
+/// Written as its short name (`key-in-flight`).
+impl Serialize for RefusalKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RefusalKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The error for a name that is not a [`RefusalKind`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(

@@ -110,8 +110,6 @@ impl CallToolResult {
         Ok(result)
     }
 
-    /// Where the carried JSON is: a complete result's `structuredContent`, or its first text
-    /// block.
     /// Reads anything a guarantee tool answers: its result or its refusal, told apart by the
     /// one rule every reader applies (a `schemaVersion` is a result; a problem without `ok`
     /// is a refusal), with `isError` checked (a deny or a refusal, and nothing else).
@@ -143,6 +141,27 @@ impl CallToolResult {
         Ok(Answer::Refused(refusal))
     }
 
+    /// The contract of the document the result carries (its `structuredContent`, else its
+    /// first text block), by the document rule; `None` when it carries none (it is not
+    /// complete, or has neither).
+    ///
+    /// ```
+    /// use agent_tool_result::document::Document;
+    /// use agent_tool_result::mcp::CallToolResult;
+    ///
+    /// let result = CallToolResult::from_json(r#"{"content":[{"type":"text","text":"{\"schemaVersion\":1}"}]}"#)?;
+    /// assert_eq!(result.carried_document(), Some(Document::Guarantee));
+    /// # Ok::<(), agent_tool_result::mcp::McpError>(())
+    /// ```
+    #[must_use]
+    pub fn carried_document(&self) -> Option<crate::document::Document> {
+        self.carrier()
+            .ok()
+            .map(|(_, text)| crate::document::of(text))
+    }
+
+    /// Where the carried JSON is: a complete result's `structuredContent`, or its first text
+    /// block.
     fn carrier(&self) -> Result<(&'static str, &str), McpError> {
         if self.result_type() != COMPLETE {
             return Err(McpError::new(
