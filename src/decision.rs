@@ -422,7 +422,7 @@ impl Reading {
         }
     }
 
-    /// A REST response, as [`classify`](crate::http::classify) read it.
+    /// A REST response, as [`classify`](crate::http::classify::classify) read it.
     #[cfg(feature = "http")]
     #[must_use]
     pub fn of_rest(outcome: &crate::http::RestOutcome) -> Self {
