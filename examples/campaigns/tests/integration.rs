@@ -14,6 +14,7 @@ mod pauses;
 mod processes;
 mod python;
 mod recorded;
+mod replays;
 mod rest;
 mod stateless;
 mod stopped;

@@ -67,6 +67,10 @@ fn recording(begins_key: bool, first: usize, effect: Option<&str>) -> String {
     }
 }
 
+/// Whether the key `($1, $2)` is begun: a transaction that would begin it finds it is
+/// another call's.
+const KEY_BEGUN: &str = "SELECT 1 FROM atr_idempotency WHERE scope = $1 AND key = $2";
+
 /// What a transaction that begins its key itself (its effect in the ledger) sends as it begins, in
 /// the same message as its `BEGIN`: a transaction-scoped advisory lock on the key (seen by
 /// every session at once, and kept by a pooler in transaction mode), so that a second such
@@ -171,8 +175,11 @@ impl<'c> PostgresTransaction<'c> {
     ///
     /// # Errors
     ///
-    /// [`TransactionError::Fenced`] when the lease no longer holds its key (nothing is
-    /// written); [`TransactionError::Failed`] when the server fails.
+    /// [`TransactionError::Fenced`] when the lease no longer holds its key, or, for a call
+    /// whose effect is in the ledger, when its key is begun already (a replay: nothing is
+    /// written, and the call's answer is the key's); [`TransactionError::InFlight`] when such
+    /// a key's transaction is open elsewhere; [`TransactionError::Failed`] when the server
+    /// fails. On each of these the connection is left usable: the transaction is rolled back.
     pub async fn begin(
         client: &'c mut Client,
         lease: &Lease,
@@ -201,20 +208,29 @@ impl<'c> PostgresTransaction<'c> {
         };
         let (scope, key, fence) = lease_params(lease);
         if lease.key_to_begin().is_some() {
-            // One message: the transaction and the key's lock.
-            let answered = client
-                .simple_query(&begin_with_key(settings.begin(), &scope, &key))
-                .await
-                .map_err(|err| {
-                    // Whether the BEGIN ran is not known: roll back, to be sure.
-                    TransactionError::Failed(err.into())
-                })?;
+            // Sent together, one round trip: the transaction and the key's lock, then whether
+            // the key is begun already (a replay, most often), read inside the transaction.
+            let params: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 2] =
+                [(&scope, Type::TEXT), (&key, Type::TEXT)];
+            let (answered, begun) = super::super::join::both(
+                client.simple_query(&begin_with_key(settings.begin(), &scope, &key)),
+                client.query_typed(KEY_BEGUN, &params),
+            )
+            .await;
+            // Whether the BEGIN ran is not known: the drop rolls back, to be sure.
+            let answered = answered.map_err(|err| TransactionError::Failed(err.into()))?;
             let locked = answered.iter().find_map(|message| match message {
                 tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0),
                 _ => None,
             });
             if locked != Some("t") {
                 return Err(TransactionError::InFlight);
+            }
+            // Begun already: the key is another call's, which the call's answer is. Found
+            // here, before the tool's work, as SQLite's begin finds it; the commit's guard
+            // still catches a key begun meanwhile.
+            if !begun?.is_empty() {
+                return Err(TransactionError::Fenced);
             }
             return Ok(transaction);
         }

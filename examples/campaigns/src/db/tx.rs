@@ -48,11 +48,21 @@ impl<'a> Conn<'a> {
                 )
                 .await
                 .map_err(|_| failed(DbError::TimedOut(*timeout)))?;
-                Ok(Tx::Postgres {
-                    tx: begun.map_err(|err| map_tx(err, DbError::Setup))?,
-                    unsure,
-                    timeout: *timeout,
-                })
+                match begun {
+                    Ok(tx) => Ok(Tx::Postgres {
+                        tx,
+                        unsure,
+                        timeout: *timeout,
+                    }),
+                    // The server answered (the key is another's, or in flight) and the
+                    // transaction is rolled back: the connection serves the next call, so a
+                    // replay costs no new connection.
+                    Err(err @ (TransactionError::Fenced | TransactionError::InFlight)) => {
+                        *unsure = false;
+                        Err(map_tx(err, DbError::Setup))
+                    }
+                    Err(err) => Err(map_tx(err, DbError::Setup)),
+                }
             }
             (conn, None) => {
                 conn.begin().await.map_err(failed)?;
