@@ -16,6 +16,9 @@ pub struct Postgres {
     bin: PathBuf,
     port: u16,
     as_user: bool,
+    /// Whether the server syncs its writes to disk, as a deployed one does (the tests' own
+    /// servers do not, which no deployment does: a benchmark's does).
+    durable: bool,
 }
 
 const INSTALL: &str = "the PostgreSQL tests need the server's programs (initdb, pg_ctl): \
@@ -195,6 +198,21 @@ impl Postgres {
     ///
     /// When the programs are missing (saying what to install), or the server does not start.
     pub fn start() -> Postgres {
+        Postgres::start_with(false)
+    }
+
+    /// Starts a fresh server as one is deployed: `fsync` and `synchronous_commit` on, every
+    /// commit on disk before it is answered.
+    ///
+    /// # Panics
+    ///
+    /// As [`Postgres::start`].
+    #[allow(dead_code)] // the benchmarks' (each test binary includes this file)
+    pub fn start_as_deployed() -> Postgres {
+        Postgres::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> Postgres {
         let bin = server_bin();
         let dir = scratch_dir("postgres");
         let as_user = is_root();
@@ -207,6 +225,7 @@ impl Postgres {
             bin,
             port,
             as_user,
+            durable,
         };
         let data = server.data();
         server.run(
@@ -266,9 +285,10 @@ impl Postgres {
 
     fn pg_ctl_mode(&self, action: &str, mode: &str) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync={} -c max_connections=200",
             self.port,
-            self.dir.display()
+            self.dir.display(),
+            if self.durable { "on" } else { "off" }
         );
         let log = self.dir.join("server.log").display().to_string();
         let data = self.data();
