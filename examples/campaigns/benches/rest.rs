@@ -53,6 +53,25 @@ const LIMITED: &str = "acct_limited";
 /// Where the service serves `send_sms`.
 const SEQUENCED: &str = "/v1/tools/send_sms";
 
+/// Sends message `id` through the provider (its effect key makes a second send of it a
+/// no-op): the refusal to answer when the provider fails.
+async fn send_message(service: &Service, id: &str, args: &SmsArgs) -> Result<(), Response> {
+    let effect = Send::effect_of(id, &args.to);
+    let send = Send {
+        effect_key: effect.as_str(),
+        phone: &args.to,
+        body: &args.body,
+        campaign_id: None,
+        message_id: Some(id),
+        fence: 0,
+    };
+    service
+        .send(send)
+        .await
+        .map(|_| ())
+        .map_err(|err| Refusal::unavailable(err.to_string()).into_response())
+}
+
 /// The same handler without the sequence: the tool's work (the opt-out check, the send
 /// through the provider, the message recorded sent in a plain transaction), answered through
 /// the profile.
@@ -66,17 +85,8 @@ async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response 
     let store = service.store();
     let answer = match store.is_opted_out(&args.to).await {
         Ok(false) => {
-            let effect = Send::effect_of(&id, &args.to);
-            let send = Send {
-                effect_key: effect.as_str(),
-                phone: &args.to,
-                body: &args.body,
-                campaign_id: None,
-                message_id: Some(&id),
-                fence: 0,
-            };
-            if let Err(err) = service.send(send).await {
-                return Refusal::unavailable(err.to_string()).into_response();
+            if let Err(refused) = send_message(&service, &id, &args).await {
+                return refused;
             }
             let message = Message {
                 id: &id,
@@ -144,7 +154,11 @@ async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Respon
     let fingerprint = keyed.fingerprint().to_hex();
     let id = keyed.operation_id(SendSms::OPERATION);
     let key = key.as_str();
-    let pool = service.store().db().pool().expect("the bench's store is PostgreSQL");
+    let pool = service
+        .store()
+        .db()
+        .pool()
+        .expect("the bench's store is PostgreSQL");
     let client = match pool.get().await {
         Ok(client) => client,
         Err(err) => return Refusal::unavailable(err.to_string()).into_response(),
@@ -164,17 +178,8 @@ async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Respon
     let answer: agent_tool_result::guarantee::Answer<MessageRef> = if opted_out {
         GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()
     } else {
-        let effect = Send::effect_of(&id, &args.to);
-        let send = Send {
-            effect_key: effect.as_str(),
-            phone: &args.to,
-            body: &args.body,
-            campaign_id: None,
-            message_id: Some(&id),
-            fence: 0,
-        };
-        if let Err(err) = service.send(send).await {
-            return Refusal::unavailable(err.to_string()).into_response();
+        if let Err(refused) = send_message(&service, &id, &args).await {
+            return refused;
         }
         GuaranteeResult::committed_with(Tally::sent(1), MessageRef::of_operation(&id)).into()
     };
@@ -182,7 +187,10 @@ async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Respon
         .answer_response(&answer)
         .expect("an answer's fields are an object");
     let status = i32::from(response.status().as_u16());
-    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let body = String::from_utf8(response.body().clone()).expect("JSON is text");
     let key_row = "INSERT INTO bench_keys (key, fingerprint, status, content_type, body) \
                    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING 1";
@@ -327,7 +335,12 @@ fn main() {
     let service = Arc::new(runtime.block_on(Service::open(&target, config)).unwrap());
     runtime.block_on(async {
         let pool = service.store().db().pool().expect("PostgreSQL");
-        pool.get().await.unwrap().batch_execute(BY_HAND_TABLE).await.unwrap();
+        pool.get()
+            .await
+            .unwrap()
+            .batch_execute(BY_HAND_TABLE)
+            .await
+            .unwrap();
     });
     // The service's own routes, from its registry, as the account the bearer gate would name.
     let app = campaigns::rest::router(&campaigns::tools::registry(&service))
