@@ -181,6 +181,17 @@ fn a_2026_07_28_result_without_result_type_is_a_finding() {
         );
         assert_eq!(code, i32::from(expected == 1));
     }
+    // A result naming `resultType` and no other member of a result: it says it is complete
+    // (what else it lacks is another finding).
+    let mut messages = opening("2026-07-28", &schema());
+    messages.extend(call(2, Some(json!({ "resultType": "complete" }))));
+    let (_, findings, _) = verdict(&["--ndjson", "-"], &ndjson(&messages));
+    assert!(
+        found(&findings)
+            .iter()
+            .all(|(rule, _)| rule != "mcp-result-shape"),
+        "{findings:?}"
+    );
     // Stateless: no `initialize`, the revision in each request's `_meta`.
     let mut messages = opening("2026-07-28", &schema()).split_off(2);
     let [mut request, _] = call(2, None);
