@@ -202,7 +202,8 @@ impl Postgres {
     }
 
     /// Starts a fresh server as one is deployed: `fsync` and `synchronous_commit` on, every
-    /// commit on disk before it is answered.
+    /// commit on disk before it is answered, and `pg_stat_statements` loaded (a bench counts
+    /// the statements each call makes).
     ///
     /// # Panics
     ///
@@ -285,10 +286,14 @@ impl Postgres {
 
     fn pg_ctl_mode(&self, action: &str, mode: &str) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync={} -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 {}",
             self.port,
             self.dir.display(),
-            if self.durable { "on" } else { "off" }
+            if self.durable {
+                "-c fsync=on -c shared_preload_libraries=pg_stat_statements"
+            } else {
+                "-c fsync=off"
+            }
         );
         let log = self.dir.join("server.log").display().to_string();
         let data = self.data();

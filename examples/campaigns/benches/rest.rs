@@ -1,21 +1,21 @@
 //! `send_sms` through the campaign service's REST handler at 32 concurrent clients (keep-alive
-//! HTTP/1.1 on 127.0.0.1), with its tables and ledger on PostgreSQL (a server of the bench's
-//! own, run as deployed: `fsync` and `synchronous_commit` on), in one run, the arms
-//! interleaved round by round:
+//! HTTP/1.1 on 127.0.0.1), on each store in turn: PostgreSQL (a server of the bench's own, run
+//! as deployed: `fsync` and `synchronous_commit` on) and SQLite (a file, as the service opens
+//! it by default). On each, in one run, the arms interleaved round by round:
 //! - the library: the service's own route, under the replay sequence;
 //! - by hand: the same guarantee as a careful author writes it without the library (the key,
-//!   its request's fingerprint and the stored response written in the effect's own statement,
-//!   with the message's row; a key found answers its stored response, or 422 for another
-//!   request under it);
+//!   its request's fingerprint and the stored response written beside the message's row, in
+//!   one statement on PostgreSQL, one transaction on SQLite; a key found answers its stored
+//!   response, or 422 for another request under it);
 //! - the floor: the same handler with no guarantee at all (no key kept);
 //! - the library for an account with a rate limit (one it never reaches), counted in the
 //!   shared database.
 //!
-//! Reports each arm's throughput and p99 latency, and the ratios a script reads, one a line as
-//! `<store>, <what>: <ratio>x`: the library against the hand-written arm (the goal: at least
-//! 0.97x), the library and the hand-written arm against the floor (the guarantee's price: the
-//! key row each writes), and the limited account against the library (the goal: at least
-//! 0.95x).
+//! Reports each arm's throughput, p99 latency and (on PostgreSQL, by `pg_stat_statements`)
+//! statements a call, then the ratios a script reads, one a line as `<store>, <what>:
+//! <ratio>x`: the library against the hand-written arm (the goal: at least 0.97x), the library
+//! and the hand-written arm against the floor (the guarantee's price: the key row each
+//! writes), and the limited account against the library (the goal: at least 0.95x).
 //!
 //! `cargo bench -p campaigns --bench rest`
 #[path = "../../../tests/support/postgres.rs"]
@@ -32,7 +32,9 @@ use agent_tool_result::registry::Principal;
 use agent_tool_result::replay::{Call, Done, GuaranteeTool, OperationFields};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use campaigns::db::Target;
+use campaigns::db::error::DbError;
+use campaigns::db::sql::Arg;
+use campaigns::db::{Conn, Target};
 use campaigns::limits;
 use campaigns::provider::{Provider, Send, stand_in};
 use campaigns::service::{Config, Service};
@@ -110,40 +112,93 @@ async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Response 
 
 /// The hand-written arm's table: each key, its request's fingerprint and its response.
 const BY_HAND_TABLE: &str = "CREATE TABLE IF NOT EXISTS bench_keys (key text PRIMARY KEY, \
-    fingerprint text NOT NULL, status int NOT NULL, content_type text NOT NULL, \
+    fingerprint text NOT NULL, status bigint NOT NULL, content_type text NOT NULL, \
     body text NOT NULL)";
 
 /// The response stored under `key`, if any: itself for the same request (`fingerprint`),
 /// else the refusal of another request under the key.
 async fn stored(
-    client: &deadpool_postgres::Object,
+    conn: &mut Conn<'_>,
     key: &str,
     fingerprint: &str,
-) -> Result<Option<Response>, tokio_postgres::Error> {
-    let row = client
-        .query_opt(
+) -> Result<Option<Response>, DbError> {
+    let rows = conn
+        .query(
             "SELECT fingerprint, status, content_type, body FROM bench_keys WHERE key = $1",
-            &[&key],
+            &[key.into()],
         )
         .await?;
-    Ok(row.map(|row| {
-        if row.get::<_, &str>(0) != fingerprint {
+    Ok(rows.first().map(|row| {
+        if row.text(0) != fingerprint {
             return Refusal::new(RefusalKind::KeyMismatch, "another request").into_response();
         }
-        let status = u16::try_from(row.get::<_, i32>(1)).expect("a status");
+        let status = u16::try_from(row.int(1)).expect("a status");
         http::Response::builder()
             .status(status)
-            .header("content-type", row.get::<_, &str>(2))
-            .body(axum::body::Body::from(row.get::<_, String>(3)))
+            .header("content-type", row.text(2))
+            .body(axum::body::Body::from(row.text(3)))
             .expect("a stored response")
     }))
+}
+
+/// The key's row with its response, and the message's (`None` for a deny: no message), as
+/// a careful author writes them on each store: on PostgreSQL one statement (its own
+/// transaction); on SQLite one transaction of two. Whether the key was written (not another
+/// call's meanwhile).
+async fn write_key(
+    conn: &mut Conn<'_>,
+    key: [Arg; 5],
+    message: Option<[Arg; 3]>,
+) -> Result<bool, DbError> {
+    const KEY_ROW: &str = "INSERT INTO bench_keys (key, fingerprint, status, content_type, body) \
+                           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING";
+    const MESSAGE_ROW: &str = "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                               VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING";
+    if let Conn::Postgres(_) = conn {
+        let rows = match message {
+            None => {
+                let sql = format!("WITH k AS ({KEY_ROW} RETURNING 1) SELECT count(*) FROM k");
+                conn.query(&sql, &key).await?
+            }
+            Some(message) => {
+                let sql = format!(
+                    "WITH k AS ({KEY_ROW} RETURNING 1), m AS ({}) SELECT count(*) FROM k",
+                    MESSAGE_ROW
+                        .replace("$3", "$8")
+                        .replace("$2", "$7")
+                        .replace("$1", "$6")
+                );
+                let args: Vec<Arg> = key.into_iter().chain(message).collect();
+                conn.query(&sql, &args).await?
+            }
+        };
+        return Ok(rows.first().is_some_and(|row| row.int(0) == 1));
+    }
+    conn.begin_exclusive().await?;
+    let written = async {
+        if conn.execute(KEY_ROW, &key).await? == 0 {
+            return Ok(false);
+        }
+        if let Some(message) = message {
+            conn.execute(MESSAGE_ROW, &message).await?;
+        }
+        Ok(true)
+    }
+    .await;
+    match written {
+        Ok(true) => conn.commit().await.map(|()| true),
+        other => {
+            conn.rollback().await?;
+            other
+        }
+    }
 }
 
 /// The same guarantee as a careful author writes it by hand: a key found answers its stored
 /// response (or 422, for another request under it); otherwise the tool's work (the opt-out
 /// check, the send through the provider, whose effect key makes a second send of the message
-/// a no-op) and one statement that writes the key with its fingerprint and response and the
-/// message's row; a key another call wrote meanwhile answers what that call stored.
+/// a no-op), then the key written with its fingerprint and response beside the message's row
+/// ([`write_key`]); a key another call wrote meanwhile answers what that call stored.
 async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
     let (key, arguments) = call.into_parts();
     let args = match SmsArgs::deserialize(&arguments) {
@@ -154,27 +209,29 @@ async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Respon
     let fingerprint = keyed.fingerprint().to_hex();
     let id = keyed.operation_id(SendSms::OPERATION);
     let key = key.as_str();
-    let pool = service
-        .store()
-        .db()
-        .pool()
-        .expect("the bench's store is PostgreSQL");
-    let client = match pool.get().await {
-        Ok(client) => client,
-        Err(err) => return Refusal::unavailable(err.to_string()).into_response(),
+    let unavailable = |err: DbError| Refusal::unavailable(err.to_string()).into_response();
+    let mut conn = match service.store().db().conn().await {
+        Ok(conn) => conn,
+        Err(err) => return unavailable(err),
     };
-    match stored(&client, key, &fingerprint).await {
+    match stored(&mut conn, key, &fingerprint).await {
         Ok(Some(response)) => return response,
         Ok(None) => {}
-        Err(err) => return Refusal::unavailable(err.to_string()).into_response(),
+        Err(err) => return unavailable(err),
     }
-    let opted_out = match client
-        .query_opt("SELECT 1 FROM opt_outs WHERE phone = $1", &[&args.to])
+    let opted_out = match conn
+        .query(
+            "SELECT 1 FROM opt_outs WHERE phone = $1",
+            &[args.to.as_str().into()],
+        )
         .await
     {
-        Ok(row) => row.is_some(),
-        Err(err) => return Refusal::unavailable(err.to_string()).into_response(),
+        Ok(rows) => !rows.is_empty(),
+        Err(err) => return unavailable(err),
     };
+    // The connection goes back while the provider works (on SQLite, the one connection
+    // every call shares).
+    drop(conn);
     let answer: agent_tool_result::guarantee::Answer<MessageRef> = if opted_out {
         GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()
     } else {
@@ -183,55 +240,41 @@ async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Respon
         }
         GuaranteeResult::committed_with(Tally::sent(1), MessageRef::of_operation(&id)).into()
     };
+    let mut conn = match service.store().db().conn().await {
+        Ok(conn) => conn,
+        Err(err) => return unavailable(err),
+    };
     let response = RestProfile::default()
         .answer_response(&answer)
         .expect("an answer's fields are an object");
-    let status = i32::from(response.status().as_u16());
     let content_type = response.headers()["content-type"]
         .to_str()
-        .unwrap()
+        .expect("a content type")
         .to_owned();
     let body = String::from_utf8(response.body().clone()).expect("JSON is text");
-    let key_row = "INSERT INTO bench_keys (key, fingerprint, status, content_type, body) \
-                   VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING 1";
-    let written = if opted_out {
-        client
-            .query(
-                &format!("WITH k AS ({key_row}) SELECT count(*) FROM k"),
-                &[&key, &fingerprint, &status, &content_type, &body],
-            )
-            .await
-    } else {
-        client
-            .query(
-                &format!(
-                    "WITH k AS ({key_row}), m AS (INSERT INTO messages \
-                     (id, principal, phone, state, updated_ms) VALUES ($6, $7, $8, 'sent', \
-                     (extract(epoch FROM clock_timestamp()) * 1000)::bigint) \
-                     ON CONFLICT (id) DO NOTHING) SELECT count(*) FROM k"
-                ),
-                &[
-                    &key,
-                    &fingerprint,
-                    &status,
-                    &content_type,
-                    &body,
-                    &id,
-                    &PRINCIPAL,
-                    &args.to,
-                ],
-            )
-            .await
-    };
-    match written.map(|rows| rows[0].get::<_, i64>(0)) {
-        Ok(1) => response.map(axum::body::Body::from),
+    let key_row = [
+        key.into(),
+        fingerprint.as_str().into(),
+        i64::from(response.status().as_u16()).into(),
+        content_type.as_str().into(),
+        body.as_str().into(),
+    ];
+    let message = (!opted_out).then(|| {
+        [
+            id.as_str().into(),
+            PRINCIPAL.into(),
+            args.to.as_str().into(),
+        ]
+    });
+    match write_key(&mut conn, key_row, message).await {
+        Ok(true) => response.map(axum::body::Body::from),
         // Another call wrote the key meanwhile: its response is the key's.
-        Ok(_) => match stored(&client, key, &fingerprint).await {
+        Ok(false) => match stored(&mut conn, key, &fingerprint).await {
             Ok(Some(response)) => response,
             Ok(None) => Refusal::unavailable("the key's row is gone").into_response(),
-            Err(err) => Refusal::unavailable(err.to_string()).into_response(),
+            Err(err) => unavailable(err),
         },
-        Err(err) => Refusal::unavailable(err.to_string()).into_response(),
+        Err(err) => unavailable(err),
     }
 }
 
@@ -293,54 +336,39 @@ fn serve(runtime: &tokio::runtime::Runtime, app: axum::Router) -> String {
 
 fn main() {
     let server = postgres::Postgres::start_as_deployed();
-    let url = server.database("bench_rest");
+    measure(&Target::Postgres(server.database("bench_rest")), "postgres");
+    // SQLite as the service opens it by default: a file of its own.
+    let dir = postgres::scratch_dir("bench-rest-sqlite");
+    measure(&Target::Sqlite(dir.join("campaigns.db")), "sqlite");
+}
+
+/// Every arm on `target`, interleaved round by round, reported as `store`'s.
+fn measure(target: &Target, store: &str) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // The stand-in provider, as the service starts it by default (no delay: what is measured
     // is the service's own cost).
-    let target = Target::Postgres(url);
     let provider = runtime
         .block_on(stand_in::start(
-            &target,
+            target,
             Duration::ZERO,
             8,
             Duration::from_secs(5),
         ))
         .expect("the stand-in provider starts");
     let provider = Provider::new(&provider, Duration::from_secs(5)).unwrap();
-    let config = Config {
-        window: SendWindow {
-            cap: 20,
-            length_ms: 60_000,
-            origin_ms: 0,
-        },
-        caps: std::collections::HashMap::new(),
-        provider,
-        #[cfg(feature = "faults")]
-        full_disk: None,
-        lease: Duration::from_secs(30),
-        connections: 8,
-        db_timeout: Duration::from_secs(5),
-        // One account limited, to a billion calls a second: counted, never refused.
-        rates: limits::RateLimits::new(
-            [LIMITED],
-            None,
-            &[(
-                LIMITED.to_owned(),
-                std::num::NonZeroU32::new(1_000_000_000).unwrap(),
-            )]
-            .into(),
-            Duration::from_secs(1),
-        ),
-    };
-    let service = Arc::new(runtime.block_on(Service::open(&target, config)).unwrap());
+    let service = Arc::new(
+        runtime
+            .block_on(Service::open(target, config(provider)))
+            .unwrap(),
+    );
+    let postgres = matches!(target, Target::Postgres(_));
     runtime.block_on(async {
-        let pool = service.store().db().pool().expect("PostgreSQL");
-        pool.get()
-            .await
-            .unwrap()
-            .batch_execute(BY_HAND_TABLE)
-            .await
-            .unwrap();
+        let mut conn = service.store().db().conn().await.unwrap();
+        conn.execute(BY_HAND_TABLE, &[]).await.unwrap();
+        if postgres {
+            let sql = "CREATE EXTENSION IF NOT EXISTS pg_stat_statements";
+            conn.execute(sql, &[]).await.unwrap();
+        }
     });
     // The service's own routes, from its registry, as the account the bearer gate would name.
     let app = campaigns::rest::router(&campaigns::tools::registry(&service))
@@ -360,43 +388,113 @@ fn main() {
     let limited_base = serve(&runtime, limited_app);
 
     let next = AtomicUsize::new(0);
-    // Warm up every arm: connections, prepared statements, the tables' first pages.
-    round(&base, SEQUENCED, &next);
-    round(&base, "/by-hand", &next);
-    round(&base, "/bare", &next);
-    round(&limited_base, SEQUENCED, &next);
     let arms = [
         ("the library", &base, SEQUENCED),
         ("by hand", &base, "/by-hand"),
         ("the floor (no key kept)", &base, "/bare"),
         ("the library, one account's limit", &limited_base, SEQUENCED),
     ];
-    let mut measured: Vec<(f64, Vec<Duration>)> = arms.iter().map(|_| (0.0, Vec::new())).collect();
+    // Warm up every arm: connections, prepared statements, the tables' first pages.
+    for (_, base, path) in &arms {
+        round(base, path, &next);
+    }
+    let mut measured: Vec<Arm> = arms.iter().map(|_| Arm::default()).collect();
+    // The statements the server ran so far (each reading counts itself once); none on SQLite.
+    let statements = || {
+        postgres.then(|| {
+            runtime.block_on(async {
+                let mut conn = service.store().db().conn().await.unwrap();
+                let sql = "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements";
+                conn.query(sql, &[]).await.unwrap()[0].int(0)
+            })
+        })
+    };
     for _ in 0..ROUNDS {
         for ((_, base, path), arm) in arms.iter().zip(&mut measured) {
+            let before = statements();
             let (rate, latencies) = round(base, path, &next);
-            arm.0 += rate / f64::from(ROUNDS);
-            arm.1.extend(latencies);
+            if let (Some(before), Some(after)) = (before, statements()) {
+                *arm.statements.get_or_insert(0) += after - before - 1;
+            }
+            arm.rate += rate / f64::from(ROUNDS);
+            arm.latencies.extend(latencies);
         }
     }
-    report(&arms.map(|(name, _, _)| name), measured);
+    report(store, &arms.map(|(name, _, _)| name), measured);
 }
 
-/// Prints each arm's throughput and p99, then the ratios, one a line as
+/// The service's settings: one account limited, to a billion calls a second (counted, never
+/// refused).
+fn config(provider: Provider) -> Config {
+    Config {
+        window: SendWindow {
+            cap: 20,
+            length_ms: 60_000,
+            origin_ms: 0,
+        },
+        caps: std::collections::HashMap::new(),
+        provider,
+        #[cfg(feature = "faults")]
+        full_disk: None,
+        lease: Duration::from_secs(30),
+        connections: 8,
+        db_timeout: Duration::from_secs(5),
+        rates: limits::RateLimits::new(
+            [LIMITED],
+            None,
+            &[(
+                LIMITED.to_owned(),
+                std::num::NonZeroU32::new(1_000_000_000).unwrap(),
+            )]
+            .into(),
+            Duration::from_secs(1),
+        ),
+    }
+}
+
+/// What one arm measured over its rounds.
+#[derive(Default)]
+struct Arm {
+    /// Requests a second, averaged over the rounds.
+    rate: f64,
+    /// Every request's latency.
+    latencies: Vec<Duration>,
+    /// The statements the server ran for the arm's requests (the stand-in provider's
+    /// included: one send a request, in every arm), where the server counts them.
+    statements: Option<i64>,
+}
+
+/// Prints each arm's throughput, p99 and statements a call, then the ratios, one a line as
 /// `<store>, <what>: <ratio>x`.
-fn report(names: &[&str; 4], measured: Vec<(f64, Vec<Duration>)>) {
+fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
     println!(
-        "send_sms over REST, {CLIENTS} clients, {} requests an arm, PostgreSQL as deployed \
-         (fsync on):",
-        CLIENTS * PER_CLIENT * ROUNDS as usize
+        "send_sms over REST, {CLIENTS} clients, {} requests an arm, {}:",
+        CLIENTS * PER_CLIENT * ROUNDS as usize,
+        if store == "postgres" {
+            "PostgreSQL as deployed (fsync on)"
+        } else {
+            "SQLite (the service's own file)"
+        }
     );
+    let requests =
+        f64::from(u32::try_from(CLIENTS * PER_CLIENT).expect("a few thousand")) * f64::from(ROUNDS);
     let summary: Vec<(f64, f64)> = measured
         .into_iter()
-        .map(|(rate, latencies)| (rate, p99(latencies)))
+        .zip(names)
+        .map(|(arm, name)| {
+            let p99 = p99(arm.latencies);
+            #[allow(clippy::cast_precision_loss)] // a count of a few hundred thousand
+            let statements = arm
+                .statements
+                .map(|n| format!(", {:.2} statements a call", n as f64 / requests))
+                .unwrap_or_default();
+            println!(
+                "  {name}: {:.0} requests/s, p99 {p99:.2} ms{statements}",
+                arm.rate
+            );
+            (arm.rate, p99)
+        })
         .collect();
-    for (name, (rate, p99)) in names.iter().zip(&summary) {
-        println!("  {name}: {rate:.0} requests/s, p99 {p99:.2} ms");
-    }
     let [library, by_hand, floor, limited] = [0, 1, 2, 3].map(|i| summary[i]);
     println!(
         "Goals: the library at least 0.97x the throughput by hand; one account's limit at \
@@ -404,8 +502,8 @@ fn report(names: &[&str; 4], measured: Vec<(f64, Vec<Duration>)>) {
          its key row."
     );
     let ratio = |what: &str, a: (f64, f64), b: (f64, f64)| {
-        println!("postgres, {what}: {:.2}x", a.0 / b.0);
-        println!("postgres, {what} p99: {:.2}x", a.1 / b.1);
+        println!("{store}, {what}: {:.2}x", a.0 / b.0);
+        println!("{store}, {what} p99: {:.2}x", a.1 / b.1);
     };
     ratio("library / by hand", library, by_hand);
     ratio("library / floor", library, floor);
