@@ -9,6 +9,7 @@ mod failover;
 mod faults;
 mod full_disk;
 mod long_calls;
+mod oauth_discovery;
 mod patroni;
 mod pauses;
 mod processes;
