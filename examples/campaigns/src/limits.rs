@@ -1,53 +1,149 @@
 //! Each account's rate limit on the guarantee tools: so many calls per window, counted per
 //! account (one account's calls never refuse another's) in the database every process of the
-//! service shares ([`Store::count_call`]), so the limit is the account's wherever its calls
+//! service shares ([`Store::take_calls`]), so the limit is the account's wherever its calls
 //! land: three processes each started with `--rate-limit 4` admit 4 calls of an account
 //! between them, not 12. A call over its account's limit is refused before the replay
 //! sequence begins it (nothing ran, the key is not used): the `rate-limited` refusal, 429 with
 //! `Retry-After` over REST and the same problem over MCP. REST also writes `RateLimit-Policy`
 //! and `RateLimit` on every guarantee call of a limited account. When the database cannot
 //! count the call, it is refused `unavailable` (503, `Retry-After`): nothing ran.
+//!
+//! # No hot row
+//!
+//! An account whose calls come fast would queue them all on its one row. So a process takes
+//! a batch of the account's calls at once, as many as it admitted over the last [`HOLD`]
+//! (at least one, at most [`batch_cap`]: a sixteenth of the limit, and no more than 256), and
+//! admits its next calls from the batch without touching the row. What it has not used
+//! [`HOLD`] after taking it goes back with its next count. So:
+//! - **never more than the limit**: every call admitted was counted in the shared row first;
+//!   a call admitted from a batch was counted up to [`HOLD`] before it ran.
+//! - **under-admission, bounded**: calls one process holds unused are calls another process
+//!   may be refused; each process holds at most [`batch_cap`] less one of an account's calls,
+//!   for at most [`HOLD`] while calls keep coming to it (its next count hands them back), or,
+//!   when none comes, until the limit restores them on its own (a batch takes at most a
+//!   sixteenth of the window to restore). A limit below 32 calls a window has batches of one:
+//!   no call is held, and the count is exact, call by call.
+//! - **a changed limit**: an account's limit set while the service runs (the `rate_settings`
+//!   table, over the flags) is read by each count, so every call a process admits more than
+//!   [`HOLD`] after the change is counted under it.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::ratelimit::Quota;
 use agent_tool_result::registry::Admission;
+use tokio::sync::Mutex;
 
 use crate::store::Store;
-use crate::store::rates::Counted;
+use crate::store::rates::Taken;
 
-/// One account's limit: the policy its fields name, and the calls it allows per window.
-struct Limit {
+/// How long a process keeps calls it took and has not used before they go back, and the span
+/// over which it measures an account's recent calls to size its next batch.
+pub const HOLD: Duration = Duration::from_millis(250);
+
+/// The most calls a process takes at once for an account with `calls` a window: a sixteenth
+/// of them (so sixteen processes may hold batches at once and the limit still has room),
+/// between one and 256.
+pub fn batch_cap(calls: u64) -> u32 {
+    u32::try_from((calls / 16).clamp(1, 256)).unwrap_or(1)
+}
+
+/// The policy's name in `RateLimit-Policy`.
+const POLICY: &str = "per-account";
+
+fn quota(calls: u64, window: Duration) -> Quota {
+    Quota::new(POLICY, calls, window)
+        .expect("the policy's name is a token and its window a second or more")
+}
+
+/// What a process holds of one account's limit.
+struct Held {
+    /// The account's policy, as its last count found it.
     quota: Quota,
+    /// Calls taken and not yet admitted.
+    calls: u32,
+    /// How long one of them takes to be restored (what handing it back gives back).
+    period: Duration,
+    /// When the calls taken go back, unused.
+    until: Instant,
+    /// Calls the shared count had room for at the last count.
+    room: u64,
+    /// When the quota is whole again, as of the last count.
+    whole: Instant,
+    /// The restoring time of unused calls to hand back with the next count.
+    owed: Duration,
+    /// The account's recent calls to this process.
+    recent: Recent,
+}
+
+/// An account's calls to one process over the last two spans of [`HOLD`].
+struct Recent {
+    since: Instant,
+    now: u32,
+    before: u32,
+}
+
+impl Recent {
+    fn note(&mut self, at: Instant) {
+        let past = at.saturating_duration_since(self.since);
+        if past >= HOLD {
+            self.before = if past < 2 * HOLD { self.now } else { 0 };
+            self.since = at;
+            self.now = 0;
+        }
+        self.now = self.now.saturating_add(1);
+    }
+
+    /// How many calls to take: as many as came in the last span (or in this one, if more),
+    /// within the cap.
+    fn want(&self, cap: u32) -> u32 {
+        self.before.max(self.now).clamp(1, cap)
+    }
+}
+
+/// One account's limit, and what this process holds of it.
+struct Limit {
     calls: NonZeroU32,
     window: Duration,
+    held: Mutex<Held>,
 }
 
 impl Limit {
     fn new(calls: NonZeroU32, window: Duration) -> Self {
-        let quota = Quota::new("per-account", u64::from(calls.get()), window)
-            .expect("the policy's name is a token and its window a second or more");
+        let now = Instant::now();
         Limit {
-            quota,
             calls,
             window,
+            held: Mutex::new(Held {
+                quota: quota(u64::from(calls.get()), window),
+                calls: 0,
+                period: Duration::ZERO,
+                until: now,
+                room: 0,
+                whole: now,
+                owed: Duration::ZERO,
+                recent: Recent {
+                    since: now,
+                    now: 0,
+                    before: 0,
+                },
+            }),
         }
     }
 }
 
 /// Where a call stands in its account's limit.
 #[derive(Debug)]
-pub enum Standing<'a> {
+pub enum Standing {
     /// The account has no limit.
     Unlimited,
     /// The call is admitted: `remaining` more may follow at once, and the quota is whole again
     /// after `reset`.
     Admitted {
         /// The account's policy.
-        quota: &'a Quota,
+        quota: Quota,
         /// How many calls may follow at once.
         remaining: u64,
         /// When the quota is whole again.
@@ -58,7 +154,7 @@ pub enum Standing<'a> {
     /// The call is over the limit: the refusal to answer, after which a call is admitted.
     Refused {
         /// The account's policy.
-        quota: &'a Quota,
+        quota: Quota,
         /// The `rate-limited` refusal, its `retryAt` set.
         refusal: Refusal,
         /// When one call is admitted again.
@@ -66,7 +162,7 @@ pub enum Standing<'a> {
     },
 }
 
-impl Standing<'_> {
+impl Standing {
     /// The standing as the tools' registry takes it: admitted or refused, with the account's
     /// `RateLimit` fields when it is limited.
     pub fn admission(self) -> Admission {
@@ -76,12 +172,12 @@ impl Standing<'_> {
                 quota,
                 remaining,
                 reset,
-            } => Admission::admitted().with_rate_limit(quota, remaining, reset),
+            } => Admission::admitted().with_rate_limit(&quota, remaining, reset),
             Standing::Refused {
                 quota,
                 refusal,
                 wait,
-            } => Admission::refused(refusal).with_rate_limit(quota, 0, wait),
+            } => Admission::refused(refusal).with_rate_limit(&quota, 0, wait),
             Standing::Unavailable(refusal) => Admission::refused(refusal),
         }
     }
@@ -111,7 +207,7 @@ impl std::fmt::Debug for RateLimits {
             .entries(
                 self.accounts
                     .iter()
-                    .map(|(name, limit)| (name, &limit.quota)),
+                    .map(|(name, limit)| (name, (limit.calls, limit.window))),
             )
             .finish()
     }
@@ -137,41 +233,38 @@ impl RateLimits {
         RateLimits { accounts }
     }
 
-    /// Counts a call of `principal`'s in `store`: admitted, or refused with when to call
-    /// again.
-    pub async fn admit(&self, store: &Store, principal: &str) -> Standing<'_> {
+    /// Counts a call of `principal`'s: admitted from what this process holds of the account's
+    /// limit, else from a batch taken in `store`, or refused with when to call again.
+    pub async fn admit(&self, store: &Store, principal: &str) -> Standing {
         let Some(limit) = self.accounts.get(principal) else {
             return Standing::Unlimited;
         };
-        let quota = &limit.quota;
+        let mut held = limit.held.lock().await;
+        let now = Instant::now();
+        held.recent.note(now);
+        if held.calls > 0 {
+            if now < held.until {
+                held.calls -= 1;
+                return Standing::Admitted {
+                    quota: held.quota.clone(),
+                    remaining: held.room + u64::from(held.calls),
+                    reset: held.whole.saturating_duration_since(now),
+                };
+            }
+            // Held too long: they go back with this count.
+            let unused = held.period * held.calls;
+            held.owed += unused;
+            held.calls = 0;
+        }
+        let want = held.recent.want(batch_cap(held.quota.quota()));
+        // Handed back with this count whatever comes of it: handed back twice, they would
+        // let the limit admit more than it allows; lost, it admits less for a while.
+        let owed = std::mem::take(&mut held.owed);
         match store
-            .count_call(principal, limit.calls.get(), limit.window)
+            .take_calls(principal, limit.calls.get(), limit.window, want, owed)
             .await
         {
-            Ok(Counted::Admitted { remaining, reset }) => Standing::Admitted {
-                quota,
-                remaining,
-                reset,
-            },
-            Ok(Counted::Refused { wait }) => {
-                let refusal = Refusal::new(
-                    RefusalKind::RateLimited,
-                    format!(
-                        "account {principal} may make {} guarantee calls per {} s and has made \
-                         them; nothing ran: send the same request with the same key after \
-                         retryAt",
-                        quota.quota(),
-                        quota.window().as_secs()
-                    ),
-                )
-                // Retry-After counts whole seconds: never earlier than the limit admits.
-                .with_retry_after(Duration::from_secs(wait.as_secs() + 1));
-                Standing::Refused {
-                    quota,
-                    refusal,
-                    wait,
-                }
-            }
+            Ok(taken) => counted(principal, limit.window, &mut held, now, &taken),
             Err(err) => {
                 tracing::warn!(%principal, error = %err, "the rate limit could not be counted");
                 Standing::Unavailable(
@@ -185,6 +278,50 @@ impl RateLimits {
                 )
             }
         }
+    }
+}
+
+/// What a count of `principal`'s calls (per `window`) that came to `taken` at `now` means for
+/// this call, and what the process holds after it.
+fn counted(
+    principal: &str,
+    window: Duration,
+    held: &mut Held,
+    now: Instant,
+    taken: &Taken,
+) -> Standing {
+    if held.quota.quota() != taken.calls {
+        held.quota = quota(taken.calls, window);
+    }
+    held.room = taken.room;
+    held.whole = now + taken.reset;
+    if taken.granted == 0 {
+        let quota = held.quota.clone();
+        let refusal = Refusal::new(
+            RefusalKind::RateLimited,
+            format!(
+                "account {principal} may make {} guarantee calls per {} s and has made them; \
+                 nothing ran: send the same request with the same key after retryAt",
+                quota.quota(),
+                quota.window().as_secs()
+            ),
+        )
+        // Retry-After counts whole seconds: never earlier than the limit admits.
+        .with_retry_after(Duration::from_secs(taken.wait.as_secs() + 1));
+        return Standing::Refused {
+            quota,
+            refusal,
+            wait: taken.wait,
+        };
+    }
+    // One for this call; the rest held for the next ones.
+    held.calls = taken.granted - 1;
+    held.period = taken.period;
+    held.until = now + HOLD;
+    Standing::Admitted {
+        quota: held.quota.clone(),
+        remaining: held.room + u64::from(held.calls),
+        reset: taken.reset,
     }
 }
 

@@ -29,13 +29,24 @@ CREATE TABLE IF NOT EXISTS messages (
     updated_ms bigint NOT NULL
 );
 -- Each rate-limited account's place in its limit, shared by every process (the generic cell
--- rate algorithm): when the account's quota is whole again, in microseconds since 1970 (its
--- theoretical arrival time), when it was last counted, and whether that call was admitted.
-CREATE TABLE IF NOT EXISTS rate_limits (
+-- rate algorithm, counted a batch of calls at a time: `src/store/rates.rs`): when the
+-- account's quota is whole again, in microseconds since 1970 (its theoretical arrival time),
+-- when it was last counted, how many calls that count granted, and the limit it counted by
+-- (its calls per window, and the microseconds one call takes to be restored).
+CREATE TABLE IF NOT EXISTS rate_counts (
     account text PRIMARY KEY,
     tat_us bigint NOT NULL,
     checked_us bigint NOT NULL,
-    admitted integer NOT NULL
+    granted bigint NOT NULL,
+    calls bigint NOT NULL,
+    period_us bigint NOT NULL
+);
+-- An account's rate limit set while the service runs, in calls per window: every process
+-- counts by it from its next count on, over the limit its flags give. An operator sets it
+-- (`INSERT ... ON CONFLICT (account) DO UPDATE`) and removes it to go back to the flags.
+CREATE TABLE IF NOT EXISTS rate_settings (
+    account text PRIMARY KEY,
+    calls bigint NOT NULL CHECK (calls > 0)
 );
 -- `opt_out`'s record of each opt-out (`src/tools/opt_out.rs`): the number, whether it was sent
 -- a confirmation, how many held recipients were denied with it.

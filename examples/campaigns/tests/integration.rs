@@ -14,6 +14,7 @@ mod patroni;
 mod pauses;
 mod processes;
 mod python;
+mod rate_batches;
 mod recorded;
 mod replays;
 mod rest;

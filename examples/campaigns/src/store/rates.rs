@@ -1,51 +1,75 @@
-//! Each account's rate limit, counted in the database every process shares: one statement a
-//! call, which takes the account's row (so that two processes counting at once count one
-//! after the other) and answers whether the call is admitted. Its commit does not wait for a
-//! flush ([`crate::db::Conn::query_unflushed`]): the account's next call takes the row as
-//! soon as the count is made, and the call's own commit makes the count durable with it.
+//! Each account's rate limit, counted in the database every process shares: the generic cell
+//! rate algorithm on the account's row, a batch of calls at a time. One statement takes up to
+//! so many of the account's calls at once (and hands back, in the same statement, those a
+//! process took and did not use), so that a process admits its next calls from what it took
+//! without touching the row ([`crate::limits`] decides how many to take). Its commit does not
+//! wait for a flush ([`crate::db::Conn::query_unflushed`]): the account's next count takes the
+//! row as soon as this one is made, and the call's own commit makes the count durable with it.
+//!
+//! The limit a count goes by is the account's in `rate_settings` when an operator set one
+//! while the service runs, else the process's own: a changed limit reaches every process at
+//! its next count. Calls counted under one limit count under the next as whole calls, so a
+//! lowered limit admits nothing until what was already admitted fits under it (a window at
+//! most: calls beyond the new limit are not carried further).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use crate::db::error::DbError;
 
 use super::Store;
 
-/// Counts a call: the generic cell rate algorithm on the account's row, by the database's
-/// clock (microseconds). `$2` is how long one call takes to be restored (the window over
-/// the calls it allows), `$3` the window: a call is admitted when, counted, the account's
-/// quota is whole again no later than a window from now; a refused call changes nothing.
-const COUNT: &str = "
-    INSERT INTO rate_limits AS r (account, tat_us, checked_us, admitted)
-    SELECT $1, c.now + $2, c.now, CASE WHEN $2 <= $3 THEN 1 ELSE 0 END
-    FROM (SELECT NOW_MS * 1000 AS now) AS c WHERE true
-    ON CONFLICT (account) DO UPDATE SET
-        admitted = CASE WHEN (CASE WHEN r.tat_us > excluded.checked_us THEN r.tat_us
-                                   ELSE excluded.checked_us END) + $2 - excluded.checked_us <= $3
-                   THEN 1 ELSE 0 END,
-        tat_us = CASE WHEN (CASE WHEN r.tat_us > excluded.checked_us THEN r.tat_us
-                                 ELSE excluded.checked_us END) + $2 - excluded.checked_us <= $3
-                 THEN (CASE WHEN r.tat_us > excluded.checked_us THEN r.tat_us
-                            ELSE excluded.checked_us END) + $2
-                 ELSE r.tat_us END,
-        checked_us = excluded.checked_us
-    RETURNING tat_us, checked_us, admitted";
+/// The count, on the account's row (`r`) and the statement's own values (`s`: the database's
+/// clock in microseconds, the limit and the microseconds one call takes to be restored). `$1`
+/// is the account, `$2` the process's limit (calls per window), `$3` the window in
+/// microseconds, `$4` how many calls to take, `$5` the microseconds of calls handed back.
+/// Granted: as many as `$4` of the calls the quota has room for now; a count that grants none
+/// changes nothing but the calls handed back.
+static TAKE: LazyLock<String> = LazyLock::new(|| {
+    // How far ahead of now the account's quota is whole again, in microseconds of the limit
+    // it was counted by, once the handed-back calls are given back.
+    let ahead = "CASE WHEN r.tat_us - $5 > s.now_us THEN r.tat_us - $5 - s.now_us ELSE 0 END";
+    // The same under the limit counted by now: each call begun, a whole one of the new limit,
+    // and never more than a window ahead (a lowered limit refuses calls for a window at most).
+    let converted = format!(
+        "CASE WHEN r.period_us = s.period THEN {ahead} \
+         ELSE ({ahead} + r.period_us - 1) / r.period_us * s.period END"
+    );
+    let base = format!("(s.now_us + CASE WHEN {converted} > $3 THEN $3 ELSE {converted} END)");
+    let room = format!("(($3 - ({base} - s.now_us)) / s.period)");
+    let granted = format!("CASE WHEN {room} >= $4 THEN $4 WHEN {room} > 0 THEN {room} ELSE 0 END");
+    format!(
+        "UPDATE rate_counts AS r SET granted = {granted}, tat_us = {base} + {granted} * s.period,
+             checked_us = s.now_us, calls = s.limit_calls, period_us = s.period
+         FROM (SELECT n.now_us, c.limit_calls,
+                      CASE WHEN $3 / c.limit_calls > 0 THEN $3 / c.limit_calls ELSE 1 END AS period
+               FROM (SELECT NOW_MS * 1000 AS now_us) AS n,
+                    (SELECT COALESCE((SELECT calls FROM rate_settings WHERE account = $1), $2)
+                        AS limit_calls) AS c) AS s
+         WHERE r.account = $1
+         RETURNING tat_us, checked_us, granted, calls, period_us"
+    )
+});
 
-/// What counting a call came to.
+/// The account's row before its first count: its quota whole.
+const FIRST: &str = "INSERT INTO rate_counts (account, tat_us, checked_us, granted, calls, period_us) \
+                     VALUES ($1, 0, 0, 0, $2, 1) ON CONFLICT (account) DO NOTHING";
+
+/// What one count came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Counted {
-    /// Admitted: `remaining` calls may follow at once, and the quota is whole again after
-    /// `reset`.
-    Admitted {
-        /// Calls that may follow at once.
-        remaining: u64,
-        /// When the quota is whole again.
-        reset: Duration,
-    },
-    /// Over the limit: one call is admitted after `wait`.
-    Refused {
-        /// When one call is admitted again.
-        wait: Duration,
-    },
+pub struct Taken {
+    /// Calls granted (none: over the limit).
+    pub granted: u32,
+    /// The limit counted by: calls per window (the run-time setting's, or the process's).
+    pub calls: u64,
+    /// How long one call takes to be restored under it.
+    pub period: Duration,
+    /// Calls the quota has room for after this count.
+    pub room: u64,
+    /// When the quota is whole again.
+    pub reset: Duration,
+    /// When one call has room again (zero when this count granted some).
+    pub wait: Duration,
 }
 
 fn micros(duration: Duration) -> i64 {
@@ -57,33 +81,48 @@ fn duration(us: i64) -> Duration {
 }
 
 impl Store {
-    /// Counts a call of `account`'s, which may make `calls` per `window`, wherever the
-    /// account's other calls were counted.
-    pub async fn count_call(
+    /// Takes up to `want` calls of `account`'s, which may make `calls` per `window` unless
+    /// the account's run-time setting says otherwise, wherever its other calls were counted;
+    /// `returned` is the restoring time of calls this process took before and did not use
+    /// (they go back in the same statement).
+    pub async fn take_calls(
         &self,
         account: &str,
         calls: u32,
         window: Duration,
-    ) -> Result<Counted, DbError> {
+        want: u32,
+        returned: Duration,
+    ) -> Result<Taken, DbError> {
         let window_us = micros(window).max(1);
-        let period_us = (window_us / i64::from(calls.max(1))).max(1);
-        let rows = self
-            .writer()
-            .await?
-            .query_unflushed(COUNT, &[account.into(), period_us.into(), window_us.into()])
-            .await?;
-        let row = rows.first().ok_or(DbError::NoRow("rate_limits"))?;
-        let (tat, now, admitted) = (row.int(0), row.int(1), row.int(2) == 1);
-        Ok(if admitted {
-            let ahead = tat - now;
-            Counted::Admitted {
-                remaining: u64::try_from((window_us - ahead) / period_us).unwrap_or(0),
-                reset: duration(ahead),
-            }
-        } else {
-            Counted::Refused {
-                wait: duration(tat.max(now) + period_us - now - window_us),
-            }
+        let args = [
+            account.into(),
+            i64::from(calls.max(1)).into(),
+            window_us.into(),
+            i64::from(want.max(1)).into(),
+            micros(returned).into(),
+        ];
+        let mut conn = self.writer().await?;
+        let mut rows = conn.query_unflushed(&TAKE, &args).await?;
+        if rows.is_empty() {
+            // The account's first count anywhere: its row, then the count.
+            conn.execute(FIRST, &args[..2]).await?;
+            rows = conn.query_unflushed(&TAKE, &args).await?;
+        }
+        let row = rows.first().ok_or(DbError::NoRow("rate_counts"))?;
+        let (tat, now, granted) = (row.int(0), row.int(1), row.int(2));
+        let (calls, period) = (row.int(3), row.int(4).max(1));
+        let ahead = (tat - now).max(0);
+        Ok(Taken {
+            granted: u32::try_from(granted).unwrap_or(0),
+            calls: u64::try_from(calls).unwrap_or(1),
+            period: duration(period),
+            room: u64::try_from((window_us - ahead) / period).unwrap_or(0),
+            reset: duration(ahead),
+            wait: if granted > 0 {
+                Duration::ZERO
+            } else {
+                duration(ahead + period - window_us)
+            },
         })
     }
 }
