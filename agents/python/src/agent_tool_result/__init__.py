@@ -6,7 +6,9 @@ response or raw JSON, to one :class:`Reading` whose :class:`Decision` says what 
 The verdicts are the Rust crate's ``agent-tool-result`` and ``atr classify``'s, line for line.
 
 >>> from agent_tool_result import read, Decision
->>> read('{"ok":false,"error":{"code":"element-stale","category":"stale-element","detail":"gone"}}').decision
+>>> error = {"code": "element-stale", "category": "stale-element", "detail": "gone"}
+>>> import json
+>>> read(json.dumps({"ok": False, "error": error})).decision
 <Decision.OBSERVE_THEN_RETRY: 'observe-then-retry'>
 """
 

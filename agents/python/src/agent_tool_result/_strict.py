@@ -32,7 +32,10 @@ class Repeated(dict[str, Any]):
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
         super().__init__(pairs)
         seen: set[str] = set()
-        self.names = frozenset(k for k, _ in pairs if k in seen or seen.add(k))
+        repeated: set[str] = set()
+        for name, _ in pairs:
+            (repeated if name in seen else seen).add(name)
+        self.names = frozenset(repeated)
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

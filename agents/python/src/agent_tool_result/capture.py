@@ -12,6 +12,7 @@ import binascii
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .read import read
@@ -112,7 +113,8 @@ def har_responses(
                 raise Unusable(f"{at}: a header without a name or a value")
             headers.append((key.strip(), value.strip(" \t\r\n\x0c")))
         content = response.get("content") if isinstance(response.get("content"), dict) else {}
-        text = content.get("text") if type(content.get("text")) is str else ""
+        said = content.get("text")
+        text = said if isinstance(said, str) else ""
         if content.get("encoding") == "base64":
             try:
                 body = base64.b64decode(text, validate=True)
@@ -137,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = []
     for path in files:
         try:
-            data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+            data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
             name = "<stdin>" if path == "-" else path
             for source, reading in answers(name, data, ndjson):
                 line = {"source": source, **reading.to_dict()}

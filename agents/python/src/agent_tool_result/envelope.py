@@ -50,9 +50,10 @@ def read(value: Any) -> Reading | None:
     if result is not None and not isinstance(result, dict):
         return None
     warnings = value.get("warnings")
-    if warnings is not None or "warnings" in value:
-        if type(warnings) is not list or not all(_warning(w) for w in warnings):
-            return None
+    if "warnings" in value and (
+        type(warnings) is not list or not all(_warning(w) for w in warnings)
+    ):
+        return None
     if ok:
         return None if "error" in value else _SUCCESS
     if result is not None:
@@ -66,7 +67,9 @@ def read(value: Any) -> Reading | None:
     if category is None or not is_code(code) or type(detail) is not str:
         return None
     observation = error.get("lastObservation")
-    if observation is not None and not (isinstance(observation, dict) and _observation(observation)):
+    if observation is not None and not (
+        isinstance(observation, dict) and _observation(observation)
+    ):
         return None
     partial = error.get("partialResult")
     if partial is not None and not isinstance(partial, dict):
@@ -190,4 +193,3 @@ def _window(value: Any) -> bool:
         and integer(value["width"], 0, _U32)
         and integer(value["height"], 0, _U32)
     )
-

@@ -8,7 +8,7 @@ in the contract's objects."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import instant
 from .envelope import integer
@@ -25,7 +25,7 @@ _DECISIONS = {decision.value: decision for decision in PolicyDecision}
 _U64 = 2**64 - 1
 
 
-def _object(value: Any, names: frozenset[str]) -> bool:
+def _object(value: Any, names: frozenset[str]) -> TypeGuard[dict[str, Any]]:
     return type(value) is dict and value.keys() <= names
 
 

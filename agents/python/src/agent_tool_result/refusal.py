@@ -17,7 +17,9 @@ _KNOWN = frozenset(("type", "title", "status", "detail", "retryAt"))
 def decision_of(kind: RefusalKind) -> Decision:
     """A key in flight, a rate limit or an unavailable tool is retried with the same key;
     any other refusal is fixed first."""
-    return Decision.RETRY if kind.retry_class is RetryClass.AFTER_WAITING else Decision.FIX_ARGUMENTS
+    return (
+        Decision.RETRY if kind.retry_class is RetryClass.AFTER_WAITING else Decision.FIX_ARGUMENTS
+    )
 
 
 def reading(kind: RefusalKind, retry_at: str | None = None, status: int | None = None) -> Reading:

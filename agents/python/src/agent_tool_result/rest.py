@@ -267,12 +267,12 @@ def _retry_after(value: str | None) -> str | None:
                 year += 2000 if year < 70 else 1900
         if month not in _MONTHS:
             return None
+        hour, minute, second = (int(part) for part in clock)
         try:
             at = datetime(
-                year, _MONTHS.index(month) + 1, int(day), *map(int, clock), tzinfo=timezone.utc
+                year, _MONTHS.index(month) + 1, int(day), hour, minute, second, tzinfo=timezone.utc
             )
         except ValueError:
             return None
         return instant.of_datetime(at)
     return None
-
