@@ -1,0 +1,183 @@
+/**
+ * The first contract's envelope (MCEC 3.0), read as `schema/agent-tool-result.schema.json`
+ * and the crate's typed reader read it: `ok`, then `result` or `error`; a closed set of
+ * categories; kebab-case codes; no base64 image data in `lastObservation`, and a valid
+ * capture summary there when it says it is one. A repeated name is refused in the envelope,
+ * the error and each warning; inside a payload the last one wins.
+ */
+
+import { isObject, repeatedNames, type Json, type JsonObject } from "./json.js";
+import { reading, type Decision, type Reading } from "./reading.js";
+import { CATEGORIES, type Category, type RetryClass } from "./vocabulary.js";
+
+const CODE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const ENVELOPE = new Set(["ok", "sessionId", "result", "warnings", "error"]);
+const ERROR = new Set(["code", "category", "detail", "lastObservation", "partialResult"]);
+const STEPS: Record<RetryClass, Decision> = {
+  "after-waiting": "retry",
+  "after-reobserving": "observe-then-retry",
+  "after-changing-request": "fix-arguments",
+  "not-recoverable": "ask-person",
+};
+const SUCCESS = reading({ decision: "continue", kind: "envelope", ok: true });
+
+/** Whether `value` is a stable machine code: non-empty kebab-case. */
+export function isCode(value: unknown): value is string {
+  return typeof value === "string" && CODE.test(value);
+}
+
+/** A contract object: an object that repeats no name and names only `names`. */
+export function contractObject(value: unknown, names: ReadonlySet<string>): value is JsonObject {
+  if (!isObject(value) || repeatedNames(value) !== undefined) return false;
+  for (const name of Object.keys(value)) if (!names.has(name)) return false;
+  return true;
+}
+
+const has = (object: JsonObject, name: string): boolean =>
+  Object.prototype.hasOwnProperty.call(object, name);
+
+/** The reading of an envelope, or `undefined` when `value` breaks the contract. */
+export function readEnvelope(value: Json): Reading | undefined {
+  if (!contractObject(value, ENVELOPE)) return undefined;
+  const ok = value["ok"];
+  if (typeof ok !== "boolean") return undefined;
+  const session = value["sessionId"];
+  if (session !== undefined && session !== null && typeof session !== "string") return undefined;
+  const result = value["result"];
+  if (result !== undefined && result !== null && !isObject(result)) return undefined;
+  if (has(value, "warnings")) {
+    const warnings = value["warnings"];
+    if (!Array.isArray(warnings) || !warnings.every(warning)) return undefined;
+  }
+  if (ok) return has(value, "error") ? undefined : SUCCESS;
+  if (result !== undefined && result !== null) return undefined;
+  const error = value["error"];
+  if (!contractObject(error, ERROR)) return undefined;
+  const { code, category, detail } = error;
+  if (typeof category !== "string" || !has(CATEGORIES, category)) return undefined;
+  if (!isCode(code) || typeof detail !== "string") return undefined;
+  const observation = error["lastObservation"];
+  if (observation !== undefined && observation !== null) {
+    if (!isObject(observation) || !isObservation(observation)) return undefined;
+  }
+  const partial = error["partialResult"];
+  if (partial !== undefined && partial !== null && !isObject(partial)) return undefined;
+  const named = category as Category;
+  return reading({
+    decision: STEPS[CATEGORIES[named]],
+    kind: "envelope",
+    ok: false,
+    category: named,
+    code,
+  });
+}
+
+function warning(value: Json): boolean {
+  if (!contractObject(value, WARNING)) return false;
+  return has(value, "code") && has(value, "detail") && isCode(value["code"]) && typeof value["detail"] === "string";
+}
+const WARNING = new Set(["code", "detail"]);
+
+// --- lastObservation ----------------------------------------------------------------------
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+
+/** Whether `text` is longer than 4 KiB, decodes as base64 and mixes upper case, lower case
+ * and digits, as encoded binary of that length does. */
+export function looksLikeBase64(text: string): boolean {
+  return (
+    text.length > 4096 &&
+    BASE64.test(text) &&
+    /[A-Z]/.test(text) &&
+    /[a-z]/.test(text) &&
+    /[0-9]/.test(text)
+  );
+}
+
+function isObservation(value: JsonObject): boolean {
+  const stack: Json[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (Array.isArray(item)) stack.push(...item);
+    else if (isObject(item)) {
+      if (has(item, "base64")) return false;
+      stack.push(...Object.values(item));
+    } else if (typeof item === "string" && item.length > 4096 && looksLikeBase64(item)) {
+      return false;
+    }
+  }
+  return value["kind"] !== "capture-summary" || captureSummary(value);
+}
+
+const U32 = 2n ** 32n - 1n;
+const U64 = 2n ** 64n - 1n;
+const I32 = 2n ** 31n;
+const I64 = 2n ** 63n;
+
+/** Whether `value` is an integer as JSON Schema says (any number with a zero fraction) from
+ * `low` to `high`. */
+export function integer(value: unknown, low: bigint, high: bigint): boolean {
+  let exact: bigint;
+  if (typeof value === "bigint") exact = value;
+  else if (typeof value === "number" && Number.isInteger(value)) exact = BigInt(value);
+  else return false;
+  return low <= exact && exact <= high;
+}
+
+const SUMMARY_REQUIRED = ["kind", "width", "height", "encoding", "bytes", "blankCheck"];
+const SUMMARY = new Set([...SUMMARY_REQUIRED, "window", "handle", "file", "artifact", "artifactError"]);
+const BLANK_CHECK = ["blank", "dominantFraction", "dominantIsDark"];
+const WINDOW = ["handle", "title", "className", "processName", "processId", "x", "y", "width", "height"];
+
+function exactly(value: Json | undefined, names: string[]): value is JsonObject {
+  if (!isObject(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === names.length && names.every((name) => has(value, name));
+}
+
+function captureSummary(value: JsonObject): boolean {
+  if (!SUMMARY_REQUIRED.every((name) => has(value, name))) return false;
+  if (!Object.keys(value).every((name) => SUMMARY.has(name))) return false;
+  if (has(value, "artifact") === has(value, "artifactError")) return false;
+  for (const name of ["artifact", "artifactError"]) {
+    if (has(value, name) && !(typeof value[name] === "string" && value[name] !== "")) return false;
+  }
+  if (has(value, "file") && typeof value["file"] !== "string") return false;
+  if (has(value, "handle") && !integer(value["handle"], -I64, I64 - 1n)) return false;
+  if (
+    !integer(value["width"], 0n, U32) ||
+    !integer(value["height"], 0n, U32) ||
+    !integer(value["bytes"], 0n, U64) ||
+    value["encoding"] !== "png"
+  ) {
+    return false;
+  }
+  const check = value["blankCheck"];
+  if (
+    !exactly(check, BLANK_CHECK) ||
+    typeof check["blank"] !== "boolean" ||
+    typeof check["dominantIsDark"] !== "boolean" ||
+    !fraction(check["dominantFraction"])
+  ) {
+    return false;
+  }
+  return !has(value, "window") || windowInfo(value["window"]);
+}
+
+function fraction(value: Json | undefined): boolean {
+  const number = typeof value === "bigint" ? Number(value) : value;
+  return typeof number === "number" && number >= 0 && number <= 1;
+}
+
+function windowInfo(value: Json | undefined): boolean {
+  return (
+    exactly(value, WINDOW) &&
+    integer(value["handle"], -I64, I64 - 1n) &&
+    ["title", "className", "processName"].every((name) => typeof value[name] === "string") &&
+    integer(value["processId"], 0n, U32) &&
+    integer(value["x"], -I32, I32 - 1n) &&
+    integer(value["y"], -I32, I32 - 1n) &&
+    integer(value["width"], 0n, U32) &&
+    integer(value["height"], 0n, U32)
+  );
+}

@@ -1,0 +1,380 @@
+/**
+ * JSON as every reader of the contracts reads it (I-JSON, RFC 7493).
+ *
+ * {@link loads} checks syntax only, as `JSON.parse` does, and keeps what `JSON.parse` loses:
+ * an object that repeats a name is marked ({@link repeatedNames}: the last value is kept, as
+ * `JSON.parse` keeps it); an integer of more digits than a double holds exactly is a
+ * `bigint`; a number written with a fraction or exponent is remembered as such
+ * ({@link writtenAsFloat}). {@link strictProblem} then finds what I-JSON rules out: a number
+ * beyond a double's range, a lone surrogate, nesting deeper than {@link MAX_DEPTH}.
+ *
+ * Most texts have none of these: a scan without building anything finds so, and
+ * `JSON.parse` builds the value.
+ */
+
+/** How many arrays and objects deep a document may nest. */
+export const MAX_DEPTH = 127;
+
+/** A JSON value as {@link loads} reads it. */
+export type Json = null | boolean | number | bigint | string | Json[] | JsonObject;
+/** A JSON object. */
+export interface JsonObject {
+  [name: string]: Json;
+}
+
+/** The text is not JSON. */
+export class NotJson extends Error {
+  override name = "NotJson";
+}
+
+const REPEATED: unique symbol = Symbol("repeated");
+const floats = new WeakMap<object, Set<string>>();
+
+/** The names an object repeated in its text, if any. */
+export function repeatedNames(value: object): ReadonlySet<string> | undefined {
+  return (value as { [REPEATED]?: Set<string> })[REPEATED];
+}
+
+/** Whether `object[name]` was written with a fraction or an exponent (`400.0`, `4e2`). */
+export function writtenAsFloat(object: object, name: string): boolean {
+  return floats.get(object)?.has(name) ?? false;
+}
+
+/** Whether `value` is a plain object (not an array, not null). */
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The text of `input`, or {@link NotJson} for bytes that are not UTF-8. */
+export function textOf(input: string | Uint8Array): string {
+  if (typeof input === "string") return input;
+  try {
+    return UTF8.decode(input);
+  } catch {
+    throw new NotJson("the bytes are not UTF-8");
+  }
+}
+
+/** The value of `input`: syntax checked only; {@link NotJson} otherwise. */
+export function loads(input: string | Uint8Array): Json {
+  const text = textOf(input);
+  if (plain(text)) {
+    try {
+      return JSON.parse(text) as Json;
+    } catch (error) {
+      throw new NotJson(String(error));
+    }
+  }
+  return new Parser(text).document();
+}
+
+/** Whether `JSON.parse` reads `text` exactly as the contracts do, with nothing to mark: no
+ * repeated name (by a hash of each name: a collision only takes the slow road), no escaped
+ * name, no integer past 2^53, no integral number written as a float, and no surrogate
+ * escape, big exponent or deep nesting for {@link strictProblem} to look at. */
+function plain(text: string): boolean {
+  const n = text.length;
+  // Per open object: the hashes of its names so far.
+  const names: number[][] = [];
+  const kinds: number[] = []; // 1 object, 2 array
+  let i = 0;
+  let expectKey = false;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: its end, its escapes, and if it is a name, its hash.
+      let hash = 0;
+      let j = i + 1;
+      for (;;) {
+        if (j >= n) return true; // cut short: JSON.parse says so
+        const d = text.charCodeAt(j);
+        if (d === 34) break;
+        if (d === 92) {
+          const e = text.charCodeAt(j + 1);
+          if (e === 117) {
+            const h = text.charCodeAt(j + 2) | 32;
+            if (h === 100) {
+              const k = text.charCodeAt(j + 3) | 32;
+              if (k >= 56 && (k <= 57 || (k >= 97 && k <= 102))) return false;
+            }
+          }
+          if (expectKey) return false;
+          j += 2;
+          continue;
+        }
+        hash = (Math.imul(hash, 31) + d) | 0;
+        j++;
+      }
+      if (expectKey) {
+        const seen = names[names.length - 1]!;
+        for (const other of seen) if (other === hash) return false;
+        seen.push(hash);
+        expectKey = false;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === 123 || c === 91) {
+      if (kinds.length >= MAX_DEPTH) return false;
+      kinds.push(c === 123 ? 1 : 2);
+      if (c === 123) {
+        names.push([]);
+        expectKey = true;
+      }
+      i++;
+      continue;
+    }
+    if (c === 125 || c === 93) {
+      if (kinds.pop() === 1) names.pop();
+      expectKey = false;
+      i++;
+      continue;
+    }
+    if (c === 44) {
+      expectKey = kinds[kinds.length - 1] === 1;
+      i++;
+      continue;
+    }
+    if (c === 45 || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      let digits = c === 45 ? 0 : 1;
+      let floaty = false;
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (d >= 48 && d <= 57) {
+          if (!floaty) digits++;
+        } else if (d === 46 || d === 101 || d === 69) {
+          floaty = true;
+        } else if (d !== 43 && d !== 45) break;
+        j++;
+      }
+      if (!floaty && digits >= 16) return false;
+      if (floaty) {
+        const value = Number(text.slice(i, j));
+        if (!Number.isFinite(value) || Number.isInteger(value)) return false;
+      }
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return true;
+}
+
+/** The slow road: a parser that keeps what `JSON.parse` loses. */
+class Parser {
+  private i = 0;
+  constructor(private readonly text: string) {}
+
+  document(): Json {
+    this.space();
+    const value = this.value(0);
+    this.space();
+    if (this.i !== this.text.length) this.fail("text after the document");
+    return value;
+  }
+
+  private fail(what: string): never {
+    throw new NotJson(`${what} at ${this.i}`);
+  }
+
+  private space(): void {
+    const t = this.text;
+    while (this.i < t.length) {
+      const c = t.charCodeAt(this.i);
+      if (c !== 32 && c !== 9 && c !== 10 && c !== 13) break;
+      this.i++;
+    }
+  }
+
+  private value(depth: number): Json {
+    const t = this.text;
+    const c = t.charCodeAt(this.i);
+    if (c === 123) return this.object(depth + 1);
+    if (c === 91) return this.array(depth + 1);
+    if (c === 34) return this.string();
+    if (c === 45 || (c >= 48 && c <= 57)) return this.number().value;
+    for (const [word, value] of [
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ] as const) {
+      if (t.startsWith(word, this.i)) {
+        this.i += word.length;
+        return value;
+      }
+    }
+    return this.fail("no value");
+  }
+
+  private object(depth: number): JsonObject {
+    if (depth > 1_000) this.fail("nested too deep");
+    this.i++;
+    const out: JsonObject = {};
+    let repeated: Set<string> | undefined;
+    let floaty: Set<string> | undefined;
+    this.space();
+    if (this.text.charCodeAt(this.i) === 125) {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      this.space();
+      if (this.text.charCodeAt(this.i) !== 34) this.fail("a name");
+      const name = this.string();
+      this.space();
+      if (this.text.charCodeAt(this.i) !== 58) this.fail("a colon");
+      this.i++;
+      this.space();
+      let value: Json;
+      const c = this.text.charCodeAt(this.i);
+      if (c === 45 || (c >= 48 && c <= 57)) {
+        const number = this.number();
+        value = number.value;
+        if (number.float) (floaty ??= new Set()).add(name);
+        else floaty?.delete(name);
+      } else {
+        value = this.value(depth);
+        floaty?.delete(name);
+      }
+      if (Object.prototype.hasOwnProperty.call(out, name)) (repeated ??= new Set()).add(name);
+      if (name === "__proto__") {
+        Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+      } else {
+        out[name] = value;
+      }
+      this.space();
+      const d = this.text.charCodeAt(this.i++);
+      if (d === 125) break;
+      if (d !== 44) this.fail("a comma or a closing brace");
+    }
+    if (repeated) Object.defineProperty(out, REPEATED, { value: repeated });
+    if (floaty?.size) floats.set(out, floaty);
+    return out;
+  }
+
+  private array(depth: number): Json[] {
+    if (depth > 1_000) this.fail("nested too deep");
+    this.i++;
+    const out: Json[] = [];
+    this.space();
+    if (this.text.charCodeAt(this.i) === 93) {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      this.space();
+      out.push(this.value(depth));
+      this.space();
+      const d = this.text.charCodeAt(this.i++);
+      if (d === 93) break;
+      if (d !== 44) this.fail("a comma or a closing bracket");
+    }
+    return out;
+  }
+
+  private string(): string {
+    const t = this.text;
+    let j = this.i + 1;
+    let out = "";
+    let start = j;
+    for (;;) {
+      if (j >= t.length) this.fail("a string cut short");
+      const c = t.charCodeAt(j);
+      if (c === 34) break;
+      if (c < 32) this.fail("a control character in a string");
+      if (c === 92) {
+        out += t.slice(start, j);
+        const e = t[j + 1];
+        const simple: Record<string, string> = {
+          '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t",
+        };
+        if (e !== undefined && e in simple) {
+          out += simple[e];
+          j += 2;
+        } else if (e === "u" && /^[0-9a-fA-F]{4}$/.test(t.slice(j + 2, j + 6))) {
+          out += String.fromCharCode(parseInt(t.slice(j + 2, j + 6), 16));
+          j += 6;
+        } else {
+          this.i = j;
+          this.fail("an invalid escape");
+        }
+        start = j;
+        continue;
+      }
+      j++;
+    }
+    out += t.slice(start, j);
+    this.i = j + 1;
+    return out;
+  }
+
+  private number(): { value: number | bigint; float: boolean } {
+    const t = this.text;
+    const match = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+    match.lastIndex = this.i;
+    const found = match.exec(t);
+    if (found === null) return this.fail("a number");
+    this.i += found[0].length;
+    const float = found[1] !== undefined || found[2] !== undefined;
+    if (!float && found[0].replace("-", "").length >= 16) {
+      const exact = BigInt(found[0]);
+      if (exact > 2n ** 53n || exact < -(2n ** 53n)) return { value: exact, float };
+    }
+    return { value: Number(found[0]), float };
+  }
+}
+
+const LARGEST = 1.7976931348623157e308;
+
+/** What in `value` (read `depth` arrays and objects down) I-JSON rules out, if anything. */
+export function strictProblem(value: Json, depth = 0): string | undefined {
+  const stack: [Json, number][] = [[value, depth]];
+  while (stack.length > 0) {
+    const [item, level] = stack.pop()!;
+    if (typeof item === "string") {
+      if (!item.isWellFormed()) return "a lone surrogate";
+    } else if (typeof item === "number") {
+      if (!Number.isFinite(item)) return "a number beyond a double";
+    } else if (typeof item === "bigint") {
+      if (Number(item) > LARGEST || Number(item) < -LARGEST) return "a number beyond a double";
+    } else if (Array.isArray(item)) {
+      if (level + 1 > MAX_DEPTH) return "nested too deep";
+      for (const member of item) stack.push([member, level + 1]);
+    } else if (item !== null && typeof item === "object") {
+      if (level + 1 > MAX_DEPTH) return "nested too deep";
+      for (const name of Object.keys(item)) {
+        if (!name.isWellFormed()) return "a lone surrogate";
+        stack.push([item[name]!, level + 1]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Whether `text` may hold what {@link strictProblem} looks for. */
+export function risky(text: string): boolean {
+  return /\\u[dD][89a-fA-F]|[eE][+-]?[0-9]{3}|[0-9]{300}/.test(text) || deepEnough(text);
+}
+
+function deepEnough(text: string): boolean {
+  let brackets = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123 || c === 91) if (++brackets > MAX_DEPTH) return true;
+  }
+  return false;
+}
+
+/** The value of `input` if it is JSON as the contracts read it; {@link NotJson} otherwise. */
+export function strictLoads(input: string | Uint8Array): Json {
+  const text = textOf(input);
+  const value = loads(text);
+  if (risky(text)) {
+    const problem = strictProblem(value);
+    if (problem !== undefined) throw new NotJson(problem);
+  }
+  return value;
+}

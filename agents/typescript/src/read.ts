@@ -1,0 +1,158 @@
+/**
+ * The readers: a result document, a `tools/call` result, or either, from its JSON text or from
+ * the value a client handed over, to the {@link Reading} an agent acts on.
+ *
+ * A `tools/call` result carries its document in `structuredContent`, else in its first text
+ * block (a host may keep only one of the two); `isError` must mirror it (`!ok` for an
+ * envelope, a deny for a guarantee result, always for a refusal).
+ */
+
+import { isCallToolResult, documentOf } from "./document.js";
+import { readEnvelope } from "./envelope.js";
+import { readGuarantee } from "./guarantee.js";
+import {
+  NotJson,
+  isObject,
+  loads,
+  repeatedNames,
+  risky,
+  strictLoads,
+  strictProblem,
+  textOf,
+  type Json,
+} from "./json.js";
+import { notContract, type Reading } from "./reading.js";
+import { readRefusal } from "./refusal.js";
+
+const NOT_JSON = notContract("not-json");
+const BREAKS = notContract("breaks-contract");
+const NOT_A_TOOL_RESULT = notContract("not-a-tool-result");
+const KNOWN = ["resultType", "content", "structuredContent", "isError", "_meta"];
+
+/** Text or bytes of JSON. */
+export type Text = string | Uint8Array;
+
+/** The reading of a contract's document, or `undefined` when it breaks its contract. */
+export function readContract(value: Json): Reading | undefined {
+  switch (documentOf(value)) {
+    case "guarantee":
+      return readGuarantee(value);
+    case "refusal":
+      return readRefusal(value);
+    default:
+      return readEnvelope(value);
+  }
+}
+
+/** A bare result document (the JSON a tool answered, out of any transport), read under the
+ * contract its top-level names give it. */
+export function readDocument(input: Text): Reading {
+  let value: Json;
+  try {
+    value = strictLoads(input);
+  } catch (error) {
+    if (error instanceof NotJson) return NOT_JSON;
+    throw error;
+  }
+  return readContract(value) ?? BREAKS;
+}
+
+/** A `tools/call` result's JSON: the document it carries, with `isError` mirroring it. */
+export function readCallToolResult(input: Text): Reading {
+  const parsed = parse(input);
+  return parsed === undefined ? NOT_JSON : call(parsed.value, parsed.risky);
+}
+
+/** A result document or a `tools/call` result, told apart by their top-level names. */
+export function read(input: Text): Reading {
+  const parsed = parse(input);
+  return parsed === undefined ? NOT_JSON : readValue(parsed.value, { check: parsed.risky });
+}
+
+function parse(input: Text): { value: Json; risky: boolean } | undefined {
+  try {
+    const text = textOf(input);
+    return { value: loads(text), risky: risky(text) };
+  } catch (error) {
+    if (error instanceof NotJson) return undefined;
+    throw error;
+  }
+}
+
+/** A parsed result document or `tools/call` result (as `JSON.parse` or a client gives it).
+ * `check: false` skips the walk for numbers beyond a double, lone surrogates and depth, for a
+ * value known to be free of them. */
+export function readValue(value: unknown, options: { check?: boolean } = {}): Reading {
+  const check = options.check ?? true;
+  const json = value as Json;
+  if (isCallToolResult(json)) return call(json, check);
+  if (check && strictProblem(json) !== undefined) return NOT_JSON;
+  return readContract(json) ?? BREAKS;
+}
+
+function call(value: Json, check: boolean): Reading {
+  // Whatever stops the result being read leaves it not JSON if any of it is not.
+  const failed = (): Reading =>
+    check && strictProblem(value) !== undefined ? NOT_JSON : NOT_A_TOOL_RESULT;
+  if (!isObject(value)) return failed();
+  const repeated = repeatedNames(value);
+  if (repeated !== undefined && KNOWN.some((name) => repeated.has(name))) return failed();
+  const resultType = value["resultType"];
+  const content = value["content"] === undefined ? [] : value["content"];
+  const isError = value["isError"];
+  const meta = value["_meta"];
+  if (
+    check &&
+    [resultType, content, meta].some(
+      (part) => part !== undefined && part !== null && strictProblem(part, 1) !== undefined,
+    )
+  ) {
+    return NOT_JSON;
+  }
+  if (resultType !== undefined && resultType !== null && typeof resultType !== "string") {
+    return failed();
+  }
+  if (isError !== undefined && isError !== null && typeof isError !== "boolean") return failed();
+  if (meta !== undefined && meta !== null && !isObject(meta)) return failed();
+  if (!Array.isArray(content) || !content.every(block)) return failed();
+  if (resultType !== undefined && resultType !== null && resultType !== "complete") {
+    return NOT_A_TOOL_RESULT;
+  }
+  let carried = value["structuredContent"];
+  if (carried !== undefined && carried !== null) {
+    if (check && strictProblem(carried) !== undefined) return NOT_A_TOOL_RESULT;
+  } else {
+    const text = content.find((b) => isObject(b) && b["type"] === "text");
+    if (text === undefined) return NOT_A_TOOL_RESULT;
+    try {
+      carried = strictLoads((text as { text: string }).text);
+    } catch (error) {
+      if (error instanceof NotJson) return NOT_A_TOOL_RESULT;
+      throw error;
+    }
+  }
+  const reading = readContract(carried);
+  if (reading === undefined) return NOT_A_TOOL_RESULT;
+  const error = isError === true;
+  let mirrored: boolean;
+  if (reading.ok !== undefined) mirrored = error !== reading.ok;
+  else if (reading.policy !== undefined) mirrored = error === (reading.policy === "deny");
+  else mirrored = error;
+  return mirrored ? reading : NOT_A_TOOL_RESULT;
+}
+
+function block(value: Json): boolean {
+  if (!isObject(value)) return false;
+  const type = value["type"];
+  if (type === "text") return typeof value["text"] === "string";
+  if (type === "image") {
+    const data = value["data"];
+    return typeof data === "string" && typeof value["mimeType"] === "string" && base64(data);
+  }
+  return typeof type === "string";
+}
+
+/** Whether `data` is canonical standard base64 (padded, no stray bits). */
+function base64(data: string): boolean {
+  return /^[A-Za-z0-9+/]*={0,2}$/.test(data) && Buffer.from(data, "base64").toString("base64") === data;
+}
