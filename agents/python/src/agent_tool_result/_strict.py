@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from typing import Any
 
 MAX_DEPTH = 127
@@ -47,26 +48,57 @@ def _constant(name: str) -> Any:
     raise NotJson(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant)
-_PLAIN = json.JSONDecoder(parse_constant=_constant)
+class _Seen(threading.local):
+    """What the number hooks saw in the text being read (in this thread)."""
 
-# What a text needs for the slow checks to find anything: a surrogate escape, a number with
-# a three-digit exponent or of 300 digits, or enough brackets to nest too deep.
+    big = False
+
+
+_seen = _Seen()
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        _seen.big = True
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text) > 308:
+        _seen.big = True
+    return int(text)
+
+
+# A text of 309 characters or more may hold an integer beyond a double: its integers are
+# read by a hook that notes one.
+_SHORT = 309
+_DECODERS = {
+    (marked, short): json.JSONDecoder(
+        object_pairs_hook=_object if marked else None,
+        parse_constant=_constant,
+        parse_float=_float,
+        parse_int=None if short else _int,
+    )
+    for marked in (True, False)
+    for short in (True, False)
+}
 _SURROGATE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-_BIG = re.compile(r"[eE][+-]?[0-9]{3}|[0-9]{300}")
 
 
 def loads(text: str | bytes, *, marked: bool = True) -> Any:
     """The value of ``text``, syntax checked only (numbers, surrogates and depth are left to
     :func:`strict_problem`), its objects that repeat a name marked unless ``marked`` is false.
-    Raises :class:`NotJson`."""
+    Raises :class:`NotJson`. Whether the text may hold what :func:`strict_problem` finds is
+    :func:`risky`'s, asked right after."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as err:
             raise NotJson("the bytes are not UTF-8") from err
+    _seen.big = False
     try:
-        return (_DECODER if marked else _PLAIN).decode(text)
+        return _DECODERS[marked, len(text) < _SHORT].decode(text)
     except RecursionError as err:
         raise NotJson("nested too deep") from err
     except ValueError as err:
@@ -74,11 +106,13 @@ def loads(text: str | bytes, *, marked: bool = True) -> Any:
 
 
 def risky(text: str) -> bool:
-    """Whether ``text`` may hold what :func:`strict_problem` looks for."""
+    """Whether the text :func:`loads` read last (in this thread) may hold what
+    :func:`strict_problem` looks for: a number beyond a double, a surrogate escape, or
+    enough brackets to nest too deep."""
     return (
-        _SURROGATE.search(text) is not None
-        or _BIG.search(text) is not None
-        or text.count("[") + text.count("{") > MAX_DEPTH
+        _seen.big
+        or ("\\u" in text and _SURROGATE.search(text) is not None)
+        or (len(text) > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH)
     )
 
 

@@ -36,12 +36,14 @@ def _object(value: Any) -> bool:
     return type(value) is dict
 
 
-def read(value: Any) -> Reading | None:
-    """The reading of an envelope, or ``None`` when ``value`` breaks the contract."""
-    if not _object(value) or not value.keys() <= _ENVELOPE:
+def read(value: Any, *, scan: bool = True) -> Reading | None:
+    """The reading of an envelope, or ``None`` when ``value`` breaks the contract.
+    ``scan=False`` skips looking for base64 image data in ``lastObservation``, for a value read
+    from a text that cannot hold any (no string of 4 KiB, no ``"base64"``)."""
+    if type(value) is not dict or not _ENVELOPE.issuperset(value):
         return None
     ok = value.get("ok")
-    if type(ok) is not bool:
+    if ok is not True and ok is not False:
         return None
     session = value.get("sessionId")
     if session is not None and type(session) is not str:
@@ -49,26 +51,24 @@ def read(value: Any) -> Reading | None:
     result = value.get("result")
     if result is not None and not isinstance(result, dict):
         return None
-    warnings = value.get("warnings")
-    if "warnings" in value and (
-        type(warnings) is not list or not all(_warning(w) for w in warnings)
-    ):
-        return None
+    if "warnings" in value:
+        warnings = value["warnings"]
+        if type(warnings) is not list or not all(map(_warning, warnings)):
+            return None
     if ok:
         return None if "error" in value else _SUCCESS
     if result is not None:
         return None
     error = value.get("error")
-    if not _object(error) or not error.keys() <= _ERROR:
+    if type(error) is not dict or not _ERROR.issuperset(error):
         return None
-    code, detail = error.get("code"), error.get("detail")
-    named = error.get("category")
+    code, detail, named = error.get("code"), error.get("detail"), error.get("category")
     category = _CATEGORIES.get(named) if type(named) is str else None
     if category is None or not is_code(code) or type(detail) is not str:
         return None
     observation = error.get("lastObservation")
     if observation is not None and not (
-        isinstance(observation, dict) and _observation(observation)
+        isinstance(observation, dict) and _observation(observation, scan)
     ):
         return None
     partial = error.get("partialResult")
@@ -110,8 +110,8 @@ def looks_like_base64(text: str) -> bool:
     )
 
 
-def _observation(value: dict[str, Any]) -> bool:
-    stack: list[Any] = [value]
+def _observation(value: dict[str, Any], scan: bool) -> bool:
+    stack: list[Any] = [value] if scan else []
     while stack:
         item = stack.pop()
         if isinstance(item, dict):

@@ -14,8 +14,6 @@ from typing import Any
 
 from . import envelope, guarantee, refusal
 from ._strict import NotJson, Repeated, loads, risky, strict_loads, strict_problem
-from .document import Document, is_call_tool_result
-from .document import of as document_of
 from .reading import Reading, Why, not_contract
 from .vocabulary import PolicyDecision
 
@@ -27,13 +25,20 @@ _KNOWN = frozenset(("resultType", "content", "structuredContent", "isError", "_m
 Text = str | bytes
 
 
-def _contract(value: Any) -> Reading | None:
-    route = document_of(value)
-    if route is Document.GUARANTEE:
-        return guarantee.read(value)
-    if route is Document.REFUSAL:
-        return refusal.read(value)
-    return envelope.read(value)
+def _contract(value: Any, scan: bool = True) -> Reading | None:
+    # The document rule (`document.of`), inline: this runs for every answer.
+    if isinstance(value, dict):
+        if "schemaVersion" in value:
+            return guarantee.read(value)
+        if "ok" not in value and "type" in value and "status" in value:
+            return refusal.read(value)
+    return envelope.read(value, scan=scan)
+
+
+def scannable(text: str) -> bool:
+    """Whether a value read from ``text`` may hold base64 image data: a string over 4 KiB or
+    a name ``base64`` (spelt out, or escaped)."""
+    return len(text) > 4096 or '"base64"' in text or "\\u" in text
 
 
 def read_document(text: Text) -> Reading:
@@ -50,37 +55,43 @@ def read_call_tool_result(text: Text) -> Reading:
     """A ``tools/call`` result's JSON: the document it carries, with ``isError`` mirroring
     it."""
     try:
-        value = loads(text)
-    except NotJson:
+        source = text if isinstance(text, str) else text.decode("utf-8")
+        value = loads(source)
+    except (NotJson, UnicodeDecodeError):
         return _NOT_JSON
-    source = text if isinstance(text, str) else text.decode("utf-8")
-    return _call(value, risky(source))
+    return _call(value, risky(source), scannable(source))
 
 
 def read(text: Text) -> Reading:
     """A result document or a ``tools/call`` result, told apart by their top-level names."""
     try:
-        value = loads(text)
-    except NotJson:
+        source = text if isinstance(text, str) else text.decode("utf-8")
+        value = loads(source)
+    except (NotJson, UnicodeDecodeError):
         return _NOT_JSON
-    source = text if isinstance(text, str) else text.decode("utf-8")
-    return read_value(value, check=risky(source))
+    return read_value(value, check=risky(source), scan=scannable(source))
 
 
-def read_value(value: Any, *, check: bool = True) -> Reading:
+def read_value(value: Any, *, check: bool = True, scan: bool = True) -> Reading:
     """A parsed result document or ``tools/call`` result (a ``dict``, as ``json.loads`` or
     an SDK's ``model_dump`` gives it). ``check=False`` skips the walk for numbers beyond a
-    double, lone surrogates and depth, for a value known to be free of them."""
-    if isinstance(value, Mapping) and not isinstance(value, dict):
+    double, lone surrogates and depth, for a value known to be free of them; ``scan=False``
+    the look for base64 image data in an envelope's ``lastObservation``, for a value known to
+    hold none (:func:`scannable`)."""
+    if not isinstance(value, dict) and isinstance(value, Mapping):
         value = dict(value)
-    if is_call_tool_result(value):
-        return _call(value, check)
+    if (
+        isinstance(value, dict)
+        and ("content" in value or "structuredContent" in value or "isError" in value)
+        and "schemaVersion" not in value
+    ):
+        return _call(value, check, scan)
     if check and strict_problem(value) is not None:
         return _NOT_JSON
-    return _contract(value) or _BREAKS
+    return _contract(value, scan) or _BREAKS
 
 
-def _call(value: Any, check: bool) -> Reading:
+def _call(value: Any, check: bool, scan: bool = True) -> Reading:
     # Whatever stops the result being read leaves it not JSON if any of it is not.
     def failed() -> Reading:
         return _NOT_JSON if check and strict_problem(value) is not None else _NOT_A_TOOL_RESULT
@@ -121,7 +132,8 @@ def _call(value: Any, check: bool) -> Reading:
             carried = strict_loads(text)
         except NotJson:
             return _NOT_A_TOOL_RESULT
-    reading = _contract(carried)
+        scan = scannable(text)
+    reading = _contract(carried, scan)
     if reading is None:
         return _NOT_A_TOOL_RESULT
     error = bool(is_error)

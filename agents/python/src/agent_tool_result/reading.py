@@ -131,9 +131,33 @@ class Reading(BaseModel):
         return self.kind is not Kind.NOT_CONTRACT
 
 
+_DEFAULTS = {name: None for name, _ in _MEMBERS}
+_new = object.__new__
+_set = object.__setattr__
+
+
+# Readings are immutable: one made is handed out again for the same members (at most this many
+# kept, the first ones met), so a stream of answers builds few.
+_KEPT = 4096
+_made: dict[tuple[Any, ...], Reading] = {}
+
+
 def make(decision: Decision, kind: Kind, **members: Any) -> Reading:
-    """A reading of members already checked (no validation: the readers build only these)."""
-    return Reading.model_construct(decision=decision, kind=kind, **members)
+    """A reading of members already checked (no validation: the readers build only these),
+    made as ``model_construct`` makes one, without its per-field work."""
+    key = (decision, kind, *members.items())
+    made = _made.get(key)
+    if made is not None:
+        return made
+    fields = {**_DEFAULTS, "decision": decision, "kind": kind, **members}
+    reading: Reading = _new(Reading)
+    _set(reading, "__dict__", fields)
+    _set(reading, "__pydantic_fields_set__", {"decision", "kind", *members})
+    _set(reading, "__pydantic_extra__", None)
+    _set(reading, "__pydantic_private__", None)
+    if len(_made) < _KEPT:
+        _made[key] = reading
+    return reading
 
 
 def not_contract(why: Why) -> Reading:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._strict import NotJson, Repeated, loads, risky
-from .read import read, read_value
+from .read import read, read_value, scannable
 from .reading import Reading
 
 _TOOL_RESULT = frozenset(("content", "structuredContent", "isError"))
@@ -40,7 +40,8 @@ def read_line(line: bytes) -> Reading | None:
     result = message.get("result")
     if result is None or not _names_tool_result(result):
         return None
-    return read_value(result, check=risky(line.decode("utf-8")))
+    text = line.decode("utf-8")
+    return read_value(result, check=risky(text), scan=scannable(text))
 
 
 def _names_tool_result(result: Any) -> bool:
