@@ -59,15 +59,21 @@ export function textOf(input: string | Uint8Array): string {
 
 /** The value of `input`: syntax checked only; {@link NotJson} otherwise. */
 export function loads(input: string | Uint8Array): Json {
-  const text = textOf(input);
+  return read(textOf(input)).value;
+}
+
+/** The value of `text` (syntax checked only; {@link NotJson} otherwise), and whether it may
+ * hold what {@link strictProblem} looks for ({@link risky}; never when the scan found the
+ * text plain). */
+export function read(text: string): { value: Json; risky: boolean } {
   if (plain(text)) {
     try {
-      return JSON.parse(text) as Json;
+      return { value: JSON.parse(text) as Json, risky: false };
     } catch (error) {
       throw new NotJson(String(error));
     }
   }
-  return new Parser(text).document();
+  return { value: new Parser(text).document(), risky: risky(text) };
 }
 
 /** Whether `JSON.parse` reads `text` exactly as the contracts do, with nothing to mark: no
@@ -81,39 +87,56 @@ function plain(text: string): boolean {
   const kinds: number[] = []; // 1 object, 2 array
   let i = 0;
   let expectKey = false;
+  let backslash = text.indexOf("\\");
+  if (backslash < 0) backslash = n;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      // A string: its end, its escapes, and if it is a name, its hash.
-      let hash = 0;
-      let j = i + 1;
-      for (;;) {
-        if (j >= n) return true; // cut short: JSON.parse says so
-        const d = text.charCodeAt(j);
-        if (d === 34) break;
-        if (d === 92) {
-          const e = text.charCodeAt(j + 1);
-          if (e === 117) {
-            const h = text.charCodeAt(j + 2) | 32;
-            if (h === 100) {
+      let end = text.indexOf('"', i + 1);
+      if (end < 0) return true; // cut short: JSON.parse says so
+      if (backslash < end) {
+        // Escapes: a name with one, or a surrogate escape, takes the slow road; a value's
+        // escaped quote does not end it.
+        let j = i + 1;
+        for (;;) {
+          if (j >= n) return true;
+          const d = text.charCodeAt(j);
+          if (d === 34) break;
+          if (d === 92) {
+            if (expectKey) return false;
+            if (text.charCodeAt(j + 1) === 117) {
+              const h = text.charCodeAt(j + 2) | 32;
               const k = text.charCodeAt(j + 3) | 32;
-              if (k >= 56 && (k <= 57 || (k >= 97 && k <= 102))) return false;
+              if (h === 100 && k >= 56 && (k <= 57 || (k >= 97 && k <= 102))) return false;
             }
+            j += 2;
+            continue;
           }
-          if (expectKey) return false;
-          j += 2;
-          continue;
+          j++;
         }
-        hash = (Math.imul(hash, 31) + d) | 0;
-        j++;
+        end = j;
+        backslash = text.indexOf("\\", end);
+        if (backslash < 0) backslash = n;
       }
       if (expectKey) {
-        const seen = names[names.length - 1]!;
-        for (const other of seen) if (other === hash) return false;
-        seen.push(hash);
+        // Only an object a contract reads refuses a repeated name, and none is deeper than
+        // four levels (a tools/call result's structuredContent's warnings). A name is told
+        // apart by its length and its first, second and last characters: two names alike in
+        // those take the slow road, which compares them whole.
+        if (kinds.length <= 4) {
+          const length = end - i - 1;
+          const hash =
+            (length * 16777619) ^
+            (text.charCodeAt(i + 1) << 16) ^
+            (text.charCodeAt(i + 2) << 8) ^
+            text.charCodeAt(end - 1);
+          const seen = names[names.length - 1]!;
+          for (const other of seen) if (other === hash) return false;
+          seen.push(hash);
+        }
         expectKey = false;
       }
-      i = j + 1;
+      i = end + 1;
       continue;
     }
     if (c === 123 || c === 91) {
@@ -370,9 +393,8 @@ function deepEnough(text: string): boolean {
 
 /** The value of `input` if it is JSON as the contracts read it; {@link NotJson} otherwise. */
 export function strictLoads(input: string | Uint8Array): Json {
-  const text = textOf(input);
-  const value = loads(text);
-  if (risky(text)) {
+  const { value, risky } = read(textOf(input));
+  if (risky) {
     const problem = strictProblem(value);
     if (problem !== undefined) throw new NotJson(problem);
   }

@@ -13,9 +13,8 @@ import { readGuarantee } from "./guarantee.js";
 import {
   NotJson,
   isObject,
-  loads,
+  read as readJson,
   repeatedNames,
-  risky,
   strictLoads,
   strictProblem,
   textOf,
@@ -71,8 +70,7 @@ export function read(input: Text): Reading {
 
 function parse(input: Text): { value: Json; risky: boolean } | undefined {
   try {
-    const text = textOf(input);
-    return { value: loads(text), risky: risky(text) };
+    return readJson(textOf(input));
   } catch (error) {
     if (error instanceof NotJson) return undefined;
     throw error;

@@ -4,7 +4,7 @@
  * is not a JSON-RPC message is a document of its own.
  */
 
-import { NotJson, isObject, loads, repeatedNames, risky, type Json } from "./json.js";
+import { NotJson, isObject, read as readJson, repeatedNames, textOf, type Json } from "./json.js";
 import { read, readValue } from "./read.js";
 import type { Reading } from "./reading.js";
 
@@ -30,8 +30,9 @@ export function* readings(data: Uint8Array): Generator<[number, Reading]> {
 /** The answer one line carries, or `undefined` for a JSON-RPC message that carries none. */
 export function readLine(line: Uint8Array): Reading | undefined {
   let message: Json;
+  let risky: boolean;
   try {
-    message = loads(line);
+    ({ value: message, risky } = readJson(textOf(line)));
   } catch (error) {
     if (error instanceof NotJson) return read(line);
     throw error;
@@ -47,7 +48,7 @@ export function readLine(line: Uint8Array): Reading | undefined {
   }
   const result = message["result"];
   if (result === undefined || result === null || !namesToolResult(result)) return undefined;
-  return readValue(result, { check: risky(new TextDecoder().decode(line)) });
+  return readValue(result, { check: risky });
 }
 
 function namesToolResult(result: Json): boolean {
