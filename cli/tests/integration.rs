@@ -1,6 +1,7 @@
 //! The `atr` CLI's tests, one binary: each module runs the `atr` the workspace builds on one
 //! concern.
 
+mod agents;
 mod chunks;
 mod cli;
 mod common;

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 
 pub mod sessions;
+#[path = "../../../tests/support/venv.rs"]
+pub mod venv;
 
 /// The workspace's root.
 pub fn root() -> PathBuf {
