@@ -1,6 +1,7 @@
 //! The campaign service's tests, one binary: each module drives the service (a child
 //! process) on one concern.
 
+mod agents;
 mod bounds;
 mod captures;
 mod continuity;
