@@ -16,6 +16,7 @@ from agent_tool_result import (
     RefusalKind,
     Settlement,
     Why,
+    rate_limit,
     read,
     read_call_tool_result,
     read_document,
@@ -184,3 +185,15 @@ def test_a_reading_reads_back_as_written() -> None:
     for value in (FAILURE, DENY, DEFER, RATE_LIMITED):
         reading = read_document(text(value))
         assert Reading.from_json(reading.to_json()) == reading
+
+
+def test_a_rate_limit_standing_from_its_fields() -> None:
+    headers = {
+        "RateLimit-Policy": '"per-account";q=4;w=120',
+        "RateLimit": '"per-account";r=0;t=37',
+    }
+    standing = rate_limit(headers)
+    assert standing is not None
+    assert (standing.remaining, standing.reset, standing.quota, standing.window) == (0, 37, 4, 120)
+    assert rate_limit({"ratelimit": "nonsense"}) is None
+    assert rate_limit({}) is None

@@ -8,7 +8,7 @@
  */
 
 export { read, readCallToolResult, readDocument, readValue, type Text } from "./read.js";
-export { readRest, type HeadersLike } from "./rest.js";
+export { rateLimit, readRest, type HeadersLike, type RateLimit } from "./rest.js";
 export { DECISIONS, notContract, toJson, type Decision, type Kind, type Reading, type Why } from "./reading.js";
 export { documentOf, isCallToolResult, type Document } from "./document.js";
 export { Actions, idempotencyKey, keyHeader, newKey, type IdempotencyKey } from "./keys.js";

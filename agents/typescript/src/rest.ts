@@ -303,3 +303,45 @@ function retryAfterOf(value: string | undefined): string | undefined {
   }
   return ofDate(at);
 }
+
+/** An account's standing in a rate limit, as a response's `RateLimit` and `RateLimit-Policy`
+ * fields say it: `remaining` calls may follow at once, the quota is whole again in `reset`
+ * seconds; the policy allows `quota` calls per `window` seconds, when it is named. */
+export interface RateLimit {
+  readonly policy: string;
+  readonly remaining: number;
+  readonly reset: number;
+  readonly quota?: number;
+  readonly window?: number;
+}
+
+const ITEM = /^\s*"((?:[^"\\]|\\.)*)"((?:\s*;\s*[a-z*][a-z0-9_.*-]*=[0-9]+)*)\s*$/;
+const PARAM = /;\s*([a-z*][a-z0-9_.*-]*)=([0-9]+)/g;
+
+function items(value: string): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const member of value.split(",")) {
+    const match = ITEM.exec(member);
+    if (match === null) continue;
+    const params = new Map<string, number>();
+    for (const [, key, said] of match[2]!.matchAll(PARAM)) params.set(key!, Number(said));
+    out.set(match[1]!, params);
+  }
+  return out;
+}
+
+/** The first standing a response's `RateLimit` field gives, with its policy's quota and
+ * window when `RateLimit-Policy` names it; `undefined` without one. */
+export function rateLimit(headers: HeadersLike): RateLimit | undefined {
+  const list = pairs(headers);
+  const standing = items(all(list, "ratelimit").join(","));
+  const policies = items(all(list, "ratelimit-policy").join(","));
+  for (const [policy, params] of standing) {
+    const remaining = params.get("r");
+    const reset = params.get("t");
+    if (remaining === undefined || reset === undefined) continue;
+    const named = policies.get(policy);
+    return { policy, remaining, reset, quota: named?.get("q"), window: named?.get("w") };
+  }
+  return undefined;
+}

@@ -10,6 +10,7 @@ import { main } from "../src/capture.js";
 import {
   Actions,
   CATEGORIES,
+  rateLimit,
   read,
   readCallToolResult,
   readDocument,
@@ -164,4 +165,10 @@ test("the command prints a line per answer", () => {
   assert.deepEqual(lines.map((line) => line.decision), ["continue", "continue"]);
   assert.equal(lines[1]!.source, `${join(dir, "session.ndjson")}:3`);
   assert.equal(main([join(dir, "missing.json")], write, write), 2);
+});
+
+test("a rate limit standing from its fields", () => {
+  const standing = rateLimit({ "RateLimit-Policy": '"per-account";q=4;w=120', RateLimit: '"per-account";r=0;t=37' });
+  assert.deepEqual(standing, { policy: "per-account", remaining: 0, reset: 37, quota: 4, window: 120 });
+  assert.equal(rateLimit({ ratelimit: "nonsense" }), undefined);
 });

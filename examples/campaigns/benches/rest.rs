@@ -21,6 +21,7 @@
 #[path = "../../../tests/support/postgres.rs"]
 mod postgres;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -399,13 +400,19 @@ fn measure(target: &Target, store: &str) {
         round(base, path, &next);
     }
     let mut measured: Vec<Arm> = arms.iter().map(|_| Arm::default()).collect();
-    // The statements the server ran so far (each reading counts itself once); none on SQLite.
+    // The statements the server ran so far, each with how many times (each reading counts
+    // itself once); none on SQLite.
     let statements = || {
         postgres.then(|| {
             runtime.block_on(async {
                 let mut conn = service.store().db().conn().await.unwrap();
-                let sql = "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements";
-                conn.query(sql, &[]).await.unwrap()[0].int(0)
+                let sql = "SELECT query, calls FROM pg_stat_statements";
+                conn.query(sql, &[])
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|row| (row.text(0), row.int(1)))
+                    .collect::<HashMap<String, i64>>()
             })
         })
     };
@@ -414,7 +421,12 @@ fn measure(target: &Target, store: &str) {
             let before = statements();
             let (rate, latencies) = round(base, path, &next);
             if let (Some(before), Some(after)) = (before, statements()) {
-                *arm.statements.get_or_insert(0) += after - before - 1;
+                for (query, calls) in after {
+                    let ran = calls - before.get(&query).copied().unwrap_or(0);
+                    if ran > 0 && !query.contains("pg_stat_statements") {
+                        *arm.statements.entry(query).or_insert(0) += ran;
+                    }
+                }
             }
             arm.rate += rate / f64::from(ROUNDS);
             arm.latencies.extend(latencies);
@@ -459,9 +471,9 @@ struct Arm {
     rate: f64,
     /// Every request's latency.
     latencies: Vec<Duration>,
-    /// The statements the server ran for the arm's requests (the stand-in provider's
-    /// included: one send a request, in every arm), where the server counts them.
-    statements: Option<i64>,
+    /// Each statement the server ran for the arm's requests, with how many times (the
+    /// stand-in provider's included: one send a request, in every arm); none on SQLite.
+    statements: HashMap<String, i64>,
 }
 
 /// Prints each arm's throughput, p99 and statements a call, then the ratios, one a line as
@@ -483,15 +495,26 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
         .zip(names)
         .map(|(arm, name)| {
             let p99 = p99(arm.latencies);
-            #[allow(clippy::cast_precision_loss)] // a count of a few hundred thousand
-            let statements = arm
-                .statements
-                .map(|n| format!(", {:.2} statements a call", n as f64 / requests))
-                .unwrap_or_default();
+            #[allow(clippy::cast_precision_loss)] // counts of a few hundred thousand
+            let per_call = |n: i64| n as f64 / requests;
+            let total: i64 = arm.statements.values().sum();
+            let statements = if arm.statements.is_empty() {
+                String::new()
+            } else {
+                format!(", {:.2} statements a call", per_call(total))
+            };
             println!(
                 "  {name}: {:.0} requests/s, p99 {p99:.2} ms{statements}",
                 arm.rate
             );
+            // Where the statements go: each one run at least once in ten calls.
+            let mut each: Vec<(&String, &i64)> = arm.statements.iter().collect();
+            each.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (query, calls) in each.into_iter().filter(|(_, n)| per_call(**n) >= 0.1) {
+                let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
+                let shown: String = query.chars().take(110).collect();
+                println!("      {:.2} a call: {shown}", per_call(*calls));
+            }
             (arm.rate, p99)
         })
         .collect();

@@ -3,8 +3,9 @@
 //! TypeScript MCP SDK client, each driving the campaign service with the agent-side package's
 //! adapter. A policy deny becomes `ApprovalRequired` (the run ends asking for approval); a
 //! call over the account's rate limit waits `Retry-After` and is sent again with the same key,
-//! and the provider sends it once; a deferred batch ends the run with the call deferred and
-//! the campaign looked up with the tool the answer names.
+//! and the provider sends it once; a deferred batch ends the run with the call deferred (the
+//! Vercel AI SDK's model reads `look-up`) and the campaign is looked up with the tool the
+//! answer names.
 //!
 //! Needs Python 3.10 or newer with venv and pip, and Node.js 20 or newer with npm; what they
 //! install comes from the package indexes the first time.
@@ -115,7 +116,7 @@ fn a_pydantic_ai_agent_asks_approval_waits_out_a_limit_and_looks_a_defer_up() {
 }
 
 #[test]
-fn a_vercel_ai_agent_reads_a_deny_and_waits_out_a_limit_with_the_same_key() {
+fn a_vercel_ai_agent_reads_a_deny_waits_out_a_limit_and_looks_a_defer_up() {
     let (scratch, service) = service("agent-typescript");
     let package = root().join("agents/typescript");
     if !package.join("node_modules/ai/package.json").exists() {
@@ -156,6 +157,13 @@ fn a_vercel_ai_agent_reads_a_deny_and_waits_out_a_limit_with_the_same_key() {
     assert!(
         waited_then_sent(calls, &calls.last().unwrap()["key"]) >= 2,
         "{calls:?}"
+    );
+    // The defer: the model read that the campaign is to be looked up, and it was.
+    assert_eq!(report["deferred"]["decision"], "look-up");
+    let counts = &report["lookup"]["result"]["counts"];
+    assert_eq!(
+        (&counts["requested"], &counts["held"]),
+        (&Value::from(4), &Value::from(2))
     );
     let sends = provider_sends(&scratch.db());
     let to = |phone: &str| sends.iter().filter(|(_, to)| to == phone).count();

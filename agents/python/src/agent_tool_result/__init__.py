@@ -16,7 +16,7 @@ from .document import Document
 from .keys import Actions, IdempotencyKey
 from .read import read, read_call_tool_result, read_document, read_value
 from .reading import Decision, Kind, Reading, Why
-from .rest import read_rest
+from .rest import RateLimit, rate_limit, read_rest
 from .vocabulary import Category, PolicyDecision, RefusalKind, RetryClass, Settlement
 
 __all__ = [
@@ -27,11 +27,13 @@ __all__ = [
     "IdempotencyKey",
     "Kind",
     "PolicyDecision",
+    "RateLimit",
     "Reading",
     "RefusalKind",
     "RetryClass",
     "Settlement",
     "Why",
+    "rate_limit",
     "read",
     "read_call_tool_result",
     "read_document",

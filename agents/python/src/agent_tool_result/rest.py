@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from . import envelope, guarantee, instant
 from . import refusal as refusals
 from ._strict import NotJson, strict_loads
@@ -275,4 +277,50 @@ def _retry_after(value: str | None) -> str | None:
         except ValueError:
             return None
         return instant.of_datetime(at)
+    return None
+
+
+class RateLimit(BaseModel):
+    """An account's standing in a rate limit, as a response's ``RateLimit`` and
+    ``RateLimit-Policy`` fields say it: ``remaining`` calls may follow at once, the quota is
+    whole again in ``reset`` seconds; the policy allows ``quota`` calls per ``window``
+    seconds, when it is named."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy: str
+    remaining: int
+    reset: int
+    quota: int | None = None
+    window: int | None = None
+
+
+_ITEM = re.compile(r'\s*"((?:[^"\\]|\\.)*)"((?:\s*;\s*[a-z*][a-z0-9_.*-]*=[0-9]+)*)\s*')
+_PARAM = re.compile(r";\s*([a-z*][a-z0-9_.*-]*)=([0-9]+)")
+
+
+def _items(value: str) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for member in value.split(","):
+        match = _ITEM.fullmatch(member)
+        if match is not None:
+            out[match.group(1)] = {k: int(v) for k, v in _PARAM.findall(match.group(2))}
+    return out
+
+
+def rate_limit(headers: Headers) -> RateLimit | None:
+    """The first standing a response's ``RateLimit`` field gives, with its policy's quota and
+    window when ``RateLimit-Policy`` names it; ``None`` without one."""
+    standing = _items(",".join(_all(headers, "ratelimit")))
+    policies = _items(",".join(_all(headers, "ratelimit-policy")))
+    for name, params in standing.items():
+        if "r" in params and "t" in params:
+            policy = policies.get(name, {})
+            return RateLimit(
+                policy=name,
+                remaining=params["r"],
+                reset=params["t"],
+                quota=policy.get("q"),
+                window=policy.get("w"),
+            )
     return None
