@@ -10,8 +10,8 @@ import { isObject, type Json } from "./json.js";
 /** The contract a document is read under. */
 export type Document = "envelope" | "guarantee" | "refusal";
 
-const has = (object: object, name: string): boolean =>
-  Object.prototype.hasOwnProperty.call(object, name);
+// The names asked about are none of Object.prototype's: `in` is an own-member test here.
+const has = (object: object, name: string): boolean => name in object;
 
 /** The contract of the parsed document `value`. */
 export function documentOf(value: Json): Document {

@@ -7,7 +7,7 @@
  */
 
 import { isObject, repeatedNames, type Json, type JsonObject } from "./json.js";
-import { reading, type Decision, type Reading } from "./reading.js";
+import { kept, reading, type Decision, type Reading } from "./reading.js";
 import { CATEGORIES, type Category, type RetryClass } from "./vocabulary.js";
 
 const CODE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -20,6 +20,7 @@ const STEPS: Record<RetryClass, Decision> = {
   "not-recoverable": "ask-person",
 };
 const SUCCESS = reading({ decision: "continue", kind: "envelope", ok: true });
+const FAILURES = new Map<string, Reading>();
 
 /** Whether `value` is a stable machine code: non-empty kebab-case. */
 export function isCode(value: unknown): value is string {
@@ -29,7 +30,7 @@ export function isCode(value: unknown): value is string {
 /** A contract object: an object that repeats no name and names only `names`. */
 export function contractObject(value: unknown, names: ReadonlySet<string>): value is JsonObject {
   if (!isObject(value) || repeatedNames(value) !== undefined) return false;
-  for (const name of Object.keys(value)) if (!names.has(name)) return false;
+  for (const name in value) if (!names.has(name)) return false;
   return true;
 }
 
@@ -63,13 +64,9 @@ export function readEnvelope(value: Json): Reading | undefined {
   const partial = error["partialResult"];
   if (partial !== undefined && partial !== null && !isObject(partial)) return undefined;
   const named = category as Category;
-  return reading({
-    decision: STEPS[CATEGORIES[named]],
-    kind: "envelope",
-    ok: false,
-    category: named,
-    code,
-  });
+  return kept(FAILURES, `${named}\u0000${code}`, () =>
+    reading({ decision: STEPS[CATEGORIES[named]], kind: "envelope", ok: false, category: named, code }),
+  );
 }
 
 function warning(value: Json): boolean {

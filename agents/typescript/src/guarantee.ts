@@ -9,7 +9,7 @@
 import { contractObject, integer } from "./envelope.js";
 import { normalize } from "./instant.js";
 import { isObject, repeatedNames, type Json } from "./json.js";
-import { reading, type Decision, type Reading } from "./reading.js";
+import { kept, reading, type Decision, type Reading } from "./reading.js";
 import {
   POLICY_DECISIONS,
   PROBLEM_MEMBERS,
@@ -24,6 +24,7 @@ const POLICY = new Set(["decision", "code", "retryAt"]);
 const IMPACT = new Set(["requested", "committed", "deferred", "denied", "failed"]);
 const RECOVERY = new Set(["suggestedNextTool"]);
 const U64 = 2n ** 64n - 1n;
+const RESULTS = new Map<string, Reading>();
 
 const has = (object: object, name: string): boolean =>
   Object.prototype.hasOwnProperty.call(object, name);
@@ -80,15 +81,10 @@ export function readGuarantee(value: Json): Reading | undefined {
   let step: Decision = "continue";
   if (named === "unknown" || decided === "defer") step = "look-up";
   else if (decided === "deny") step = "ask-person";
-  return reading({
-    decision: step,
-    kind: "guarantee",
-    settlement: named,
-    policy: decided,
-    policyCode: code as string | undefined,
-    retryAt,
-    nextTool,
-  });
+  const policyCode = code as string | undefined;
+  return kept(RESULTS, `${named}\u0000${decided}\u0000${policyCode}\u0000${retryAt}\u0000${nextTool}`, () =>
+    reading({ decision: step, kind: "guarantee", settlement: named, policy: decided, policyCode, retryAt, nextTool }),
+  );
 }
 
 function consistent(

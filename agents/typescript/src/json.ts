@@ -76,15 +76,21 @@ export function read(text: string): { value: Json; risky: boolean } {
   return { value: new Parser(text).document(), risky: risky(text) };
 }
 
+// The scan's stacks, kept between scans (one scan runs at a time: JavaScript runs one).
+const KINDS = new Uint8Array(MAX_DEPTH + 2);
+const STARTS = new Int32Array(MAX_DEPTH + 2);
+const HASHES = new Int32Array(4096);
+
 /** Whether `JSON.parse` reads `text` exactly as the contracts do, with nothing to mark: no
  * repeated name (by a hash of each name: a collision only takes the slow road), no escaped
  * name, no integer past 2^53, no integral number written as a float, and no surrogate
  * escape, big exponent or deep nesting for {@link strictProblem} to look at. */
 function plain(text: string): boolean {
   const n = text.length;
-  // Per open object: the hashes of its names so far.
-  const names: number[][] = [];
-  const kinds: number[] = []; // 1 object, 2 array
+  // The open arrays and objects (1 an object, 2 an array), and for the objects a contract
+  // reads, the hashes of their names so far: one stack, each object's from where it began.
+  let depth = 0;
+  let hashCount = 0;
   let i = 0;
   let expectKey = false;
   let backslash = text.indexOf("\\");
@@ -123,16 +129,16 @@ function plain(text: string): boolean {
         // four levels (a tools/call result's structuredContent's warnings). A name is told
         // apart by its length and its first, second and last characters: two names alike in
         // those take the slow road, which compares them whole.
-        if (kinds.length <= 4) {
+        if (depth <= 4) {
           const length = end - i - 1;
           const hash =
             (length * 16777619) ^
             (text.charCodeAt(i + 1) << 16) ^
             (text.charCodeAt(i + 2) << 8) ^
             text.charCodeAt(end - 1);
-          const seen = names[names.length - 1]!;
-          for (const other of seen) if (other === hash) return false;
-          seen.push(hash);
+          for (let h = STARTS[depth]!; h < hashCount; h++) if (HASHES[h] === hash) return false;
+          if (hashCount === HASHES.length) return false; // more names than kept: slow road
+          HASHES[hashCount++] = hash;
         }
         expectKey = false;
       }
@@ -140,23 +146,25 @@ function plain(text: string): boolean {
       continue;
     }
     if (c === 123 || c === 91) {
-      if (kinds.length >= MAX_DEPTH) return false;
-      kinds.push(c === 123 ? 1 : 2);
+      if (depth >= MAX_DEPTH) return false;
+      depth++;
+      KINDS[depth] = c === 123 ? 1 : 2;
       if (c === 123) {
-        names.push([]);
+        STARTS[depth] = hashCount;
         expectKey = true;
       }
       i++;
       continue;
     }
     if (c === 125 || c === 93) {
-      if (kinds.pop() === 1) names.pop();
+      if (c === 125 && depth <= 4) hashCount = STARTS[depth]!;
+      if (depth > 0) depth--;
       expectKey = false;
       i++;
       continue;
     }
     if (c === 44) {
-      expectKey = kinds[kinds.length - 1] === 1;
+      expectKey = KINDS[depth] === 1;
       i++;
       continue;
     }

@@ -80,6 +80,20 @@ export function reading(members: Reading): Reading {
   return Object.freeze(out) as unknown as Reading;
 }
 
+// Readings are immutable: a reader that makes many alike keeps the ones it made, by a key of
+// its own, and hands them out again (at most this many kept, the first ones met).
+const KEPT = 4096;
+
+/** The reading `make` makes, kept in `made` under `key` and handed out again for it. */
+export function kept(made: Map<string, Reading>, key: string, make: () => Reading): Reading {
+  let found = made.get(key);
+  if (found === undefined) {
+    found = make();
+    if (made.size < KEPT) made.set(key, found);
+  }
+  return found;
+}
+
 /** The one outcome form: compact JSON, one line. */
 export function toJson(value: Reading): string {
   return JSON.stringify(reading(value));
