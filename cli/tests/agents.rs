@@ -247,3 +247,252 @@ fn the_npm_package_passes_its_tests() {
     let package = typescript_package();
     npm(&["test"], &package, "npm test (tsc --strict, node --test)");
 }
+
+/// The families of input where a reader in another language most easily reads otherwise than
+/// `atr`, each in every place a contract reads it: numbers (integral floats, integers past
+/// 2^53 and 2^64, beyond a double) in a status, a count, a version and a payload; a repeated
+/// name in each contract object, at the top, inside a payload and inside `structuredContent`;
+/// names an object's prototype holds; lone and paired surrogates; nesting at the limit and
+/// past it, in a document and in a `tools/call` result's parts; `retryAt` at the edges of its
+/// grammar; base64 at the edge of its length; and text that is not UTF-8.
+fn edge_documents() -> Vec<(String, Vec<u8>)> {
+    let guarantee = |rest: &str| {
+        format!(
+            r#"{{"schemaVersion":1,"settlement":{{"state":"committed"}},"policy":{{"decision":"allow"}}{rest}}}"#
+        )
+    };
+    let failure = |error: &str| {
+        format!(r#"{{"ok":false,"error":{{"code":"a","category":"timeout","detail":"d"{error}}}}}"#)
+    };
+    let summary = |field: &str| {
+        failure(&format!(
+            r#","lastObservation":{{"kind":"capture-summary","width":1,"height":1,"encoding":"png","bytes":1,"blankCheck":{{"blank":false,"dominantFraction":0.5,"dominantIsDark":false}},"artifact":"a",{field}}}"#
+        ))
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    let numbers = [
+        "400",
+        "400.0",
+        "4e2",
+        "-0",
+        "1e400",
+        "-1e400",
+        "9007199254740993",
+        "18446744073709551615",
+        "18446744073709551616",
+        "18446744073709551615.0",
+        "9223372036854775808",
+        "1.5",
+        "0.0",
+    ];
+    for (i, n) in numbers.iter().enumerate() {
+        out.push((
+            format!("status-{i}"),
+            format!(r#"{{"type":"about:blank","title":"x","status":{n}}}"#),
+        ));
+        out.push((
+            format!("requested-{i}"),
+            guarantee(&format!(r#","impact":{{"requested":{n}}}"#)),
+        ));
+        out.push((format!("version-{i}"), format!(r#"{{"schemaVersion":{n},"settlement":{{"state":"committed"}},"policy":{{"decision":"allow"}}}}"#)));
+        out.push((
+            format!("bytes-{i}"),
+            summary(&format!(
+                r#""bytes2":0,"handle":-{}"#,
+                n.trim_start_matches('-')
+            )),
+        ));
+        out.push((format!("fraction-{i}"), failure(&format!(r#","lastObservation":{{"kind":"capture-summary","width":1,"height":1,"encoding":"png","bytes":{n},"blankCheck":{{"blank":false,"dominantFraction":0.5,"dominantIsDark":false}},"artifact":"a"}}"#))));
+        out.push((
+            format!("payload-{i}"),
+            format!(r#"{{"ok":true,"result":{{"n":{n}}}}}"#),
+        ));
+        out.push((
+            format!("carried-{i}"),
+            format!(r#"{{"structuredContent":{{"ok":true,"result":{{"n":{n}}}}},"x":{n}}}"#),
+        ));
+    }
+    for name in [
+        "__proto__",
+        "constructor",
+        "toString",
+        "hasOwnProperty",
+        "valueOf",
+    ] {
+        out.push((
+            format!("own-{name}"),
+            format!(r#"{{"ok":true,"{name}":1}}"#),
+        ));
+        out.push((
+            format!("payload-{name}"),
+            format!(r#"{{"ok":true,"result":{{"{name}":{{"a":1}}}}}}"#),
+        ));
+        out.push((
+            format!("category-{name}"),
+            format!(r#"{{"ok":false,"error":{{"code":"a","category":"{name}","detail":"d"}}}}"#),
+        ));
+        out.push((
+            format!("guarantee-{name}"),
+            guarantee(&format!(r#","{name}":1"#)),
+        ));
+    }
+    let repeated = [
+        ("top", r#"{"ok":true,"ok":true}"#.to_owned()),
+        ("escaped-name", r#"{"ok":true,"\u006fk":true}"#.to_owned()),
+        ("error", r#"{"ok":false,"error":{"code":"a","code":"a","category":"timeout","detail":"d"}}"#.to_owned()),
+        ("warning", r#"{"ok":true,"warnings":[{"code":"a","detail":"b","detail":"c"}]}"#.to_owned()),
+        ("result", r#"{"ok":true,"result":{"a":1,"a":2}}"#.to_owned()),
+        ("deep", r#"{"ok":true,"result":{"a":{"b":{"c":{"d":{"e":1,"e":2}}}}}}"#.to_owned()),
+        ("observation", failure(r#","lastObservation":{"kind":"capture-summary","kind":"x"}"#)),
+        ("settlement", guarantee("").replace(r#""state":"committed""#, r#""state":"committed","state":"committed""#)),
+        ("own-field", guarantee(r#","x":1,"x":2"#)),
+        ("refusal-type", r#"{"type":"about:blank","type":"about:blank","title":"x","status":400}"#.to_owned()),
+        ("refusal-extension", r#"{"type":"about:blank","title":"x","status":400,"e":1,"e":2}"#.to_owned()),
+        ("call-known", r#"{"isError":false,"isError":false,"structuredContent":{"ok":true}}"#.to_owned()),
+        ("call-unknown", r#"{"x":1,"x":2,"structuredContent":{"ok":true}}"#.to_owned()),
+        ("carried-warning", r#"{"structuredContent":{"ok":true,"warnings":[{"code":"a","detail":"b","code":"a"}]}}"#.to_owned()),
+        ("block", r#"{"content":[{"type":"text","text":"x","text":"{\"ok\":true}"}]}"#.to_owned()),
+        ("spaced", r#"{ "ok" : true , "ok" : true }"#.to_owned()),
+        ("many", format!(r#"{{"ok":true,{},"ok":true}}"#, (0..5000).map(|i| format!(r#""k{i}":{i}"#)).collect::<Vec<_>>().join(","))),
+        ("alike", r#"{"ok":true,"abXc":1,"abYc":2}"#.to_owned()),
+    ];
+    out.extend(
+        repeated
+            .into_iter()
+            .map(|(name, text)| (format!("repeated-{name}"), text)),
+    );
+    for (name, escape) in [
+        ("lone-high", r"\ud800"),
+        ("lone-low", r"\udc00"),
+        ("pair", r"\ud83d\ude00"),
+        ("reversed", r"\ude00\ud83d"),
+        ("upper", r"\uD83D\uDE00"),
+    ] {
+        out.push((
+            format!("surrogate-{name}"),
+            format!(r#"{{"ok":true,"result":{{"a":"{escape}"}}}}"#),
+        ));
+        out.push((
+            format!("surrogate-name-{name}"),
+            format!(r#"{{"ok":true,"result":{{"{escape}":1}}}}"#),
+        ));
+        out.push((
+            format!("surrogate-unknown-{name}"),
+            format!(r#"{{"x":"{escape}","structuredContent":{{"ok":true}}}}"#),
+        ));
+    }
+    for depth in 125..=129 {
+        let arrays = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        out.push((
+            format!("depth-{depth}"),
+            format!(r#"{{"ok":true,"result":{{"a":{}}}}}"#, arrays(depth - 2)),
+        ));
+        out.push((
+            format!("depth-carried-{depth}"),
+            format!(
+                r#"{{"structuredContent":{{"ok":true,"result":{{"a":{}}}}}}}"#,
+                arrays(depth - 3)
+            ),
+        ));
+        out.push((
+            format!("depth-block-{depth}"),
+            format!(
+                r#"{{"content":[{{"type":"text","text":"{{\"ok\":true}}","n":{}}}]}}"#,
+                arrays(depth - 3)
+            ),
+        ));
+        out.push((
+            format!("depth-unknown-{depth}"),
+            format!(
+                r#"{{"x":{},"structuredContent":{{"ok":true}}}}"#,
+                arrays(depth)
+            ),
+        ));
+    }
+    for (name, at) in [
+        ("long-fraction", "2026-12-01T09:00:00.000000000100Z"),
+        ("leap-2100", "2100-02-29T00:00:00Z"),
+        ("leap-2000", "2000-02-29T00:00:00Z"),
+        ("year-0", "0000-01-01T00:00:00Z"),
+        ("lower", "2026-01-01t00:00:00z"),
+        ("minus-zero", "2026-01-01T00:00:00-00:00"),
+        ("offset", "2026-01-01T00:00:00+01:00"),
+        ("newline", "2026-01-01T00:00:00Z\n"),
+        ("leap-second", "2026-06-30T23:59:60Z"),
+    ] {
+        let at = serde_json::to_string(at).unwrap();
+        out.push((
+            format!("retry-{name}"),
+            format!(r#"{{"type":"about:blank","title":"x","status":429,"retryAt":{at}}}"#),
+        ));
+        out.push((
+            format!("defer-{name}"),
+            guarantee("").replace(
+                r#""decision":"allow""#,
+                &format!(r#""decision":"defer","code":"w","retryAt":{at}"#),
+            ),
+        ));
+    }
+    for (name, length, unit) in [
+        ("4096", 1024, "Ab1+"),
+        ("4097", 1025, "Ab1+"),
+        ("no-digit", 1100, "Abc+"),
+        ("accented", 1100, "Ab1é"),
+    ] {
+        out.push((
+            format!("base64-{name}"),
+            failure(&format!(
+                r#","lastObservation":{{"s":"{}"}}"#,
+                unit.repeat(length)
+            )),
+        ));
+    }
+    let mut documents: Vec<(String, Vec<u8>)> = out
+        .into_iter()
+        .map(|(name, text)| (name, text.into_bytes()))
+        .collect();
+    for (name, bytes) in [
+        ("bom", &b"\xef\xbb\xbf{\"ok\":true}"[..]),
+        ("latin1", b"{\"ok\":true,\"result\":{\"a\":\"\xe9\"}}"),
+        ("overlong", b"{\"ok\":true,\"result\":{\"a\":\"\xc0\xaf\"}}"),
+        ("nul", b"{\"ok\":true}\x00"),
+    ] {
+        documents.push((format!("bytes-{name}"), bytes.to_vec()));
+    }
+    documents
+}
+
+#[test]
+fn every_reader_reads_each_family_of_hard_input_as_atr_does() {
+    let dir = scratch("edges");
+    let mut files = Vec::new();
+    for (name, bytes) in edge_documents() {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, bytes).unwrap();
+        files.push(path.to_str().unwrap().to_owned());
+    }
+    let mut args = vec!["classify", "--format", "json"];
+    args.extend(files.iter().map(String::as_str));
+    let expected = run(&args, None).stdout;
+    assert_eq!(expected.lines().count(), files.len());
+    let package = typescript_package();
+    npm(
+        &["run", "build", "--silent"],
+        &package,
+        "building the npm package",
+    );
+    let mut python = Command::new(dev_python());
+    python
+        .args(["-m", "agent_tool_result"])
+        .env("PYTHONPATH", python_dir().join("src"));
+    let mut node = Command::new("node");
+    node.arg(package.join("dist/cli.js"));
+    for (what, mut command) in [("the Python package", python), ("the npm package", node)] {
+        let out = command.args(&files).output().unwrap();
+        let got = String::from_utf8(out.stdout).unwrap();
+        for (want, line) in expected.lines().zip(got.lines()) {
+            assert_eq!(line, want, "{what} reads it otherwise than atr");
+        }
+        assert_eq!(got.lines().count(), files.len(), "{what}");
+    }
+}
