@@ -149,10 +149,12 @@ fn npm(args: &[&str], dir: &Path, what: &str) {
     );
 }
 
-/// The npm package's directory, its development dependencies installed from its lockfile.
-fn typescript_package() -> PathBuf {
-    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _once = INSTALL
+/// The npm package's directory, its development dependencies installed from its lockfile,
+/// and the right to build in it: the tests that build, pack or test the package (each writes
+/// its `dist` or `build`) hold it while they do, one at a time.
+fn typescript_package() -> (PathBuf, std::sync::MutexGuard<'static, ()>) {
+    static PACKAGE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let held = PACKAGE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = typescript_dir();
@@ -169,12 +171,12 @@ fn typescript_package() -> PathBuf {
             "npm ci (the npm registry must be reachable the first time)",
         );
     }
-    dir
+    (dir, held)
 }
 
 #[test]
 fn the_npm_package_from_its_tarball_reads_every_answer_as_atr_does() {
-    let package = typescript_package();
+    let (package, _building) = typescript_package();
     let dir = scratch("npm-tarball");
     npm(
         &["pack", "--pack-destination", dir.to_str().unwrap()],
@@ -244,7 +246,7 @@ fn the_npm_package_from_its_tarball_reads_every_answer_as_atr_does() {
 
 #[test]
 fn the_npm_package_passes_its_tests() {
-    let package = typescript_package();
+    let (package, _building) = typescript_package();
     npm(&["test"], &package, "npm test (tsc --strict, node --test)");
 }
 
@@ -475,7 +477,7 @@ fn every_reader_reads_each_family_of_hard_input_as_atr_does() {
     args.extend(files.iter().map(String::as_str));
     let expected = run(&args, None).stdout;
     assert_eq!(expected.lines().count(), files.len());
-    let package = typescript_package();
+    let (package, _building) = typescript_package();
     npm(
         &["run", "build", "--silent"],
         &package,

@@ -81,6 +81,9 @@ fn a_thousand_replays_through_pgbouncer_log_in_no_client_and_log_no_error() {
     };
     a_thousand_replays(&server, &bouncer.url("replays_pooled"), logins);
     let log = bouncer.log();
-    assert!(log.contains("login attempt"), "PgBouncer logs each login: {log}");
+    assert!(
+        log.contains("login attempt"),
+        "PgBouncer logs each login: {log}"
+    );
     assert!(!log.contains("ERROR"), "PgBouncer logged errors: {log}");
 }
