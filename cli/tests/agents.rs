@@ -250,28 +250,28 @@ fn the_npm_package_passes_its_tests() {
     npm(&["test"], &package, "npm test (tsc --strict, node --test)");
 }
 
-/// The families of input where a reader in another language most easily reads otherwise than
-/// `atr`, each in every place a contract reads it: numbers (integral floats, integers past
-/// 2^53 and 2^64, beyond a double) in a status, a count, a version and a payload; a repeated
-/// name in each contract object, at the top, inside a payload and inside `structuredContent`;
-/// names an object's prototype holds; lone and paired surrogates; nesting at the limit and
-/// past it, in a document and in a `tools/call` result's parts; `retryAt` at the edges of its
-/// grammar; base64 at the edge of its length; and text that is not UTF-8.
-fn edge_documents() -> Vec<(String, Vec<u8>)> {
-    let guarantee = |rest: &str| {
-        format!(
-            r#"{{"schemaVersion":1,"settlement":{{"state":"committed"}},"policy":{{"decision":"allow"}}{rest}}}"#
-        )
-    };
-    let failure = |error: &str| {
-        format!(r#"{{"ok":false,"error":{{"code":"a","category":"timeout","detail":"d"{error}}}}}"#)
-    };
-    let summary = |field: &str| {
-        failure(&format!(
-            r#","lastObservation":{{"kind":"capture-summary","width":1,"height":1,"encoding":"png","bytes":1,"blankCheck":{{"blank":false,"dominantFraction":0.5,"dominantIsDark":false}},"artifact":"a",{field}}}"#
-        ))
-    };
-    let mut out: Vec<(String, String)> = Vec::new();
+/// A guarantee result that allows, with `rest` after its policy.
+fn guarantee(rest: &str) -> String {
+    format!(
+        r#"{{"schemaVersion":1,"settlement":{{"state":"committed"}},"policy":{{"decision":"allow"}}{rest}}}"#
+    )
+}
+
+/// An envelope failure, with `error` after its detail.
+fn failure(error: &str) -> String {
+    format!(r#"{{"ok":false,"error":{{"code":"a","category":"timeout","detail":"d"{error}}}}}"#)
+}
+
+/// A failure whose last observation is a capture summary of `bytes` bytes, with `field` too.
+fn summary(bytes: &str, field: &str) -> String {
+    failure(&format!(
+        r#","lastObservation":{{"kind":"capture-summary","width":1,"height":1,"encoding":"png","bytes":{bytes},"blankCheck":{{"blank":false,"dominantFraction":0.5,"dominantIsDark":false}},"artifact":"a"{field}}}"#
+    ))
+}
+
+/// Numbers (integral floats, integers past 2^53 and 2^64, beyond a double) in a status, a
+/// count, a version, a capture summary's integers and a payload, directly and carried.
+fn numbers() -> Vec<(String, String)> {
     let numbers = [
         "400",
         "400.0",
@@ -287,33 +287,48 @@ fn edge_documents() -> Vec<(String, Vec<u8>)> {
         "1.5",
         "0.0",
     ];
+    let mut out = Vec::new();
     for (i, n) in numbers.iter().enumerate() {
-        out.push((
-            format!("status-{i}"),
-            format!(r#"{{"type":"about:blank","title":"x","status":{n}}}"#),
-        ));
-        out.push((
-            format!("requested-{i}"),
-            guarantee(&format!(r#","impact":{{"requested":{n}}}"#)),
-        ));
-        out.push((format!("version-{i}"), format!(r#"{{"schemaVersion":{n},"settlement":{{"state":"committed"}},"policy":{{"decision":"allow"}}}}"#)));
-        out.push((
-            format!("bytes-{i}"),
-            summary(&format!(
-                r#""bytes2":0,"handle":-{}"#,
-                n.trim_start_matches('-')
-            )),
-        ));
-        out.push((format!("fraction-{i}"), failure(&format!(r#","lastObservation":{{"kind":"capture-summary","width":1,"height":1,"encoding":"png","bytes":{n},"blankCheck":{{"blank":false,"dominantFraction":0.5,"dominantIsDark":false}},"artifact":"a"}}"#))));
-        out.push((
-            format!("payload-{i}"),
-            format!(r#"{{"ok":true,"result":{{"n":{n}}}}}"#),
-        ));
-        out.push((
-            format!("carried-{i}"),
-            format!(r#"{{"structuredContent":{{"ok":true,"result":{{"n":{n}}}}},"x":{n}}}"#),
-        ));
+        let unsigned = n.trim_start_matches('-');
+        out.extend([
+            (
+                format!("status-{i}"),
+                format!(r#"{{"type":"about:blank","title":"x","status":{n}}}"#),
+            ),
+            (
+                format!("requested-{i}"),
+                guarantee(&format!(r#","impact":{{"requested":{n}}}"#)),
+            ),
+            (
+                format!("version-{i}"),
+                guarantee("").replacen(
+                    r#""schemaVersion":1"#,
+                    &format!(r#""schemaVersion":{n}"#),
+                    1,
+                ),
+            ),
+            (format!("bytes-{i}"), summary(n, "")),
+            (
+                format!("handle-{i}"),
+                summary("1", &format!(r#","handle":-{unsigned}"#)),
+            ),
+            (
+                format!("payload-{i}"),
+                format!(r#"{{"ok":true,"result":{{"n":{n}}}}}"#),
+            ),
+            (
+                format!("carried-{i}"),
+                format!(r#"{{"structuredContent":{{"ok":true,"result":{{"n":{n}}}}},"x":{n}}}"#),
+            ),
+        ]);
     }
+    out
+}
+
+/// Names an object's prototype holds, as a member, a payload's name, a category and an own
+/// field.
+fn prototype_names() -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for name in [
         "__proto__",
         "constructor",
@@ -321,48 +336,100 @@ fn edge_documents() -> Vec<(String, Vec<u8>)> {
         "hasOwnProperty",
         "valueOf",
     ] {
-        out.push((
-            format!("own-{name}"),
-            format!(r#"{{"ok":true,"{name}":1}}"#),
-        ));
-        out.push((
-            format!("payload-{name}"),
-            format!(r#"{{"ok":true,"result":{{"{name}":{{"a":1}}}}}}"#),
-        ));
-        out.push((
-            format!("category-{name}"),
-            format!(r#"{{"ok":false,"error":{{"code":"a","category":"{name}","detail":"d"}}}}"#),
-        ));
-        out.push((
-            format!("guarantee-{name}"),
-            guarantee(&format!(r#","{name}":1"#)),
-        ));
+        out.extend([
+            (
+                format!("own-{name}"),
+                format!(r#"{{"ok":true,"{name}":1}}"#),
+            ),
+            (
+                format!("payload-{name}"),
+                format!(r#"{{"ok":true,"result":{{"{name}":{{"a":1}}}}}}"#),
+            ),
+            (
+                format!("category-{name}"),
+                format!(
+                    r#"{{"ok":false,"error":{{"code":"a","category":"{name}","detail":"d"}}}}"#
+                ),
+            ),
+            (
+                format!("guarantee-{name}"),
+                guarantee(&format!(r#","{name}":1"#)),
+            ),
+        ]);
     }
-    let repeated = [
+    out
+}
+
+/// A name repeated in each contract object, at the top, in payloads and in a `tools/call`
+/// result's parts.
+fn repeated_names() -> Vec<(String, String)> {
+    let many: Vec<String> = (0..5000).map(|i| format!(r#""k{i}":{i}"#)).collect();
+    [
         ("top", r#"{"ok":true,"ok":true}"#.to_owned()),
         ("escaped-name", r#"{"ok":true,"\u006fk":true}"#.to_owned()),
-        ("error", r#"{"ok":false,"error":{"code":"a","code":"a","category":"timeout","detail":"d"}}"#.to_owned()),
-        ("warning", r#"{"ok":true,"warnings":[{"code":"a","detail":"b","detail":"c"}]}"#.to_owned()),
+        (
+            "error",
+            r#"{"ok":false,"error":{"code":"a","code":"a","category":"timeout","detail":"d"}}"#
+                .to_owned(),
+        ),
+        (
+            "warning",
+            r#"{"ok":true,"warnings":[{"code":"a","detail":"b","detail":"c"}]}"#.to_owned(),
+        ),
         ("result", r#"{"ok":true,"result":{"a":1,"a":2}}"#.to_owned()),
-        ("deep", r#"{"ok":true,"result":{"a":{"b":{"c":{"d":{"e":1,"e":2}}}}}}"#.to_owned()),
-        ("observation", failure(r#","lastObservation":{"kind":"capture-summary","kind":"x"}"#)),
-        ("settlement", guarantee("").replace(r#""state":"committed""#, r#""state":"committed","state":"committed""#)),
+        (
+            "deep",
+            r#"{"ok":true,"result":{"a":{"b":{"c":{"d":{"e":1,"e":2}}}}}}"#.to_owned(),
+        ),
+        (
+            "observation",
+            failure(r#","lastObservation":{"kind":"capture-summary","kind":"x"}"#),
+        ),
+        (
+            "settlement",
+            guarantee("").replace(
+                r#""state":"committed""#,
+                r#""state":"committed","state":"committed""#,
+            ),
+        ),
         ("own-field", guarantee(r#","x":1,"x":2"#)),
-        ("refusal-type", r#"{"type":"about:blank","type":"about:blank","title":"x","status":400}"#.to_owned()),
-        ("refusal-extension", r#"{"type":"about:blank","title":"x","status":400,"e":1,"e":2}"#.to_owned()),
-        ("call-known", r#"{"isError":false,"isError":false,"structuredContent":{"ok":true}}"#.to_owned()),
-        ("call-unknown", r#"{"x":1,"x":2,"structuredContent":{"ok":true}}"#.to_owned()),
-        ("carried-warning", r#"{"structuredContent":{"ok":true,"warnings":[{"code":"a","detail":"b","code":"a"}]}}"#.to_owned()),
-        ("block", r#"{"content":[{"type":"text","text":"x","text":"{\"ok\":true}"}]}"#.to_owned()),
+        (
+            "refusal-type",
+            r#"{"type":"about:blank","type":"about:blank","title":"x","status":400}"#.to_owned(),
+        ),
+        (
+            "refusal-extension",
+            r#"{"type":"about:blank","title":"x","status":400,"e":1,"e":2}"#.to_owned(),
+        ),
+        (
+            "call-known",
+            r#"{"isError":false,"isError":false,"structuredContent":{"ok":true}}"#.to_owned(),
+        ),
+        (
+            "call-unknown",
+            r#"{"x":1,"x":2,"structuredContent":{"ok":true}}"#.to_owned(),
+        ),
+        (
+            "carried-warning",
+            r#"{"structuredContent":{"ok":true,"warnings":[{"code":"a","detail":"b","code":"a"}]}}"#
+                .to_owned(),
+        ),
+        (
+            "block",
+            r#"{"content":[{"type":"text","text":"x","text":"{\"ok\":true}"}]}"#.to_owned(),
+        ),
         ("spaced", r#"{ "ok" : true , "ok" : true }"#.to_owned()),
-        ("many", format!(r#"{{"ok":true,{},"ok":true}}"#, (0..5000).map(|i| format!(r#""k{i}":{i}"#)).collect::<Vec<_>>().join(","))),
+        ("many", format!(r#"{{"ok":true,{},"ok":true}}"#, many.join(","))),
         ("alike", r#"{"ok":true,"abXc":1,"abYc":2}"#.to_owned()),
-    ];
-    out.extend(
-        repeated
-            .into_iter()
-            .map(|(name, text)| (format!("repeated-{name}"), text)),
-    );
+    ]
+    .into_iter()
+    .map(|(name, text)| (format!("repeated-{name}"), text))
+    .collect()
+}
+
+/// Lone, paired and reversed surrogate escapes, in a value, a name and an unread member.
+fn surrogates() -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for (name, escape) in [
         ("lone-high", r"\ud800"),
         ("lone-low", r"\udc00"),
@@ -370,47 +437,64 @@ fn edge_documents() -> Vec<(String, Vec<u8>)> {
         ("reversed", r"\ude00\ud83d"),
         ("upper", r"\uD83D\uDE00"),
     ] {
-        out.push((
-            format!("surrogate-{name}"),
-            format!(r#"{{"ok":true,"result":{{"a":"{escape}"}}}}"#),
-        ));
-        out.push((
-            format!("surrogate-name-{name}"),
-            format!(r#"{{"ok":true,"result":{{"{escape}":1}}}}"#),
-        ));
-        out.push((
-            format!("surrogate-unknown-{name}"),
-            format!(r#"{{"x":"{escape}","structuredContent":{{"ok":true}}}}"#),
-        ));
+        out.extend([
+            (
+                format!("surrogate-{name}"),
+                format!(r#"{{"ok":true,"result":{{"a":"{escape}"}}}}"#),
+            ),
+            (
+                format!("surrogate-name-{name}"),
+                format!(r#"{{"ok":true,"result":{{"{escape}":1}}}}"#),
+            ),
+            (
+                format!("surrogate-unknown-{name}"),
+                format!(r#"{{"x":"{escape}","structuredContent":{{"ok":true}}}}"#),
+            ),
+        ]);
     }
+    out
+}
+
+/// Nesting at the limit and past it: in a document, in `structuredContent`, in a content
+/// block and in a member no reader reads.
+fn depths() -> Vec<(String, String)> {
+    let arrays = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let mut out = Vec::new();
     for depth in 125..=129 {
-        let arrays = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        out.push((
-            format!("depth-{depth}"),
-            format!(r#"{{"ok":true,"result":{{"a":{}}}}}"#, arrays(depth - 2)),
-        ));
-        out.push((
-            format!("depth-carried-{depth}"),
-            format!(
-                r#"{{"structuredContent":{{"ok":true,"result":{{"a":{}}}}}}}"#,
-                arrays(depth - 3)
+        out.extend([
+            (
+                format!("depth-{depth}"),
+                format!(r#"{{"ok":true,"result":{{"a":{}}}}}"#, arrays(depth - 2)),
             ),
-        ));
-        out.push((
-            format!("depth-block-{depth}"),
-            format!(
-                r#"{{"content":[{{"type":"text","text":"{{\"ok\":true}}","n":{}}}]}}"#,
-                arrays(depth - 3)
+            (
+                format!("depth-carried-{depth}"),
+                format!(
+                    r#"{{"structuredContent":{{"ok":true,"result":{{"a":{}}}}}}}"#,
+                    arrays(depth - 3)
+                ),
             ),
-        ));
-        out.push((
-            format!("depth-unknown-{depth}"),
-            format!(
-                r#"{{"x":{},"structuredContent":{{"ok":true}}}}"#,
-                arrays(depth)
+            (
+                format!("depth-block-{depth}"),
+                format!(
+                    r#"{{"content":[{{"type":"text","text":"{{\"ok\":true}}","n":{}}}]}}"#,
+                    arrays(depth - 3)
+                ),
             ),
-        ));
+            (
+                format!("depth-unknown-{depth}"),
+                format!(
+                    r#"{{"x":{},"structuredContent":{{"ok":true}}}}"#,
+                    arrays(depth)
+                ),
+            ),
+        ]);
     }
+    out
+}
+
+/// `retryAt` at the edges of its grammar, in a refusal and in a defer.
+fn instants() -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for (name, at) in [
         ("long-fraction", "2026-12-01T09:00:00.000000000100Z"),
         ("leap-2100", "2100-02-29T00:00:00Z"),
@@ -423,31 +507,43 @@ fn edge_documents() -> Vec<(String, Vec<u8>)> {
         ("leap-second", "2026-06-30T23:59:60Z"),
     ] {
         let at = serde_json::to_string(at).unwrap();
-        out.push((
-            format!("retry-{name}"),
-            format!(r#"{{"type":"about:blank","title":"x","status":429,"retryAt":{at}}}"#),
-        ));
-        out.push((
-            format!("defer-{name}"),
-            guarantee("").replace(
-                r#""decision":"allow""#,
-                &format!(r#""decision":"defer","code":"w","retryAt":{at}"#),
+        let defer = format!(r#""decision":"defer","code":"w","retryAt":{at}"#);
+        out.extend([
+            (
+                format!("retry-{name}"),
+                format!(r#"{{"type":"about:blank","title":"x","status":429,"retryAt":{at}}}"#),
             ),
-        ));
+            (
+                format!("defer-{name}"),
+                guarantee("").replace(r#""decision":"allow""#, &defer),
+            ),
+        ]);
     }
+    out
+}
+
+/// The families of input where a reader in another language most easily reads otherwise than
+/// `atr`, each in every place a contract reads it: numbers, repeated names, prototype names,
+/// surrogates, nesting, `retryAt`'s grammar, base64 at the edge of its length, and bytes that
+/// are not UTF-8.
+fn edge_documents() -> Vec<(String, Vec<u8>)> {
+    let mut out = [
+        numbers(),
+        prototype_names(),
+        repeated_names(),
+        surrogates(),
+        depths(),
+        instants(),
+    ]
+    .concat();
     for (name, length, unit) in [
         ("4096", 1024, "Ab1+"),
         ("4097", 1025, "Ab1+"),
         ("no-digit", 1100, "Abc+"),
         ("accented", 1100, "Ab1é"),
     ] {
-        out.push((
-            format!("base64-{name}"),
-            failure(&format!(
-                r#","lastObservation":{{"s":"{}"}}"#,
-                unit.repeat(length)
-            )),
-        ));
+        let observation = format!(r#","lastObservation":{{"s":"{}"}}"#, unit.repeat(length));
+        out.push((format!("base64-{name}"), failure(&observation)));
     }
     let mut documents: Vec<(String, Vec<u8>)> = out
         .into_iter()

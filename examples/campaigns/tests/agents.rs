@@ -1,4 +1,4 @@
-//! Real agent loops, offline: a PydanticAI agent (its model a function) through the official
+//! Real agent loops, offline: a `PydanticAI` agent (its model a function) through the official
 //! Python MCP SDK client, and a Vercel AI SDK agent (its mock model) through the official
 //! TypeScript MCP SDK client, each driving the campaign service with the agent-side package's
 //! adapter. A policy deny becomes `ApprovalRequired` (the run ends asking for approval); a
