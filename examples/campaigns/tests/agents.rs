@@ -71,6 +71,27 @@ fn waited_then_sent(calls: &[Value], key: &Value) -> usize {
     same.len()
 }
 
+/// The lookup of a deferred batch of four under a cap of two: two sent, two held.
+fn two_held_of_four(lookup: &Value) {
+    let counts = &lookup["result"]["counts"];
+    assert_eq!(
+        (&counts["requested"], &counts["held"]),
+        (&Value::from(4), &Value::from(2)),
+        "{lookup}"
+    );
+}
+
+/// Where the sends land: each of `texts` once, nothing to the opted-out number.
+fn each_sent_once(scratch: &Scratch, texts: [&str; 2]) {
+    let sends = provider_sends(&scratch.db());
+    let to = |phone: &str| sends.iter().filter(|(_, to)| to == phone).count();
+    assert_eq!(
+        (to(texts[0]), to(texts[1]), to(OPTED_OUT)),
+        (1, 1, 0),
+        "{sends:?}"
+    );
+}
+
 #[test]
 fn a_pydantic_ai_agent_asks_approval_waits_out_a_limit_and_looks_a_defer_up() {
     let (scratch, service) = service("agent-python");
@@ -101,35 +122,14 @@ fn a_pydantic_ai_agent_asks_approval_waits_out_a_limit_and_looks_a_defer_up() {
         report["deferred"]["reading"]["nextTool"],
         "lookup_marketing_campaigns"
     );
-    let counts = &report["deferred"]["lookup"]["result"]["counts"];
-    assert_eq!(
-        (&counts["requested"], &counts["held"]),
-        (&Value::from(4), &Value::from(2))
-    );
-    // Where the sends land: each text once, nothing to the opted-out number.
-    let sends = provider_sends(&scratch.db());
-    let to = |phone: &str| sends.iter().filter(|(_, to)| to == phone).count();
-    assert_eq!(
-        (to("+15550200001"), to("+15550200002"), to(OPTED_OUT)),
-        (1, 1, 0)
-    );
+    two_held_of_four(&report["deferred"]["lookup"]);
+    each_sent_once(&scratch, ["+15550200001", "+15550200002"]);
 }
 
 #[test]
 fn a_vercel_ai_agent_reads_a_deny_waits_out_a_limit_and_looks_a_defer_up() {
     let (scratch, service) = service("agent-typescript");
-    let package = root().join("agents/typescript");
-    if !package.join("node_modules/ai/package.json").exists() {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&package)
-            .status()
-            .expect("npm runs (install Node.js 20 or newer and npm)");
-        assert!(
-            status.success(),
-            "npm ci: the npm registry must be reachable the first time"
-        );
-    }
+    let package = support::typescript::installed(&root().join("agents/typescript"));
     let built = Command::new("npm")
         .args(["run", "build", "--silent"])
         .current_dir(&package)
@@ -160,15 +160,6 @@ fn a_vercel_ai_agent_reads_a_deny_waits_out_a_limit_and_looks_a_defer_up() {
     );
     // The defer: the model read that the campaign is to be looked up, and it was.
     assert_eq!(report["deferred"]["decision"], "look-up");
-    let counts = &report["lookup"]["result"]["counts"];
-    assert_eq!(
-        (&counts["requested"], &counts["held"]),
-        (&Value::from(4), &Value::from(2))
-    );
-    let sends = provider_sends(&scratch.db());
-    let to = |phone: &str| sends.iter().filter(|(_, to)| to == phone).count();
-    assert_eq!(
-        (to("+15550400001"), to("+15550400002"), to(OPTED_OUT)),
-        (1, 1, 0)
-    );
+    two_held_of_four(&report["lookup"]);
+    each_sent_once(&scratch, ["+15550400001", "+15550400002"]);
 }

@@ -12,8 +12,12 @@ use super::{Service, TOKEN};
 
 /// The client's directory, with the SDK installed.
 pub fn client_dir() -> PathBuf {
+    installed(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript"))
+}
+
+/// `dir`, an npm project, with its dependencies installed from its lockfile (`npm ci`, once).
+pub fn installed(dir: &Path) -> PathBuf {
     static INSTALL: Mutex<()> = Mutex::new(());
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript");
     let _once = INSTALL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -26,19 +30,24 @@ pub fn client_dir() -> PathBuf {
     };
     assert!(
         version("node").is_some() && version("npm").is_some(),
-        "this test drives the service with the official TypeScript MCP SDK: install Node.js 18 \
+        "this test drives the service with the official TypeScript MCP SDK: install Node.js 20 \
          or newer and npm (on Debian: apt-get install nodejs npm)"
     );
-    let installed = ["sdk", "client", "inspector"].iter().all(|package| {
-        dir.join(format!(
-            "node_modules/@modelcontextprotocol/{package}/package.json"
-        ))
-        .exists()
+    // Every dependency the lockfile names is in node_modules (but those it marks optional,
+    // which npm installs only on the platforms they are for).
+    let lock: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("package-lock.json")).unwrap())
+            .unwrap();
+    let complete = lock["packages"].as_object().is_some_and(|packages| {
+        packages
+            .iter()
+            .filter(|(path, entry)| !path.is_empty() && entry["optional"] != true)
+            .all(|(path, _)| dir.join(path).join("package.json").exists())
     });
-    if !installed {
+    if !complete {
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
+            .current_dir(dir)
             .status()
             .expect("npm runs");
         assert!(
@@ -47,7 +56,7 @@ pub fn client_dir() -> PathBuf {
             dir.display()
         );
     }
-    dir
+    dir.to_path_buf()
 }
 
 /// Runs the TypeScript client on `steps` (each a list of calls made at once) and returns its
