@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from documents import DENY, RATE_LIMITED, SENT
 from langchain_core.tools import StructuredTool
 from mcp.types import CallToolResult, TextContent
 from pydantic_ai import Agent, DeferredToolRequests
@@ -17,19 +18,6 @@ from agent_tool_result import Actions
 from agent_tool_result.adapters import openai_agents
 from agent_tool_result.adapters.langchain import contract_tool
 from agent_tool_result.adapters.pydantic_ai import call_tool
-
-DENY = {
-    "schemaVersion": 1,
-    "settlement": {"state": "not_started"},
-    "policy": {"decision": "deny", "code": "contact_opted_out"},
-}
-SENT = {
-    "schemaVersion": 1,
-    "settlement": {"state": "committed"},
-    "policy": {"decision": "allow"},
-    "messageId": "msg_1",
-}
-LIMITED = {"type": "about:blank", "title": "Too Many Requests", "status": 429}
 
 
 def answer(document: dict[str, Any], is_error: bool) -> CallToolResult:
@@ -53,7 +41,7 @@ class Session:
 
 
 def test_pydantic_ai_a_rate_limit_waits_and_resends_with_the_same_key() -> None:
-    session = Session(answer(LIMITED, True), answer(SENT, False))
+    session = Session(answer(RATE_LIMITED, True), answer(SENT, False))
     result = asyncio.run(call_tool(session, "send_sms", {"to": "+1"}, Actions()))
     assert result == SENT
     keys = [arguments["idempotencyKey"] for _, arguments in session.calls]

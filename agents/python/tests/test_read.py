@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from documents import DEFER, DENY, FAILURE, RATE_LIMITED
 
 from agent_tool_result import (
     Category,
@@ -23,25 +24,6 @@ from agent_tool_result import (
     read_rest,
     read_value,
 )
-
-FAILURE = {
-    "ok": False,
-    "error": {"code": "element-stale", "category": "stale-element", "detail": "d"},
-}
-DENY = {
-    "schemaVersion": 1,
-    "settlement": {"state": "not_started"},
-    "policy": {"decision": "deny", "code": "contact_opted_out"},
-}
-DEFER = {
-    "schemaVersion": 1,
-    "settlement": {"state": "committed"},
-    "policy": {"decision": "defer", "code": "window", "retryAt": "2026-12-01T09:00:00.500+00:00"},
-    "impact": {"requested": 3, "committed": 1, "deferred": 2},
-    "recovery": {"suggestedNextTool": "lookup_marketing_campaigns"},
-    "campaignId": "cmp_1",
-}
-RATE_LIMITED = {"type": "about:blank", "title": "Too Many Requests", "status": 429}
 
 
 def text(value: object) -> str:

@@ -25,13 +25,3 @@ def of(value: Any) -> Document:
         if "ok" not in value and "type" in value and "status" in value:
             return Document.REFUSAL
     return Document.ENVELOPE
-
-
-def is_call_tool_result(value: Any) -> bool:
-    """Whether a parsed object is a ``tools/call`` result rather than a document: it names
-    ``content``, ``structuredContent`` or ``isError`` and no ``schemaVersion``."""
-    return (
-        isinstance(value, dict)
-        and "schemaVersion" not in value
-        and ("content" in value or "structuredContent" in value or "isError" in value)
-    )

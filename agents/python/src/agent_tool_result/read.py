@@ -80,6 +80,7 @@ def read_value(value: Any, *, check: bool = True, scan: bool = True) -> Reading:
     hold none (:func:`scannable`)."""
     if not isinstance(value, dict) and isinstance(value, Mapping):
         value = dict(value)
+    # A tools/call result names content, structuredContent or isError, and no schemaVersion.
     if (
         isinstance(value, dict)
         and ("content" in value or "structuredContent" in value or "isError" in value)
