@@ -185,16 +185,20 @@ fn mcp_client(base: &str, n: usize) {
     }));
 }
 
-/// A thousand MCP clients at once all succeed, and ten seconds later the service's resident
-/// memory is within 10 MB of what it was before them.
+/// A thousand MCP clients at once all succeed, and within [`RETURNED_WITHIN`] of them the
+/// service's resident memory is back within 10 MB of what it was before them.
 #[test]
 fn a_burst_of_a_thousand_mcp_calls_leaves_memory_near_its_baseline() {
     const CLIENTS: usize = 1000;
     let _alone = alone();
     let scratch = Scratch::new("burst");
-    // A lease longer than the burst: a call queued behind a thousand others still holds its
-    // key when it runs (with the tests' 600 ms one, it would be answered 503, correctly).
-    let service = Service::start(scratch.db(), &["--lease-ms", "30000"]);
+    // The tests' ample lease is longer than the burst: a call queued behind a thousand others
+    // still holds its key when it runs (with a 600 ms one, it would be answered 503, rightly).
+    // A thousand client threads on a loaded machine may leave one unscheduled for longer
+    // than the 10 s a client may take to send its next request's head, after which the
+    // service closes its connection (rightly) and the client's request is reset: the bound
+    // here is a minute, as this test is about memory, not slow clients (those are above).
+    let service = Service::start(scratch.db(), &["--header-timeout-ms", "60000"]);
     // The baseline is a service that has answered calls: its pools and caches are warm.
     for n in 0..20 {
         mcp_client(&service.base, 9000 + n);
@@ -227,23 +231,35 @@ fn a_burst_of_a_thousand_mcp_calls_leaves_memory_near_its_baseline() {
         client.join().expect("every client's calls succeed");
     }
     let took = started.elapsed();
-    std::thread::sleep(Duration::from_secs(10));
-    let after = resident(service.pid());
+    // jemalloc gives the burst's pages back over the seconds after it, a second's decay at a
+    // time; a loaded machine runs its background threads late, so the test waits for the
+    // memory to come back rather than reading it at a fixed time.
+    let ended = Instant::now();
+    let mut after = resident(service.pid());
+    while after > baseline + 10_000_000 && ended.elapsed() < RETURNED_WITHIN {
+        std::thread::sleep(Duration::from_millis(250));
+        after = resident(service.pid());
+    }
+    let returned = ended.elapsed();
     stop.store(true, Ordering::Relaxed);
     let peak = peak.join().unwrap();
     assert_eq!(support::provider_sends(&scratch.db()).len(), CLIENTS + 20);
     let mb = |bytes: u64| f64::from(u32::try_from(bytes / 1000).unwrap_or(u32::MAX)) / 1e3;
     eprintln!(
         "{CLIENTS} concurrent MCP clients in {took:?}: resident {:.1} MB before, {:.1} MB at \
-         most, {:.1} MB 10 s after",
+         most, {:.1} MB {returned:?} after",
         mb(baseline),
         mb(peak),
         mb(after)
     );
     assert!(
         after <= baseline + 10_000_000,
-        "resident memory {:.1} MB, {:.1} MB before the burst",
+        "resident memory {:.1} MB {returned:?} after the burst, {:.1} MB before it",
         mb(after),
         mb(baseline)
     );
 }
+
+/// How long after a burst its memory may take to go back: on a quiet machine it is back
+/// within ten seconds; a loaded one may take longer, but what stays must not stay.
+const RETURNED_WITHIN: Duration = Duration::from_secs(60);

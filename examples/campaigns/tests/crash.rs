@@ -19,8 +19,11 @@ use agent_tool_result::http::{RestOutcome, classify};
 use serde_json::{Value, json};
 use support::{Scratch, Service, numbers, provider_sends};
 
-/// 20 may go now, 8 wait for the next hour, 2 opted out; the provider takes 50 ms a send.
+/// 20 may go now, 8 wait for the next hour, 2 opted out; the provider takes 50 ms a send; a
+/// key the killed process held answers 600 ms after its last renewal.
 const FLAGS: &[&str] = &[
+    support::SHORT_LEASE[0],
+    support::SHORT_LEASE[1],
     "--cap",
     "20",
     "--window-secs",
@@ -173,7 +176,12 @@ fn killed_tools() -> [Killed; 2] {
 /// nothing can be), so the call runs again; its send, the same effect, lands once at the
 /// provider.
 fn killed_at_the_provider_is_recovered_by_its_tool(db: &str) {
-    let flags = ["--provider-delay-ms", "1500", "--lease-ms", "600"];
+    let flags = [
+        "--provider-delay-ms",
+        "1500",
+        support::SHORT_LEASE[0],
+        support::SHORT_LEASE[1],
+    ];
     for killed in killed_tools() {
         let key = format!("{}-killed", killed.tool);
         let service = Service::start(db, &flags);

@@ -33,10 +33,13 @@ mod injected {
         let scratch = Scratch::new("full-disk");
         // Writes: a few at start (settling what a stopped process left), then the key, the
         // campaign (with its answer) and two per recipient sent (the claim renewed, the send):
-        // the disk fills part way through the sends.
+        // the disk fills part way through the sends. The claims whose renewal failed are
+        // taken again once their short lease has passed.
         let service = Service::start(
             scratch.db(),
             &[
+                super::support::SHORT_LEASE[0],
+                super::support::SHORT_LEASE[1],
                 "--cap",
                 "100",
                 "--full-disk-after",

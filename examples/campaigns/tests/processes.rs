@@ -298,6 +298,8 @@ fn twenty_kills_leave_nobody_sent_twice_and_every_key_answered() {
         "30",
         "--opt-out",
         OPTED_OUT,
+        support::SHORT_LEASE[0],
+        support::SHORT_LEASE[1],
     ];
     let mut services: Vec<Service> = (0..3).map(|_| Service::start(&url, &flags)).collect();
     let provider = Provider::connect(&url);

@@ -238,7 +238,12 @@ fn cut_by_a_crash(service: Service, tool: &str, key: &str, body: &str, reached: 
 #[test]
 fn the_typescript_sdk_reads_the_recorded_answer_after_a_crash_and_unavailable_without_a_database() {
     let scratch = Scratch::new("typescript-faults");
-    let flags = ["--provider-delay-ms", "400"];
+    let flags = [
+        "--provider-delay-ms",
+        "400",
+        support::SHORT_LEASE[0],
+        support::SHORT_LEASE[1],
+    ];
     // An SMS cut by a crash before the provider took it did nothing: once the killed call's
     // lease (600 ms) has passed, the same key runs it, and it is sent once.
     let service = Service::start(scratch.db(), &flags);

@@ -34,6 +34,15 @@ pub use raw::{Raw, raw};
 /// The token the service is started with.
 pub const TOKEN: &str = "test-token";
 
+/// The lease of a service started without `--lease-ms`: longer than any call takes on a
+/// loaded machine. A call that outlasts its lease is answered 503 (its hold on the key lost,
+/// rightly), so a test whose subject is not the lease (agreement, counts, replays) must not
+/// let a busy machine's slow call outlast it.
+pub const AMPLE_LEASE: [&str; 2] = ["--lease-ms", "30000"];
+
+/// A short lease, for the tests about a key a killed or stopped process held: answered soon.
+pub const SHORT_LEASE: [&str; 2] = ["--lease-ms", "600"];
+
 /// The fault tests' service: a lease of a second, statements bounded at `db_timeout_ms`, ten
 /// milliseconds a send, and room for every recipient now (a batch of thirty takes about half
 /// its lease).
@@ -129,8 +138,7 @@ impl Service {
             command.args(["--window-origin-ms", &window_origin().to_string()]);
         }
         if !extra.contains(&"--lease-ms") {
-            // A short lease, so that a key a killed process held is answered soon.
-            command.args(["--lease-ms", "600"]);
+            command.args(AMPLE_LEASE);
         }
         let mut child = command
             .args(extra)
