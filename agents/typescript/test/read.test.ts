@@ -172,3 +172,27 @@ test("a rate limit standing from its fields", () => {
   assert.deepEqual(standing, { policy: "per-account", remaining: 0, reset: 37, quota: 4, window: 120 });
   assert.equal(rateLimit({ ratelimit: "nonsense" }), undefined);
 });
+
+test("base64 image data in lastObservation: every length and padding, as groups of four decide", () => {
+  // The rule as the schema writes it: groups of four, the last of two or three characters
+  // padded or not.
+  const grouped = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const body = Array.from({ length: 5000 }, (_, i) => alphabet[(i * 7) % 64]).join("");
+  let seen = 0;
+  for (let cut = 0; cut < 4; cut++) {
+    for (const tail of ["", "=", "==", "===", "=A", "A=A"]) {
+      const data = body.slice(cut) + tail;
+      const failure = {
+        ok: false,
+        error: { code: "e", category: "stale-element", detail: "d", lastObservation: { screenshot: data } },
+      };
+      // base64 data in an observation breaks the contract; anything else is just text.
+      const expected = grouped.test(data) ? "not-contract" : "envelope";
+      assert.equal(read(text(failure)).kind, expected, `${data.length} ${JSON.stringify(tail)}`);
+      if (expected === "not-contract") seen++;
+    }
+  }
+  // Whole groups bare; three over, bare or with one `=`; two over, bare or with `==`.
+  assert.equal(seen, 5);
+});
