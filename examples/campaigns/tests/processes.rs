@@ -20,7 +20,7 @@ use pgbouncer::PgBouncer;
 use postgres::Postgres;
 use serde_json::{Value, json};
 use support::provider::{Provider, Rounds, nobody_sent_twice};
-use support::{Service, answered_everywhere, campaign_id};
+use support::{AMPLE_STATEMENTS, Service, answered_everywhere, campaign_id};
 
 #[test]
 fn three_processes_agree_and_run_every_key_once() {
@@ -84,20 +84,13 @@ fn three_services(url: &str, flags: &[&str]) -> Vec<Service> {
 
 fn three_processes_agree(url: &str) {
     let url = url.to_owned();
-    // Statements bounded at 30 s, not the default 2: through the pooler, 48 connections'
-    // transactions queue for two server connections, and on a loaded machine a wait of more
-    // than 2 s is answered 503 (as it should be); this test is about agreement, not latency.
-    let services = three_services(
-        &url,
-        &[
-            "--cap",
-            "20",
-            "--window-secs",
-            "3600",
-            "--db-timeout-ms",
-            "30000",
-        ],
-    );
+    // Through the pooler, 48 connections' transactions queue for two server connections.
+    let flags = [
+        &["--cap", "20", "--window-secs", "3600"][..],
+        &AMPLE_STATEMENTS,
+    ]
+    .concat();
+    let services = three_services(&url, &flags);
     let provider = Provider::connect(&url);
 
     // A batch sent to one process, its replay to another, its lookup from the third.

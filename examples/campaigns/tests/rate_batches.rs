@@ -27,8 +27,6 @@ const WINDOW_SECS: u64 = 72_000;
 /// Three processes on `url`, each limiting account `acct_a` to `calls` per [`WINDOW_SECS`].
 fn three_limited(url: &str, calls: u32) -> Vec<Service> {
     let (calls, window) = (calls.to_string(), WINDOW_SECS.to_string());
-    // Statements bounded at 30 s, not the default 2: on a loaded machine a longer wait is
-    // answered 503, as it should be; these tests are about counts, not latency.
     let flags = [
         "--token",
         "acct_a=token-a",
@@ -36,8 +34,8 @@ fn three_limited(url: &str, calls: u32) -> Vec<Service> {
         &calls,
         "--rate-window-secs",
         &window,
-        "--db-timeout-ms",
-        "30000",
+        support::AMPLE_STATEMENTS[0],
+        support::AMPLE_STATEMENTS[1],
     ];
     (0..3).map(|_| Service::start(url, &flags)).collect()
 }
