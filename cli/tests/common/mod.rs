@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+#[path = "../../../tests/support/built.rs"]
+mod built;
 pub mod sessions;
 #[path = "../../../tests/support/venv.rs"]
 pub mod venv;
@@ -18,34 +20,9 @@ pub fn root() -> PathBuf {
         .unwrap()
 }
 
-/// The `atr` the workspace builds, built once per test binary (with every feature of the
-/// workspace, as the README's test command builds it, so nothing is compiled twice).
+/// The `atr` the workspace builds, as the README's test command builds it.
 pub fn atr_path() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let status = std::process::Command::new(cargo)
-                .current_dir(root())
-                .args([
-                    "build",
-                    "--quiet",
-                    "--workspace",
-                    "--all-features",
-                    "--bin",
-                    "atr",
-                ])
-                .status()
-                .expect("cargo runs");
-            assert!(status.success(), "cargo build --bin atr fails");
-            // A test runs from `<target>/<profile>/deps`; binaries are built in `<target>/<profile>`.
-            let exe = std::env::current_exe().unwrap();
-            let profile = exe.parent().and_then(Path::parent).unwrap();
-            let atr = profile.join(format!("atr{}", std::env::consts::EXE_SUFFIX));
-            assert!(atr.exists(), "no {} after cargo build", atr.display());
-            atr
-        })
-        .clone()
+    built::binary("atr")
 }
 
 /// The version of the package whose manifest is `manifest` (relative to the root).

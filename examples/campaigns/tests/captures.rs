@@ -19,7 +19,7 @@ const OPTED_OUT: &str = "+15550109999";
 
 /// The `atr` binary of this workspace, built if need be.
 fn atr() -> PathBuf {
-    support::workspace_binary(&["--bin", "atr"], "atr")
+    support::workspace_binary("atr")
 }
 
 /// The response as `curl -i` prints it.

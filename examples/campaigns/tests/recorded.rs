@@ -34,7 +34,7 @@ fn fixtures() -> PathBuf {
 
 /// Records `sdk`'s session with the keyed example into `out`.
 fn record(sdk: &str, out: &Path, ledger: &Path) {
-    let atr = support::workspace_binary(&[], "atr");
+    let atr = support::workspace_binary("atr");
     let server = support::keyed::server();
     let recorder = [
         atr.to_str().unwrap(),
@@ -64,7 +64,7 @@ fn record(sdk: &str, out: &Path, ledger: &Path) {
 
 /// `atr validate --format json` on `session`: its exit status and summary.
 fn validate(session: &Path) -> (i32, Value, String) {
-    let atr = support::workspace_binary(&[], "atr");
+    let atr = support::workspace_binary("atr");
     let out = Command::new(atr)
         .args(["validate", "--format", "json"])
         .arg(session)
@@ -144,7 +144,7 @@ fn sessions_recorded_from_each_sdk_are_paired_and_held_to_the_advertised_schemas
 /// `atr record --http`; what the client was answered.
 fn record_http(sdk: &str, out: &Path, scratch: &Scratch) -> Vec<Vec<Value>> {
     let service = support::Service::start(scratch.db(), &["--opt-out", OPTED_OUT]);
-    let atr = support::workspace_binary(&[], "atr");
+    let atr = support::workspace_binary("atr");
     let (mut recorder, proxy) = recorder::start(&atr, out, &service.base);
     let url = format!("{proxy}/mcp");
     let steps = serde_json::json!([

@@ -363,8 +363,7 @@ fn the_mcp_inspector_strict_accepts_every_example_servers_tools() {
     let bearer = format!("Authorization: Bearer {TOKEN}");
     assert_strict(&[&url, "--header", &bearer], &scratch);
     for example in ["mcp_server", "keyed_mcp_server"] {
-        let server =
-            support::workspace_binary(&["--example", example], &format!("examples/{example}"));
+        let server = support::workspace_binary(&format!("examples/{example}"));
         assert_strict(&[server.to_str().unwrap()], &scratch);
     }
 }

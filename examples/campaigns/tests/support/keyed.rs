@@ -10,10 +10,7 @@ use super::typescript::{KEY_MISSING, assert_refused};
 
 /// The example's binary, built.
 pub fn server() -> PathBuf {
-    super::workspace_binary(
-        &["--example", "keyed_mcp_server"],
-        "examples/keyed_mcp_server",
-    )
+    super::workspace_binary("examples/keyed_mcp_server")
 }
 
 /// Every answer the example gives: committed, its replay, a deny, a key missing, arguments

@@ -2,6 +2,8 @@
 //! database, and a REST client that returns responses as they came over the wire.
 #![allow(dead_code)]
 
+#[path = "../../../../tests/support/built.rs"]
+mod built;
 pub mod keyed;
 #[path = "../../../../tests/support/patroni.rs"]
 pub mod patroni;
@@ -452,24 +454,10 @@ pub fn await_begun(db: &str, key: &str) {
     await_state(&format!("{key} to be begun"), || key_begun(db, key));
 }
 
-/// A binary of this workspace, built with `cargo build` and `args` if need be: `name` under
-/// the profile's directory (`atr`, or `examples/mcp_server`). Built with the whole
-/// workspace's features, as the README's test command builds everything, so that what that
-/// command built is used as it is.
-pub fn workspace_binary(args: &[&str], name: &str) -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "--workspace", "--all-features"])
-        .args(args)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "cargo build {args:?} fails");
-    // A test runs from `<target>/<profile>/deps`; binaries are built in `<target>/<profile>`.
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let binary = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(binary.exists(), "no {} after cargo build", binary.display());
-    binary
+/// The workspace's binary `name` (`atr`, or `examples/mcp_server`), as the README's test
+/// command builds it.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    built::binary(name)
 }
 
 /// `n` distinct numbers.
