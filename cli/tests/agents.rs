@@ -366,6 +366,10 @@ fn repeated_names() -> Vec<(String, String)> {
     let many: Vec<String> = (0..5000).map(|i| format!(r#""k{i}":{i}"#)).collect();
     [
         ("top", r#"{"ok":true,"ok":true}"#.to_owned()),
+        (
+            "after-null",
+            r#"{"ok":true,"sessionId":null,"sessionId":null}"#.to_owned(),
+        ),
         ("escaped-name", r#"{"ok":true,"\u006fk":true}"#.to_owned()),
         (
             "error",

@@ -141,8 +141,16 @@ function plain(text: string): boolean {
           HASHES[hashCount++] = hash;
         }
         expectKey = false;
+        // A name's colon, read with it.
+        i = text.charCodeAt(end + 1) === 58 ? end + 2 : end + 1;
+        continue;
       }
       i = end + 1;
+      continue;
+    }
+    if (c === 44) {
+      expectKey = KINDS[depth] === 1;
+      i++;
       continue;
     }
     if (c === 123 || c === 91) {
@@ -160,11 +168,6 @@ function plain(text: string): boolean {
       if (c === 125 && depth <= 4) hashCount = STARTS[depth]!;
       if (depth > 0) depth--;
       expectKey = false;
-      i++;
-      continue;
-    }
-    if (c === 44) {
-      expectKey = KINDS[depth] === 1;
       i++;
       continue;
     }
@@ -189,7 +192,8 @@ function plain(text: string): boolean {
       i = j;
       continue;
     }
-    i++;
+    // `true`, `null` and `false` at once (in a text JSON.parse reads; another it refuses).
+    i += c === 116 || c === 110 ? 4 : c === 102 ? 5 : 1;
   }
   return true;
 }
