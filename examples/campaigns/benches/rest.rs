@@ -11,11 +11,14 @@
 //! - the library for an account with a rate limit (one it never reaches), counted in the
 //!   shared database.
 //!
-//! Reports each arm's throughput, p99 latency and (on PostgreSQL, by `pg_stat_statements`)
-//! statements a call, then the ratios a script reads, one a line as `<store>, <what>:
-//! <ratio>x`: the library against the hand-written arm (the goal: at least 0.97x), the library
-//! and the hand-written arm against the floor (the guarantee's price: the key row each
-//! writes), and the limited account against the library (the goal: at least 0.95x).
+//! Reports each arm's throughput, p99 latency, the service's CPU a call (this process's, less
+//! its client threads') and (on PostgreSQL, by `pg_stat_statements`) statements a call, then
+//! the ratios a script reads, one a line as `<store>, <what>: <ratio>x`: the library against
+//! the hand-written arm (the goal: at least 0.97x), the library and the hand-written arm
+//! against the floor (the guarantee's price: the key row each writes), and the limited
+//! account against the library (the goal: at least 0.95x). Last, the sequence's own CPU: what
+//! the library's arm spends in the service over the hand-written arm's, as a share of the
+//! library's.
 //!
 //! `cargo bench -p campaigns --bench rest`
 #[path = "../../../tests/support/postgres.rs"]
@@ -279,18 +282,30 @@ async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Respon
     }
 }
 
-/// One round of one arm: throughput (requests a second) and every latency.
-fn round(base: &str, path: &str, next: &AtomicUsize) -> (f64, Vec<Duration>) {
+/// What one round of one arm measured.
+struct Round {
+    /// Requests a second.
+    rate: f64,
+    /// Every request's latency.
+    latencies: Vec<Duration>,
+    /// The CPU time the service spent on the round: this process's, less its clients'.
+    service_cpu: Duration,
+}
+
+/// One round of one arm.
+fn round(base: &str, path: &str, next: &AtomicUsize) -> Round {
+    let cpu_before = process_cpu();
     let start = Instant::now();
-    let latencies: Vec<Duration> = thread::scope(|scope| {
+    let (latencies, clients_cpu): (Vec<Duration>, Duration) = thread::scope(|scope| {
         let clients: Vec<_> = (0..CLIENTS)
             .map(|_| {
                 scope.spawn(|| {
+                    let cpu_before = thread_cpu();
                     let agent: ureq::Agent = ureq::Agent::config_builder()
                         .http_status_as_error(false)
                         .build()
                         .into();
-                    (0..PER_CLIENT)
+                    let latencies = (0..PER_CLIENT)
                         .map(|_| {
                             let n = next.fetch_add(1, Ordering::Relaxed);
                             let body = format!(r#"{{"to":"+1558{n:08}","body":"hi"}}"#);
@@ -306,18 +321,57 @@ fn round(base: &str, path: &str, next: &AtomicUsize) -> (f64, Vec<Duration>) {
                             response.body_mut().read_to_vec().expect("the body");
                             sent.elapsed()
                         })
-                        .collect::<Vec<_>>()
+                        .collect::<Vec<_>>();
+                    (latencies, thread_cpu().saturating_sub(cpu_before))
                 })
             })
             .collect();
-        clients
-            .into_iter()
-            .flat_map(|client| client.join().unwrap())
-            .collect()
+        let mut all = Vec::with_capacity(CLIENTS * PER_CLIENT);
+        let mut cpu = Duration::ZERO;
+        for client in clients {
+            let (latencies, used) = client.join().unwrap();
+            all.extend(latencies);
+            cpu += used;
+        }
+        (all, cpu)
     });
     let count = f64::from(u32::try_from(latencies.len()).expect("a few thousand"));
     let rate = count / start.elapsed().as_secs_f64();
-    (rate, latencies)
+    let service_cpu = process_cpu()
+        .saturating_sub(cpu_before)
+        .saturating_sub(clients_cpu);
+    Round {
+        rate,
+        latencies,
+        service_cpu,
+    }
+}
+
+/// The CPU time this process has used, every thread's, the exited ones' included (Linux's
+/// `/proc/self/stat`, in its hundredths of a second).
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux's /proc");
+    // The fields after the command's name (which may hold spaces), from the state on: user
+    // and system time are the 14th and 15th of the line.
+    let (_, fields) = stat.rsplit_once(')').expect("a stat line");
+    let ticks: Vec<u64> = fields
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|field| field.parse().expect("a count of ticks"))
+        .collect();
+    Duration::from_millis(10 * (ticks[0] + ticks[1]))
+}
+
+/// The CPU time the calling thread has used (`/proc/thread-self/schedstat`, in nanoseconds).
+fn thread_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("Linux's /proc");
+    let nanos = stat
+        .split_whitespace()
+        .next()
+        .and_then(|field| field.parse().ok())
+        .expect("the time on CPU");
+    Duration::from_nanos(nanos)
 }
 
 fn p99(mut latencies: Vec<Duration>) -> f64 {
@@ -419,7 +473,12 @@ fn measure(target: &Target, store: &str) {
     for _ in 0..ROUNDS {
         for ((_, base, path), arm) in arms.iter().zip(&mut measured) {
             let before = statements();
-            let (rate, latencies) = round(base, path, &next);
+            let Round {
+                rate,
+                latencies,
+                service_cpu,
+            } = round(base, path, &next);
+            arm.service_cpu += service_cpu;
             if let (Some(before), Some(after)) = (before, statements()) {
                 for (query, calls) in after {
                     let ran = calls - before.get(&query).copied().unwrap_or(0);
@@ -474,6 +533,10 @@ struct Arm {
     /// Each statement the server ran for the arm's requests, with how many times (the
     /// stand-in provider's included: one send a request, in every arm); none on SQLite.
     statements: HashMap<String, i64>,
+    /// The CPU time the service spent on the arm's requests: the handler, the sequence, the
+    /// database driver, HTTP and the stand-in provider (the same in every arm), not the
+    /// clients'.
+    service_cpu: Duration,
 }
 
 /// Prints each arm's throughput, p99 and statements a call, then the ratios, one a line as
@@ -490,7 +553,7 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
     );
     let requests =
         f64::from(u32::try_from(CLIENTS * PER_CLIENT).expect("a few thousand")) * f64::from(ROUNDS);
-    let summary: Vec<(f64, f64)> = measured
+    let summary: Vec<(f64, f64, f64)> = measured
         .into_iter()
         .zip(names)
         .map(|(arm, name)| {
@@ -503,8 +566,10 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
             } else {
                 format!(", {:.2} statements a call", per_call(total))
             };
+            let cpu = arm.service_cpu.as_secs_f64() * 1e6 / requests;
             println!(
-                "  {name}: {:.0} requests/s, p99 {p99:.2} ms{statements}",
+                "  {name}: {:.0} requests/s, p99 {p99:.2} ms, {cpu:.0} µs of the service's CPU \
+                 a call{statements}",
                 arm.rate
             );
             // Where the statements go: each one run at least once in ten calls.
@@ -515,7 +580,7 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
                 let shown: String = query.chars().take(110).collect();
                 println!("      {:.2} a call: {shown}", per_call(*calls));
             }
-            (arm.rate, p99)
+            (arm.rate, p99, cpu)
         })
         .collect();
     let [library, by_hand, floor, limited] = [0, 1, 2, 3].map(|i| summary[i]);
@@ -524,7 +589,7 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
          least 0.95x the library's. The floor keeps no key: against it, each arm's price is \
          its key row."
     );
-    let ratio = |what: &str, a: (f64, f64), b: (f64, f64)| {
+    let ratio = |what: &str, a: (f64, f64, f64), b: (f64, f64, f64)| {
         println!("{store}, {what}: {:.2}x", a.0 / b.0);
         println!("{store}, {what} p99: {:.2}x", a.1 / b.1);
     };
@@ -532,4 +597,10 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
     ratio("library / floor", library, floor);
     ratio("by hand / floor", by_hand, floor);
     ratio("one account's limit / library", limited, library);
+    // What the sequence adds to the service's CPU over the same guarantee by hand, as a share
+    // of all the service spends on a call of the library's.
+    println!(
+        "{store}, the sequence's own CPU / the library's: {:.1}%",
+        100.0 * (library.2 - by_hand.2) / library.2
+    );
 }
