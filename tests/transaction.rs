@@ -1,8 +1,9 @@
 //! The typed transaction on PostgreSQL (`PostgresTransaction`), against a server the test
 //! starts: a tool's writes and its answer commit together under its lease's fence, or, for a
 //! call whose effect is in the ledger (`Call::with_effect_in_ledger`), with its key begun in
-//! the same transaction; a replay runs nothing that stays, racing callers of one key make one
-//! effect and get one answer, and a lease lost before the effect writes nothing.
+//! the same transaction; the same with the effect and its answer in one statement
+//! (`PostgresTransaction::commit_one`); a replay runs nothing that stays, racing callers of one
+//! key make one effect and get one answer, and a lease lost before the effect writes nothing.
 #![cfg(feature = "postgres")]
 
 use crate::postgres;
@@ -33,14 +34,24 @@ fn committed(note: &str) -> Answer {
     answers::committed_with("note", note)
 }
 
-/// The tool: after `pause`, writes its note (the last write in the record's statement when
-/// `last` is set) and commits its answer, under `lease`.
+/// How the tool writes its note.
+#[derive(Clone, Copy, Debug)]
+enum Write {
+    /// A statement of its own in the transaction, then the commit.
+    Apart,
+    /// In the record's statement, at the commit (`commit_with`).
+    Last,
+    /// With the record, in one statement that is its own transaction (`commit_one`).
+    One,
+}
+
+/// The tool: after `pause`, writes its note (`write`) and commits its answer, under `lease`.
 async fn send_note(
     ledger: &PostgresLedger,
     lease: &Lease,
     note: &str,
     pause: Duration,
-    last: bool,
+    write: Write,
 ) -> Done {
     tokio::time::sleep(pause).await;
     let written = async {
@@ -49,12 +60,22 @@ async fn send_note(
             .get()
             .await
             .map_err(|err| TransactionError::Failed(err.into()))?;
-        let tx = PostgresTransaction::begin(&mut client, lease).await?;
         let insert = "INSERT INTO notes (key, note) VALUES ($1, $2)";
         let key = lease.key().as_str().to_owned();
         let params: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 2] =
             [(&key, Type::TEXT), (&note, Type::TEXT)];
-        if last {
+        if let Write::One = write {
+            return PostgresTransaction::commit_one(
+                &mut client,
+                lease,
+                insert,
+                &params,
+                committed(note),
+            )
+            .await;
+        }
+        let tx = PostgresTransaction::begin(&mut client, lease).await?;
+        if let Write::Last = write {
             tx.commit_with(insert, &params, committed(note)).await
         } else {
             tx.execute_typed(insert, &params).await?;
@@ -90,10 +111,11 @@ async fn writes_and_answers_commit_together_on_postgres() {
         .await
         .unwrap();
     let sequence = Arc::new(Sequence::new(ledger));
-    let ledger = || sequence.ledger();
 
-    for (folded, last) in [(false, false), (false, true), (true, false), (true, true)] {
-        one_way(&sequence, folded, last).await;
+    for folded in [false, true] {
+        for write in [Write::Apart, Write::Last, Write::One] {
+            one_way(&sequence, folded, write).await;
+        }
     }
     // A replay finds its key begun as its transaction begins, before the tool's writes: no
     // statement of its fails (the record's guard, a division by zero, is for a key begun
@@ -103,12 +125,20 @@ async fn writes_and_answers_commit_together_on_postgres() {
     let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERROR")).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 
-    // A lease that passed before the transaction began: nothing is written, and the caller
-    // is told so, with the key released.
+    for write in [Write::Apart, Write::One] {
+        lease_passed(&sequence, write).await;
+    }
+}
+
+/// A lease that passed before the tool's transaction began (or its one statement was sent):
+/// nothing is written, and the caller is told so, with the key released.
+async fn lease_passed(sequence: &Arc<Sequence<PostgresLedger>>, write: Write) {
+    let ledger = || sequence.ledger();
+    let key = format!("late-{write:?}");
     let late = sequence
-        .run_recording(call("late"), |lease: Lease| async move {
+        .run_recording(call(&key), |lease: Lease| async move {
             std::thread::sleep(Duration::from_millis(600));
-            send_note(ledger(), &lease, "late", Duration::ZERO, false).await
+            send_note(ledger(), &lease, "late", Duration::ZERO, write).await
         })
         .await;
     assert_eq!(
@@ -119,22 +149,21 @@ async fn writes_and_answers_commit_together_on_postgres() {
         "{:?}",
         late.answer()
     );
-    assert_eq!(notes(ledger(), "late").await, 0);
+    assert_eq!(notes(ledger(), &key).await, 0, "{key}");
     let next = sequence
-        .run_recording(call("late"), |lease: Lease| async move {
-            send_note(ledger(), &lease, "late", Duration::ZERO, false).await
+        .run_recording(call(&key), |lease: Lease| async move {
+            send_note(ledger(), &lease, "late", Duration::ZERO, write).await
         })
         .await;
-    assert_eq!(next.kind(), ReplyKind::Ran);
-    assert_eq!(notes(ledger(), "late").await, 1);
+    assert_eq!(next.kind(), ReplyKind::Ran, "{key}");
+    assert_eq!(notes(ledger(), &key).await, 1, "{key}");
 }
 
 /// A call, its replay and a race of six callers of one key, one way: fenced or with its key
-/// begun in its transaction (`folded`), its last write made apart or in the record's
-/// statement (`last`).
-async fn one_way(sequence: &Arc<Sequence<PostgresLedger>>, folded: bool, last: bool) {
+/// begun in its transaction (`folded`), its note written as `write` says.
+async fn one_way(sequence: &Arc<Sequence<PostgresLedger>>, folded: bool, write: Write) {
     let ledger = || sequence.ledger();
-    let key = format!("k-{folded}-{last}");
+    let key = format!("k-{folded}-{write:?}");
     let make = || {
         let call = call(&key);
         if folded {
@@ -145,14 +174,14 @@ async fn one_way(sequence: &Arc<Sequence<PostgresLedger>>, folded: bool, last: b
     };
     let first = sequence
         .run_recording(make(), |lease: Lease| async move {
-            send_note(ledger(), &lease, "first", Duration::ZERO, last).await
+            send_note(ledger(), &lease, "first", Duration::ZERO, write).await
         })
         .await;
     assert_eq!(first.kind(), ReplyKind::Ran, "{key}: {:?}", first.answer());
     assert_eq!(first.answer(), &committed("first"), "{key}");
     let again = sequence
         .run_recording(make(), |lease: Lease| async move {
-            send_note(ledger(), &lease, "again", Duration::ZERO, last).await
+            send_note(ledger(), &lease, "again", Duration::ZERO, write).await
         })
         .await;
     assert_eq!(again.kind(), ReplyKind::Replayed, "{key}");
@@ -180,7 +209,7 @@ async fn one_way(sequence: &Arc<Sequence<PostgresLedger>>, folded: bool, last: b
                 sequence
                     .run_recording(call, |lease: Lease| async move {
                         let note = format!("racer-{i}");
-                        send_note(ledger, &lease, &note, Duration::from_millis(20), last).await
+                        send_note(ledger, &lease, &note, Duration::from_millis(20), write).await
                     })
                     .await
             })

@@ -73,6 +73,11 @@ impl StoredAnswer {
         &self.json
     }
 
+    /// The answer's compact JSON as an owned string, for a driver's parameter.
+    pub(crate) fn json_string(&self) -> &String {
+        &self.json
+    }
+
     /// The answer, read back.
     ///
     /// # Errors

@@ -22,18 +22,26 @@ const FENCE_CHECK: &str = concat!(
     " FOR UPDATE"
 );
 
-/// The statement that records a call's answer last in the transaction of its effect, its
-/// COMMIT sent right behind it, its parameters numbered from `$first`: for a key not begun
+/// The statement that records a call's answer last in the transaction of its effect (its
+/// COMMIT sent right behind it), or as a transaction of its own, its parameters numbered
+/// from `$first`: for a key not begun
 /// yet (`begins_key`), the key inserted with its answer (scope, key, fingerprint, context,
 /// refused, answer); else the answer recorded under the lease (scope, key, fence, refused,
 /// answer). A lease's key row has been locked since the transaction's fence check, so it is
-/// still the lease's whatever the clock says now; a key not begun yet waits, on its unique
-/// entry, for any other call that began it meanwhile. `effect`, the tool's own last write,
+/// still the lease's whatever the clock says now (`alone`, a transaction of its own with no
+/// check before it, the statement checks that the lease has not passed as well); a key not
+/// begun yet waits, on its unique entry, for any other call that began it meanwhile. `effect`, the tool's own last write,
 /// runs in the same statement. Should nothing be recorded (the key is another's), the
 /// statement fails (a division by the zero rows recorded), which aborts the transaction, so
-/// the COMMIT behind it rolls the effect back instead of committing it without its answer.
-fn recording(begins_key: bool, first: usize, effect: Option<&str>) -> String {
+/// the effect rolls back instead of committing without its answer.
+fn recording(begins_key: bool, first: usize, effect: Option<&str>, alone: bool) -> String {
     let n = |i: usize| first + i;
+    // Alone, no fence check locked the row before: the lease must not have passed either.
+    let unexpired = if alone {
+        " AND lease_until > clock_timestamp()"
+    } else {
+        ""
+    };
     let key = if begins_key {
         format!(
             "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, completed_at, \
@@ -50,7 +58,7 @@ fn recording(begins_key: bool, first: usize, effect: Option<&str>) -> String {
         format!(
             "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = ${}, \
              answer = ${}, provisional = false, lease_until = NULL WHERE scope = ${} \
-             AND key = ${} AND fence = ${} AND completed_at IS NULL RETURNING 1",
+             AND key = ${} AND fence = ${} AND completed_at IS NULL{unexpired} RETURNING 1",
             n(3),
             n(4),
             n(0),
@@ -109,7 +117,9 @@ fn advisory_lock(scope: &str, key: &str) -> i64 {
 /// the [`tokio_postgres::Client`](Client), whose statements run inside the transaction);
 /// [`PostgresTransaction::commit`] records the tool's typed answer with the key and commits
 /// (one round trip again), and hands back what the tool answers the sequence
-/// ([`Done::Recorded`]). Dropped without a commit, it rolls back.
+/// ([`Done::Recorded`]). Dropped without a commit, it rolls back. A tool whose effect is one
+/// write makes it and records its answer in one statement, with no transaction to open:
+/// [`PostgresTransaction::commit_one`].
 ///
 /// Take the connection from the ledger's pool ([`PostgresLedger::connections`](super::PostgresLedger::connections)) or any
 /// connection to the same database. Nothing in it relies on session state or named prepared
@@ -288,27 +298,8 @@ impl<'c> PostgresTransaction<'c> {
         )],
         answer: impl Into<Answer<F>>,
     ) -> Result<Done<F>, TransactionError<PostgresError>> {
-        use tokio_postgres::types::Type;
-        let stored = StoredAnswer::of(&answer.into())
-            .map_err(|err| TransactionError::Failed(PostgresError::answer(err)))?;
-        let (scope, key, fence) = lease_params(&self.lease);
-        let (refused, json) = (stored.is_refusal(), stored.json());
-        let to_begin = self.lease.key_to_begin();
-        let print = to_begin.map(|to_begin| to_begin.fingerprint.to_hex());
-        let mut all = params.to_vec();
-        all.extend([(&scope as _, Type::TEXT), (&key as _, Type::TEXT)]);
-        match (&print, to_begin) {
-            (Some(print), Some(to_begin)) => {
-                all.extend([
-                    (print as _, Type::TEXT),
-                    (&to_begin.context as _, Type::TEXT),
-                ]);
-            }
-            _ => all.push((&fence as _, Type::INT8)),
-        }
-        all.extend([(&refused as _, Type::BOOL), (&json as _, Type::TEXT)]);
-        let effect = (!statement.is_empty()).then_some(statement);
-        let sql = recording(to_begin.is_some(), params.len() + 1, effect);
+        let record = Record::of(&self.lease, answer)?;
+        let (sql, all) = record.statement(false, statement, params);
         // Sent together: a record that fails aborts the transaction, and the COMMIT behind
         // it then rolls back.
         let (recorded, committed) = super::super::join::both(
@@ -318,16 +309,160 @@ impl<'c> PostgresTransaction<'c> {
         .await;
         self.finished = true;
         match (recorded, committed) {
-            (Ok(_), Ok(())) => Ok(Done::Recorded(stored)),
-            // The record's guard: the key is another's, and nothing committed.
-            (Err(err), _)
-                if err.code() == Some(&tokio_postgres::error::SqlState::DIVISION_BY_ZERO) =>
-            {
-                Err(TransactionError::Fenced)
-            }
-            (Err(err), _) if !err.is_closed() => Err(TransactionError::Failed(err.into())),
-            (Err(err), _) | (Ok(_), Err(err)) => Err(TransactionError::Unsure(err.into())),
+            (Ok(_), Ok(())) => Ok(Done::Recorded(record.stored)),
+            (Err(err), _) => Err(record_failed(err)),
+            (Ok(_), Err(err)) => Err(TransactionError::Unsure(err.into())),
         }
+    }
+
+    /// A transaction of one statement: the tool's one write (as for
+    /// [`PostgresTransaction::commit_with`]; an empty `statement` is none) and `answer`,
+    /// recorded under `lease` in a single statement with no `BEGIN`, which the server runs as a
+    /// transaction of its own. Where [`PostgresTransaction::begin`] and a commit take two
+    /// round trips and six statements, it takes one of each, and never leaves a transaction
+    /// open on the connection. The lease's fence is checked by the statement's own update of
+    /// the key's row, which takes the row's lock: a process that would take the key over
+    /// waits for it, as it waits for a transaction's fence check.
+    ///
+    /// For a call whose key is begun in its transaction ([`Call::with_effect_in_ledger`]),
+    /// where whether the key is begun must be known before anything is written, it is
+    /// [`PostgresTransaction::begin`] and [`PostgresTransaction::commit_with`].
+    ///
+    /// [`Call::with_effect_in_ledger`]: crate::replay::Call::with_effect_in_ledger
+    ///
+    /// ```no_run
+    /// use agent_tool_result::guarantee::{GuaranteeResult, Tally};
+    /// use agent_tool_result::replay::{Lease, PostgresTransaction, TransactionError};
+    /// use tokio_postgres::types::Type;
+    ///
+    /// # async fn record(client: &mut tokio_postgres::Client, lease: &Lease)
+    /// # -> Result<(), TransactionError<agent_tool_result::replay::PostgresError>> {
+    /// let id = "msg_1";
+    /// let done = PostgresTransaction::commit_one(
+    ///     client,
+    ///     lease,
+    ///     "INSERT INTO sent (id) VALUES ($1) ON CONFLICT (id) DO NOTHING",
+    ///     &[(&id, Type::TEXT)],
+    ///     GuaranteeResult::<agent_tool_result::JsonObject>::committed_with(
+    ///         Tally::sent(1),
+    ///         serde_json::Map::new(),
+    ///     ),
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresTransaction::commit_with`]: [`TransactionError::Fenced`] when the lease no
+    /// longer holds its key (nothing was written), [`TransactionError::Failed`] when the
+    /// statement fails (nothing was written), [`TransactionError::Unsure`] when the connection
+    /// is lost with the statement sent; and, for a key begun in the transaction, as
+    /// [`PostgresTransaction::begin`].
+    pub async fn commit_one<F: serde::Serialize>(
+        client: &'c mut Client,
+        lease: &Lease,
+        statement: &str,
+        params: &[(
+            &(dyn tokio_postgres::types::ToSql + Sync),
+            tokio_postgres::types::Type,
+        )],
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<PostgresError>> {
+        if lease.key_to_begin().is_some() {
+            return PostgresTransaction::begin(client, lease)
+                .await?
+                .commit_with(statement, params, answer)
+                .await;
+        }
+        let record = Record::of(lease, answer)?;
+        let (sql, all) = record.statement(true, statement, params);
+        match client.query_typed(&sql, &all).await {
+            Ok(_) => Ok(Done::Recorded(record.stored)),
+            Err(err) => Err(record_failed(err)),
+        }
+    }
+}
+
+/// The record statement's values: the lease's key and fence (or, for a key to begin, its
+/// fingerprint and context) and the answer in its stored form.
+struct Record {
+    stored: StoredAnswer,
+    scope: String,
+    key: String,
+    fence: i64,
+    /// For a key to begin: its fingerprint (hex) and context.
+    to_begin: Option<(String, String)>,
+    refused: bool,
+}
+
+impl Record {
+    /// The record of `answer` under `lease`.
+    fn of<F: serde::Serialize>(
+        lease: &Lease,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Record, TransactionError<PostgresError>> {
+        let stored = StoredAnswer::of(&answer.into())
+            .map_err(|err| TransactionError::Failed(PostgresError::answer(err)))?;
+        let (scope, key, fence) = lease_params(lease);
+        Ok(Record {
+            refused: stored.is_refusal(),
+            stored,
+            scope,
+            key,
+            fence,
+            to_begin: lease
+                .key_to_begin()
+                .map(|to_begin| (to_begin.fingerprint.to_hex(), to_begin.context.clone())),
+        })
+    }
+
+    /// The record statement with the tool's last write `statement` (empty: none) and its
+    /// `params`, which come first; `alone` when it is a transaction of its own.
+    fn statement<'a>(
+        &'a self,
+        alone: bool,
+        statement: &str,
+        params: &[(
+            &'a (dyn tokio_postgres::types::ToSql + Sync),
+            tokio_postgres::types::Type,
+        )],
+    ) -> (
+        String,
+        Vec<(
+            &'a (dyn tokio_postgres::types::ToSql + Sync),
+            tokio_postgres::types::Type,
+        )>,
+    ) {
+        use tokio_postgres::types::Type;
+        let mut all = params.to_vec();
+        all.extend([(&self.scope as _, Type::TEXT), (&self.key as _, Type::TEXT)]);
+        match &self.to_begin {
+            Some((print, context)) => {
+                all.extend([(print as _, Type::TEXT), (context as _, Type::TEXT)]);
+            }
+            None => all.push((&self.fence as _, Type::INT8)),
+        }
+        all.extend([
+            (&self.refused as _, Type::BOOL),
+            (self.stored.json_string() as _, Type::TEXT),
+        ]);
+        let effect = (!statement.is_empty()).then_some(statement);
+        let sql = recording(self.to_begin.is_some(), params.len() + 1, effect, alone);
+        (sql, all)
+    }
+}
+
+/// What a record statement's failure means: the record's guard (the key is another's) or
+/// a failure reported by the server, either way with nothing written; a lost connection,
+/// which leaves it unknown.
+fn record_failed(err: tokio_postgres::Error) -> TransactionError<PostgresError> {
+    if err.code() == Some(&tokio_postgres::error::SqlState::DIVISION_BY_ZERO) {
+        TransactionError::Fenced
+    } else if err.is_closed() {
+        TransactionError::Unsure(err.into())
+    } else {
+        TransactionError::Failed(err.into())
     }
 }
 

@@ -70,6 +70,52 @@ impl<'a> Conn<'a> {
             }
         }
     }
+
+    /// An effect of one statement, `sql` with `args`, committed with `answer` under
+    /// `lease`'s fence: on PostgreSQL a single statement that is its own transaction (the
+    /// crate's one-statement transaction: one round trip, no transaction left open), else
+    /// [`Conn::effect`] and [`Tx::commit_with`].
+    pub async fn commit_one<F: serde::Serialize>(
+        &mut self,
+        lease: Option<&Lease>,
+        sql: &str,
+        args: &[Arg],
+        answer: Answer<F>,
+    ) -> Done<F> {
+        let (Conn::Postgres(conn), Some(lease)) = (&mut *self, lease) else {
+            return match self.effect(lease).await {
+                Ok(tx) => tx.commit_with(sql, args, answer).await,
+                Err(err) => Done::from(err),
+            };
+        };
+        let PgConn {
+            client,
+            unsure,
+            timeout,
+            ..
+        } = &mut **conn;
+        let client = client.as_mut().expect("a connection until dropped");
+        let sql = sql.replace("NOW_MS", POSTGRES_NOW);
+        let params = postgres_params(args);
+        // Until the server answers, the connection's state is not known.
+        *unsure = true;
+        let committed = tokio::time::timeout(
+            *timeout,
+            PostgresTransaction::commit_one(client, lease, &sql, &params, answer),
+        )
+        .await;
+        let committed = match committed {
+            Ok(Ok(done)) => Ok(done),
+            Ok(Err(err)) => Err(map_tx(err, DbError::Setup)),
+            Err(_) => Err(TransactionError::Unsure(DbError::TimedOut(*timeout))),
+        };
+        // The server answered (recorded, or refused with nothing written): no transaction
+        // is left open, and the connection serves the next call.
+        if !matches!(committed, Err(TransactionError::Unsure(_))) {
+            *unsure = false;
+        }
+        committed.unwrap_or_else(Done::from)
+    }
 }
 
 /// A ledger's transaction error, with the store's error as the service's.

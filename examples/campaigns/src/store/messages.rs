@@ -19,11 +19,12 @@ pub struct Message<'a> {
 }
 
 impl Store {
-    /// Records `message` sent (the provider took it), in one transaction under `lease` (the
-    /// fence of the call's key; without a lease, outside the replay sequence, a plain one),
-    /// with the call's answer, `sent` (committed, one of one, with `fields`): the record and
-    /// the answer commit together, or neither does, and once the key is another's nothing is
-    /// recorded. A message an earlier call under the key recorded is recorded once.
+    /// Records `message` sent (the provider took it) under `lease` (the fence of the call's
+    /// key) with the call's answer, `sent` (committed, one of one, with `fields`), in one
+    /// statement on PostgreSQL and one transaction on SQLite (without a lease, outside the
+    /// replay sequence, in a plain transaction): the record and the answer commit together,
+    /// or neither does, and once the key is another's nothing is recorded. A message an
+    /// earlier call under the key recorded is recorded once.
     pub async fn record_sent<F: serde::Serialize>(
         &self,
         lease: Option<&Lease>,
@@ -33,7 +34,6 @@ impl Store {
         let recorded = async {
             let answer = GuaranteeResult::committed_with(Tally::sent(1), fields);
             let mut conn = self.writer().await?;
-            let tx = conn.effect(lease).await?;
             let sql = "INSERT INTO messages (id, principal, phone, state, updated_ms) \
                        VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING";
             let args = [
@@ -41,7 +41,9 @@ impl Store {
                 message.principal.into(),
                 message.phone.into(),
             ];
-            Ok::<_, TransactionError<DbError>>(tx.commit_with(sql, &args, answer.into()).await)
+            Ok::<_, TransactionError<DbError>>(
+                conn.commit_one(lease, sql, &args, answer.into()).await,
+            )
         };
         recorded.await.unwrap_or_else(Done::from)
     }
