@@ -12,7 +12,8 @@
 //!   shared database.
 //!
 //! Reports each arm's throughput, p99 latency, the service's CPU a call (this process's, less
-//! its client threads') and (on PostgreSQL, by `pg_stat_statements`) statements a call, then
+//! its client threads'), and on PostgreSQL the database server's CPU a call (its processes')
+//! and statements a call (by `pg_stat_statements`), then
 //! the ratios a script reads, one a line as `<store>, <what>: <ratio>x`: the library against
 //! the hand-written arm (the goal: at least 0.97x), the library and the hand-written arm
 //! against the floor (the guarantee's price: the key row each writes), and the limited
@@ -58,11 +59,14 @@ struct Round {
     latencies: Vec<Duration>,
     /// The CPU time the service spent on the round: this process's, less its clients'.
     service_cpu: Duration,
+    /// The CPU time the database server spent on the round (zero without a server).
+    server_cpu: Duration,
 }
 
-/// One round of one arm.
-fn round(base: &str, path: &str, next: &AtomicUsize) -> Round {
+/// One round of one arm; `server`, the database server's postmaster, if there is one.
+fn round(base: &str, path: &str, next: &AtomicUsize, server: Option<u32>) -> Round {
     let cpu_before = process_cpu();
+    let server_before = server.map_or(Duration::ZERO, server_cpu);
     let start = Instant::now();
     let (latencies, clients_cpu): (Vec<Duration>, Duration) = thread::scope(|scope| {
         let clients: Vec<_> = (0..CLIENTS)
@@ -112,7 +116,37 @@ fn round(base: &str, path: &str, next: &AtomicUsize) -> Round {
         rate,
         latencies,
         service_cpu,
+        server_cpu: server.map_or(Duration::ZERO, server_cpu).saturating_sub(server_before),
     }
+}
+
+/// The CPU time the database server `postmaster` and its processes (backends, WAL writer,
+/// checkpointer) have used, each one's `/proc/<pid>/schedstat`, in nanoseconds. The bench's
+/// connections are pooled, so no backend it uses exits mid-round.
+fn server_cpu(postmaster: u32) -> Duration {
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let mut nanos = 0u64;
+    for entry in std::fs::read_dir("/proc").expect("Linux's /proc").flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // The parent is the 4th field of the stat line, the 2nd after the command's name.
+        let parent = read(entry.path().join("stat")).and_then(|stat| {
+            let (_, fields) = stat.rsplit_once(')')?;
+            fields.split_whitespace().nth(1)?.parse::<u32>().ok()
+        });
+        if pid != postmaster && parent != Some(postmaster) {
+            continue;
+        }
+        nanos += read(entry.path().join("schedstat"))
+            .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+    }
+    Duration::from_nanos(nanos)
 }
 
 /// The CPU time this process has used, every thread's, the exited ones' included (Linux's
@@ -159,14 +193,20 @@ fn serve(runtime: &tokio::runtime::Runtime, app: axum::Router) -> String {
 
 fn main() {
     let server = postgres::Postgres::start_as_deployed();
-    measure(&Target::Postgres(server.database("bench_rest")), "postgres");
+    let pid = std::fs::read_to_string(server.dir().join("data/postmaster.pid"))
+        .ok()
+        .and_then(|pid| pid.lines().next()?.trim().parse().ok())
+        .expect("the server's postmaster.pid");
+    let target = Target::Postgres(server.database("bench_rest"));
+    measure(&target, "postgres", Some(pid));
     // SQLite as the service opens it by default: a file of its own.
     let dir = postgres::scratch_dir("bench-rest-sqlite");
-    measure(&Target::Sqlite(dir.join("campaigns.db")), "sqlite");
+    measure(&Target::Sqlite(dir.join("campaigns.db")), "sqlite", None);
 }
 
-/// Every arm on `target`, interleaved round by round, reported as `store`'s.
-fn measure(target: &Target, store: &str) {
+/// Every arm on `target` (served by `server`, a postmaster's pid, if by a server),
+/// interleaved round by round, reported as `store`'s.
+fn measure(target: &Target, store: &str, server: Option<u32>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // The stand-in provider, as the service starts it by default (no delay: what is measured
     // is the service's own cost).
@@ -219,7 +259,7 @@ fn measure(target: &Target, store: &str) {
     ];
     // Warm up every arm: connections, prepared statements, the tables' first pages.
     for (_, base, path) in &arms {
-        round(base, path, &next);
+        round(base, path, &next, server);
     }
     let mut measured: Vec<Arm> = arms.iter().map(|_| Arm::default()).collect();
     // The statements the server ran so far, each with how many times (each reading counts
@@ -245,8 +285,10 @@ fn measure(target: &Target, store: &str) {
                 rate,
                 latencies,
                 service_cpu,
-            } = round(base, path, &next);
+                server_cpu,
+            } = round(base, path, &next, server);
             arm.service_cpu += service_cpu;
+            arm.server_cpu += server_cpu;
             if let (Some(before), Some(after)) = (before, statements()) {
                 for (query, calls) in after {
                     let ran = calls - before.get(&query).copied().unwrap_or(0);
@@ -305,6 +347,9 @@ struct Arm {
     /// database driver, HTTP and the stand-in provider (the same in every arm), not the
     /// clients'.
     service_cpu: Duration,
+    /// The CPU time the database server spent on the arm's requests (zero on SQLite, which
+    /// runs in the service).
+    server_cpu: Duration,
 }
 
 /// Prints each arm's throughput, p99 and statements a call, then the ratios, one a line as
@@ -335,9 +380,15 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
                 format!(", {:.2} statements a call", per_call(total))
             };
             let cpu = arm.service_cpu.as_secs_f64() * 1e6 / requests;
+            let server = if arm.server_cpu.is_zero() {
+                String::new()
+            } else {
+                let server = arm.server_cpu.as_secs_f64() * 1e6 / requests;
+                format!(", {server:.0} µs of the database server's")
+            };
             println!(
                 "  {name}: {:.0} requests/s, p99 {p99:.2} ms, {cpu:.0} µs of the service's CPU \
-                 a call{statements}",
+                 a call{server}{statements}",
                 arm.rate
             );
             // Where the statements go: each one run at least once in ten calls.
