@@ -116,7 +116,9 @@ fn round(base: &str, path: &str, next: &AtomicUsize, server: Option<u32>) -> Rou
         rate,
         latencies,
         service_cpu,
-        server_cpu: server.map_or(Duration::ZERO, server_cpu).saturating_sub(server_before),
+        server_cpu: server
+            .map_or(Duration::ZERO, server_cpu)
+            .saturating_sub(server_before),
     }
 }
 

@@ -11,12 +11,17 @@
 //! # No hot row
 //!
 //! An account whose calls come fast would queue them all on its one row. So a process takes
-//! a batch of the account's calls at once, as many as it admitted over the last [`HOLD`]
-//! (at least one, at most [`batch_cap`]: a sixteenth of the limit, and no more than 256), and
-//! admits its next calls from the batch without touching the row. What it has not used
-//! [`HOLD`] after taking it goes back with its next count. So:
+//! a batch of the account's calls at once, as many as it admitted over the last [`HOLD`] or
+//! as are waiting to be counted (at least one, at most [`batch_cap`]: a sixteenth of the
+//! limit, and no more than 256), and admits its next calls from the batch without touching
+//! the row. Once less than half a batch is left, the call that finds so takes the next one
+//! (so that a process never holds more than a cap less one) while the account's other calls
+//! go on being admitted from what is left: while calls keep coming, none of them waits for
+//! another's count. What it has not used [`HOLD`] after taking its latest batch goes back with
+//! its next count. So:
 //! - **never more than the limit**: every call admitted was counted in the shared row first;
-//!   a call admitted from a batch was counted up to [`HOLD`] before it ran.
+//!   a call admitted from what a process holds is admitted within [`HOLD`] of its latest
+//!   count.
 //! - **under-admission, bounded**: calls one process holds unused are calls another process
 //!   may be refused; each process holds at most [`batch_cap`] less one of an account's calls,
 //!   for at most [`HOLD`] while calls keep coming to it (its next count hands them back), or,
@@ -29,15 +34,16 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::ratelimit::Quota;
 use agent_tool_result::registry::Admission;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 
 use crate::store::Store;
-use crate::store::rates::Taken;
+use crate::store::rates::{Returned, Taken};
 
 /// How long a process keeps calls it took and has not used before they go back, and the span
 /// over which it measures an account's recent calls to size its next batch.
@@ -72,8 +78,8 @@ struct Held {
     room: u64,
     /// When the quota is whole again, as of the last count.
     whole: Instant,
-    /// The restoring time of unused calls to hand back with the next count.
-    owed: Duration,
+    /// Unused calls to hand back with the next count.
+    owed: Returned,
     /// The account's recent calls to this process.
     recent: Recent,
 }
@@ -108,6 +114,40 @@ struct Limit {
     calls: NonZeroU32,
     window: Duration,
     held: Mutex<Held>,
+    /// Whether a call is taking the next batch, with the lock let go.
+    refilling: AtomicBool,
+    /// Told when it is done (the batch in, or not taken, or the call dropped meanwhile).
+    refilled: Notify,
+    /// Calls waiting for the lock: a count made while they wait takes enough for them too.
+    arriving: AtomicU32,
+}
+
+/// A call waiting for an account's lock, counted in `arriving` until dropped (the call let in,
+/// or dropped itself meanwhile).
+struct Arriving<'a>(&'a AtomicU32);
+
+impl<'a> Arriving<'a> {
+    fn new(arriving: &'a AtomicU32) -> Self {
+        arriving.fetch_add(1, Ordering::Relaxed);
+        Arriving(arriving)
+    }
+}
+
+impl Drop for Arriving<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Marks the next batch taken when dropped, however the call taking it ends: a call dropped
+/// meanwhile (its client gone) leaves no one waiting for it.
+struct Refilling<'a>(&'a Limit);
+
+impl Drop for Refilling<'_> {
+    fn drop(&mut self) {
+        self.0.refilling.store(false, Ordering::Release);
+        self.0.refilled.notify_waiters();
+    }
 }
 
 impl Limit {
@@ -116,6 +156,9 @@ impl Limit {
         Limit {
             calls,
             window,
+            refilling: AtomicBool::new(false),
+            refilled: Notify::new(),
+            arriving: AtomicU32::new(0),
             held: Mutex::new(Held {
                 quota: quota(u64::from(calls.get()), window),
                 calls: 0,
@@ -123,13 +166,44 @@ impl Limit {
                 until: now,
                 room: 0,
                 whole: now,
-                owed: Duration::ZERO,
+                owed: Returned::default(),
                 recent: Recent {
                     since: now,
                     now: 0,
                     before: 0,
                 },
             }),
+        }
+    }
+}
+
+impl Limit {
+    /// Takes the next batch of `principal`'s calls, `want` of them, handing back `owed`, while
+    /// the calls held so far go on being admitted.
+    async fn refill(&self, store: &Store, principal: &str, want: u32, owed: Returned) {
+        let taken = store
+            .take_calls(principal, self.calls.get(), self.window, want, owed)
+            .await;
+        let mut held = self.held.lock().await;
+        match taken {
+            Ok(taken) => {
+                let now = Instant::now();
+                if held.quota.quota() != taken.calls {
+                    held.quota = quota(taken.calls, self.window);
+                }
+                held.room = taken.room;
+                held.whole = now + taken.reset;
+                if taken.granted > 0 {
+                    held.calls += taken.granted;
+                    held.period = taken.period;
+                    held.until = now + HOLD;
+                }
+            }
+            // Nothing taken: the calls left are admitted, and the next count is made when
+            // they run out.
+            Err(err) => {
+                tracing::warn!(%principal, error = %err, "the rate limit could not be counted");
+            }
         }
     }
 }
@@ -239,24 +313,53 @@ impl RateLimits {
         let Some(limit) = self.accounts.get(principal) else {
             return Standing::Unlimited;
         };
+        let arriving = Arriving::new(&limit.arriving);
         let mut held = limit.held.lock().await;
-        let now = Instant::now();
-        held.recent.note(now);
-        if held.calls > 0 {
-            if now < held.until {
+        drop(arriving);
+        held.recent.note(Instant::now());
+        loop {
+            let now = Instant::now();
+            if held.calls > 0 && now >= held.until {
+                // Held too long: they go back with the next count.
+                held.owed = held.owed.and(held.calls, held.period);
+                held.calls = 0;
+            }
+            if held.calls > 0 {
                 held.calls -= 1;
-                return Standing::Admitted {
+                let standing = Standing::Admitted {
                     quota: held.quota.clone(),
                     remaining: held.room + u64::from(held.calls),
                     reset: held.whole.saturating_duration_since(now),
                 };
+                let cap = batch_cap(held.quota.quota());
+                let want = held.recent.want(cap);
+                if held.calls < want / 2 && !limit.refilling.swap(true, Ordering::AcqRel) {
+                    // Under half a batch left while calls come: this call takes the next.
+                    let refilling = Refilling(limit);
+                    let want = want.min(cap - 1 - held.calls);
+                    let owed = std::mem::take(&mut held.owed);
+                    drop(held);
+                    limit.refill(store, principal, want, owed).await;
+                    drop(refilling);
+                }
+                return standing;
             }
-            // Held too long: they go back with this count.
-            let unused = held.period * held.calls;
-            held.owed += unused;
-            held.calls = 0;
+            // Told of the batch from here on, even if it comes in before this waits.
+            let refilled = limit.refilled.notified();
+            if !limit.refilling.load(Ordering::Acquire) {
+                break;
+            }
+            // Another call is taking the next batch: wait for it, then look again.
+            drop(held);
+            refilled.await;
+            held = limit.held.lock().await;
         }
-        let want = held.recent.want(batch_cap(held.quota.quota()));
+        let now = Instant::now();
+        // As many as came over the last span, or as are waiting now if more (a burst after a
+        // quiet spell): one count for all of them.
+        let cap = batch_cap(held.quota.quota());
+        let queued = limit.arriving.load(Ordering::Relaxed).saturating_add(1);
+        let want = held.recent.want(cap).max(queued.min(cap));
         // Handed back with this count whatever comes of it: handed back twice, they would
         // let the limit admit more than it allows; lost, it admits less for a while.
         let owed = std::mem::take(&mut held.owed);
@@ -413,5 +516,50 @@ mod tests {
                 .starts_with(r#""per-account";r=0;t="#)
         );
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Two processes each take 60 of a's 1,000 calls a window and make 20; the limit is
+    /// lowered to 30 (40 made: over it). Each hands back its 40 unused with its next count:
+    /// the first, still counted by the old limit, gives them back; the second, once the count
+    /// has moved to the new limit (and dropped what lay beyond a window), keeps them counted.
+    /// Neither count admits a call, whichever hands back first, and as many hand-backs as may
+    /// come admit none either.
+    #[tokio::test]
+    async fn calls_handed_back_after_the_limit_was_lowered_admit_nothing_more() {
+        for first in [0, 1] {
+            let name = format!("lowered-{first}");
+            let (_, one, two, dir) = limits(&name, None, &[]).await;
+            let stores = [&one, &two];
+            let window = Duration::from_secs(72_000);
+            let mut taken = Vec::new();
+            for store in stores {
+                let took = store
+                    .take_calls("a", 1000, window, 60, Returned::default())
+                    .await
+                    .unwrap();
+                assert_eq!(took.granted, 60);
+                taken.push(took.period);
+            }
+            let mut conn = one.db().conn().await.unwrap();
+            let lowered = "INSERT INTO rate_settings (account, calls) VALUES ('a', 30)";
+            conn.execute(lowered, &[]).await.unwrap();
+            drop(conn);
+            for i in [first, 1 - first] {
+                let back = Returned::default().and(40, taken[i]);
+                let count = stores[i]
+                    .take_calls("a", 1000, window, 1, back)
+                    .await
+                    .unwrap();
+                assert_eq!((count.granted, count.calls), (0, 30), "{name}: store {i}");
+            }
+            for store in stores {
+                let count = store
+                    .take_calls("a", 1000, window, 1, Returned::default().and(40, taken[0]))
+                    .await
+                    .unwrap();
+                assert_eq!(count.granted, 0, "{name}");
+            }
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }

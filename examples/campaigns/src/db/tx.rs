@@ -73,8 +73,9 @@ impl<'a> Conn<'a> {
 
     /// An effect of one statement, `sql` with `args`, committed with `answer` under
     /// `lease`'s fence: on PostgreSQL a single statement that is its own transaction (the
-    /// crate's one-statement transaction: one round trip, no transaction left open), else
-    /// [`Conn::effect`] and [`Tx::commit_with`].
+    /// crate's one-statement transaction: one round trip, no transaction left open); on
+    /// SQLite the crate's transaction, begun and committed in one stretch off the executor;
+    /// without a lease, [`Conn::effect`] and [`Tx::commit_with`].
     pub async fn commit_one<F: serde::Serialize>(
         &mut self,
         lease: Option<&Lease>,
@@ -82,11 +83,23 @@ impl<'a> Conn<'a> {
         args: &[Arg],
         answer: Answer<F>,
     ) -> Done<F> {
-        let (Conn::Postgres(conn), Some(lease)) = (&mut *self, lease) else {
+        let (conn, Some(lease)) = (&mut *self, lease) else {
             return match self.effect(lease).await {
                 Ok(tx) => tx.commit_with(sql, args, answer).await,
                 Err(err) => Done::from(err),
             };
+        };
+        let conn = match conn {
+            Conn::Postgres(conn) => conn,
+            Conn::Sqlite(held) => {
+                let committed = off_executor(|| {
+                    let tx = SqliteTransaction::begin(&mut held.connection, lease)?;
+                    tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
+                });
+                return committed
+                    .map_err(|err| map_tx(err, DbError::Ledger))
+                    .unwrap_or_else(Done::from);
+            }
         };
         let PgConn {
             client,

@@ -10,7 +10,10 @@
 //! while the service runs, else the process's own: a changed limit reaches every process at
 //! its next count. Calls counted under one limit count under the next as whole calls, so a
 //! lowered limit admits nothing until what was already admitted fits under it (a window at
-//! most: calls beyond the new limit are not carried further).
+//! most: calls beyond the new limit are not carried further). Calls a process hands back are
+//! given back only under the limit they were taken by: once the count has moved to another
+//! (and may have dropped what lay beyond a window), they are kept, which admits less for a
+//! while and never more.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -22,13 +25,18 @@ use super::Store;
 /// The count, on the account's row (`r`) and the statement's own values (`s`: the database's
 /// clock in microseconds, the limit and the microseconds one call takes to be restored). `$1`
 /// is the account, `$2` the process's limit (calls per window), `$3` the window in
-/// microseconds, `$4` how many calls to take, `$5` the microseconds of calls handed back.
+/// microseconds, `$4` how many calls to take, `$5` the microseconds of calls handed back and
+/// `$6` the microseconds one of them took to be restored when it was taken (given back only
+/// if the row still counts by it).
 /// Granted: as many as `$4` of the calls the quota has room for now; a count that grants none
 /// changes nothing but the calls handed back.
 static TAKE: LazyLock<String> = LazyLock::new(|| {
     // How far ahead of now the account's quota is whole again, in microseconds of the limit
     // it was counted by, once the handed-back calls are given back.
-    let ahead = "CASE WHEN r.tat_us - $5 > s.now_us THEN r.tat_us - $5 - s.now_us ELSE 0 END";
+    let back = "CASE WHEN r.period_us = $6 THEN $5 ELSE 0 END";
+    let ahead = format!(
+        "CASE WHEN r.tat_us - {back} > s.now_us THEN r.tat_us - {back} - s.now_us ELSE 0 END"
+    );
     // The same under the limit counted by now: each call begun, a whole one of the new limit,
     // and never more than a window ahead (a lowered limit refuses calls for a window at most).
     let converted = format!(
@@ -54,6 +62,34 @@ static TAKE: LazyLock<String> = LazyLock::new(|| {
 /// The account's row before its first count: its quota whole.
 const FIRST: &str = "INSERT INTO rate_counts (account, tat_us, checked_us, granted, calls, period_us) \
                      VALUES ($1, 0, 0, 0, $2, 1) ON CONFLICT (account) DO NOTHING";
+
+/// Calls a process took and did not use, handed back with its next count: their restoring
+/// time, and how long one of them took to be restored when they were taken (the limit they
+/// were counted by).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Returned {
+    /// The restoring time of them all.
+    pub time: Duration,
+    /// One's restoring time when they were taken.
+    pub period: Duration,
+}
+
+impl Returned {
+    /// These and `calls` more taken with a restoring time of `period` each. Calls taken by
+    /// another limit than these are dropped (kept counted: less admitted, never more).
+    #[must_use]
+    pub fn and(self, calls: u32, period: Duration) -> Returned {
+        let earlier = if self.period == period {
+            self.time
+        } else {
+            Duration::ZERO
+        };
+        Returned {
+            time: earlier + period * calls,
+            period,
+        }
+    }
+}
 
 /// What one count came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,15 +119,15 @@ fn duration(us: i64) -> Duration {
 impl Store {
     /// Takes up to `want` calls of `account`'s, which may make `calls` per `window` unless
     /// the account's run-time setting says otherwise, wherever its other calls were counted;
-    /// `returned` is the restoring time of calls this process took before and did not use
-    /// (they go back in the same statement).
+    /// `returned` are calls this process took before and did not use (they go back in the
+    /// same statement, if the count still goes by the limit they were taken by).
     pub async fn take_calls(
         &self,
         account: &str,
         calls: u32,
         window: Duration,
         want: u32,
-        returned: Duration,
+        returned: Returned,
     ) -> Result<Taken, DbError> {
         let window_us = micros(window).max(1);
         let args = [
@@ -99,7 +135,8 @@ impl Store {
             i64::from(calls.max(1)).into(),
             window_us.into(),
             i64::from(want.max(1)).into(),
-            micros(returned).into(),
+            micros(returned.time).into(),
+            micros(returned.period).into(),
         ];
         let mut conn = self.writer().await?;
         let mut rows = conn.query_unflushed(&TAKE, &args).await?;
