@@ -40,7 +40,9 @@ use std::time::{Duration, Instant};
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::ratelimit::Quota;
 use agent_tool_result::registry::Admission;
-use tokio::sync::{Mutex, Notify};
+use std::sync::Mutex;
+
+use tokio::sync::Notify;
 
 use crate::store::Store;
 use crate::store::rates::{Returned, Taken};
@@ -113,40 +115,55 @@ impl Recent {
 struct Limit {
     calls: NonZeroU32,
     window: Duration,
+    /// Held only for a few steps, never across a count.
     held: Mutex<Held>,
-    /// Whether a call is taking the next batch, with the lock let go.
-    refilling: AtomicBool,
+    /// Whether a call is counting (taking the next batch), with the lock let go.
+    counting: AtomicBool,
     /// Told when it is done (the batch in, or not taken, or the call dropped meanwhile).
-    refilled: Notify,
-    /// Calls waiting for the lock: a count made while they wait takes enough for them too.
-    arriving: AtomicU32,
+    counted: Notify,
+    /// Calls waiting for a count: it takes enough for them too.
+    waiting: AtomicU32,
 }
 
-/// A call waiting for an account's lock, counted in `arriving` until dropped (the call let in,
-/// or dropped itself meanwhile).
-struct Arriving<'a>(&'a AtomicU32);
+/// What a call does next ([`Limit::step`]).
+enum Step<'a> {
+    /// Admitted; with the next batch to take, if it is this call's to take.
+    Admitted(Standing, Option<(u32, Returned)>),
+    /// Another call is counting: wait for it.
+    Wait(tokio::sync::futures::Notified<'a>),
+    /// Count: take `want` calls, handing back `owed`, as of `now`.
+    Count {
+        want: u32,
+        owed: Returned,
+        now: Instant,
+    },
+}
 
-impl<'a> Arriving<'a> {
-    fn new(arriving: &'a AtomicU32) -> Self {
-        arriving.fetch_add(1, Ordering::Relaxed);
-        Arriving(arriving)
+/// A call waiting for a count, counted in `waiting` until dropped (the count made, or the
+/// call dropped itself meanwhile).
+struct Waiting<'a>(&'a AtomicU32);
+
+impl<'a> Waiting<'a> {
+    fn new(waiting: &'a AtomicU32) -> Self {
+        waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(waiting)
     }
 }
 
-impl Drop for Arriving<'_> {
+impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-/// Marks the next batch taken when dropped, however the call taking it ends: a call dropped
+/// Marks the count made when dropped, however the call making it ends: a call dropped
 /// meanwhile (its client gone) leaves no one waiting for it.
-struct Refilling<'a>(&'a Limit);
+struct Counting<'a>(&'a Limit);
 
-impl Drop for Refilling<'_> {
+impl Drop for Counting<'_> {
     fn drop(&mut self) {
-        self.0.refilling.store(false, Ordering::Release);
-        self.0.refilled.notify_waiters();
+        self.0.counting.store(false, Ordering::Release);
+        self.0.counted.notify_waiters();
     }
 }
 
@@ -156,9 +173,9 @@ impl Limit {
         Limit {
             calls,
             window,
-            refilling: AtomicBool::new(false),
-            refilled: Notify::new(),
-            arriving: AtomicU32::new(0),
+            counting: AtomicBool::new(false),
+            counted: Notify::new(),
+            waiting: AtomicU32::new(0),
             held: Mutex::new(Held {
                 quota: quota(u64::from(calls.get()), window),
                 calls: 0,
@@ -178,13 +195,62 @@ impl Limit {
 }
 
 impl Limit {
-    /// Takes the next batch of `principal`'s calls, `want` of them, handing back `owed`, while
-    /// the calls held so far go on being admitted.
-    async fn refill(&self, store: &Store, principal: &str, want: u32, owed: Returned) {
-        let taken = store
-            .take_calls(principal, self.calls.get(), self.window, want, owed)
-            .await;
-        let mut held = self.held.lock().await;
+    /// What a call does next, from what this process holds (`held`): admitted from it (and,
+    /// with less than half a batch left, taking the next: how many, and the calls handed
+    /// back), or waiting for another call's count, or counting itself (how many to take, the
+    /// calls handed back, and when). Counting or taking the next, it is marked as counting.
+    fn step<'a>(&'a self, held: &mut Held) -> Step<'a> {
+        let now = Instant::now();
+        if held.calls > 0 && now >= held.until {
+            // Held too long: they go back with the next count.
+            held.owed = held.owed.and(held.calls, held.period);
+            held.calls = 0;
+        }
+        let cap = batch_cap(held.quota.quota());
+        let want = held.recent.want(cap);
+        if held.calls > 0 {
+            held.calls -= 1;
+            let standing = Standing::Admitted {
+                quota: held.quota.clone(),
+                remaining: held.room + u64::from(held.calls),
+                reset: held.whole.saturating_duration_since(now),
+            };
+            let next =
+                (held.calls < want / 2 && !self.counting.swap(true, Ordering::AcqRel)).then(|| {
+                    let want = want.min(cap - 1 - held.calls);
+                    (want, std::mem::take(&mut held.owed))
+                });
+            return Step::Admitted(standing, next);
+        }
+        // Told of the count under way from here on, even if it ends before this waits.
+        let done = self.counted.notified();
+        if self.counting.swap(true, Ordering::AcqRel) {
+            return Step::Wait(done);
+        }
+        // As many as came over the last span, or as are waiting now if more (a burst after
+        // a quiet spell): one count for all of them.
+        let queued = self.waiting.load(Ordering::Relaxed).saturating_add(1);
+        Step::Count {
+            want: want.max(queued.min(cap)),
+            // Handed back with this count whatever comes of it: handed back twice, they
+            // would let the limit admit more than it allows; lost, it admits less for a
+            // while.
+            owed: std::mem::take(&mut held.owed),
+            now,
+        }
+    }
+
+    /// What this process holds of the limit.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds the next batch of `principal`'s calls, `taken` while the calls held so far went
+    /// on being admitted.
+    fn refilled(&self, principal: &str, taken: Result<Taken, crate::db::error::DbError>) {
+        let mut held = self.lock();
         match taken {
             Ok(taken) => {
                 let now = Instant::now();
@@ -313,73 +379,55 @@ impl RateLimits {
         let Some(limit) = self.accounts.get(principal) else {
             return Standing::Unlimited;
         };
-        let arriving = Arriving::new(&limit.arriving);
-        let mut held = limit.held.lock().await;
-        drop(arriving);
-        held.recent.note(Instant::now());
+        limit.lock().recent.note(Instant::now());
         loop {
-            let now = Instant::now();
-            if held.calls > 0 && now >= held.until {
-                // Held too long: they go back with the next count.
-                held.owed = held.owed.and(held.calls, held.period);
-                held.calls = 0;
-            }
-            if held.calls > 0 {
-                held.calls -= 1;
-                let standing = Standing::Admitted {
-                    quota: held.quota.clone(),
-                    remaining: held.room + u64::from(held.calls),
-                    reset: held.whole.saturating_duration_since(now),
-                };
-                let cap = batch_cap(held.quota.quota());
-                let want = held.recent.want(cap);
-                if held.calls < want / 2 && !limit.refilling.swap(true, Ordering::AcqRel) {
+            // Decided with the lock held, which no count is made under.
+            let step = {
+                let mut held = limit.lock();
+                limit.step(&mut held)
+            };
+            let (want, owed, now) = match step {
+                Step::Admitted(standing, None) => return standing,
+                Step::Admitted(standing, Some((want, owed))) => {
                     // Under half a batch left while calls come: this call takes the next.
-                    let refilling = Refilling(limit);
-                    let want = want.min(cap - 1 - held.calls);
-                    let owed = std::mem::take(&mut held.owed);
-                    drop(held);
-                    limit.refill(store, principal, want, owed).await;
-                    drop(refilling);
+                    let counting = Counting(limit);
+                    let taken = store
+                        .take_calls(principal, limit.calls.get(), limit.window, want, owed)
+                        .await;
+                    limit.refilled(principal, taken);
+                    drop(counting);
+                    return standing;
                 }
-                return standing;
-            }
-            // Told of the batch from here on, even if it comes in before this waits.
-            let refilled = limit.refilled.notified();
-            if !limit.refilling.load(Ordering::Acquire) {
-                break;
-            }
-            // Another call is taking the next batch: wait for it, then look again.
-            drop(held);
-            refilled.await;
-            held = limit.held.lock().await;
-        }
-        let now = Instant::now();
-        // As many as came over the last span, or as are waiting now if more (a burst after a
-        // quiet spell): one count for all of them.
-        let cap = batch_cap(held.quota.quota());
-        let queued = limit.arriving.load(Ordering::Relaxed).saturating_add(1);
-        let want = held.recent.want(cap).max(queued.min(cap));
-        // Handed back with this count whatever comes of it: handed back twice, they would
-        // let the limit admit more than it allows; lost, it admits less for a while.
-        let owed = std::mem::take(&mut held.owed);
-        match store
-            .take_calls(principal, limit.calls.get(), limit.window, want, owed)
-            .await
-        {
-            Ok(taken) => counted(principal, limit.window, &mut held, now, &taken),
-            Err(err) => {
-                tracing::warn!(%principal, error = %err, "the rate limit could not be counted");
-                Standing::Unavailable(
-                    Refusal::new(
-                        RefusalKind::Unavailable,
-                        "the account's rate limit could not be counted: the database did not \
-                         answer; nothing ran: send the same request with the same key after \
-                         retryAt",
+                Step::Wait(done) => {
+                    // Another call is counting: wait for it, then look again.
+                    let waiting = Waiting::new(&limit.waiting);
+                    done.await;
+                    drop(waiting);
+                    continue;
+                }
+                Step::Count { want, owed, now } => (want, owed, now),
+            };
+            let counting = Counting(limit);
+            let taken = store
+                .take_calls(principal, limit.calls.get(), limit.window, want, owed)
+                .await;
+            let standing = match taken {
+                Ok(taken) => counted(principal, limit.window, &mut limit.lock(), now, &taken),
+                Err(err) => {
+                    tracing::warn!(%principal, error = %err, "the rate limit could not be counted");
+                    Standing::Unavailable(
+                        Refusal::new(
+                            RefusalKind::Unavailable,
+                            "the account's rate limit could not be counted: the database did \
+                             not answer; nothing ran: send the same request with the same key \
+                             after retryAt",
+                        )
+                        .with_retry_after(Duration::from_secs(1)),
                     )
-                    .with_retry_after(Duration::from_secs(1)),
-                )
-            }
+                }
+            };
+            drop(counting);
+            return standing;
         }
     }
 }
