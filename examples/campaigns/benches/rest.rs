@@ -11,6 +11,7 @@
 //! - the library for an account with a rate limit (one it never reaches), counted in the
 //!   shared database.
 //!
+//! The arms take turns round by round, in an order that changes each round (`ORDERS`).
 //! Reports each arm's throughput, p99 latency, the service's CPU a call (this process's, less
 //! its client threads'), and on PostgreSQL the database server's CPU a call (its processes')
 //! and statements a call (by `pg_stat_statements`), then
@@ -46,6 +47,10 @@ const CLIENTS: usize = 32;
 const PER_CLIENT: usize = 60;
 /// Rounds of each arm.
 const ROUNDS: u32 = 20;
+/// The order of the arms in each round, in turn: each arm runs right after each other arm
+/// once in four rounds, and first once (a balanced Latin square), so that what one arm leaves
+/// behind (dead rows, WAL to flush) weighs on every arm alike.
+const ORDERS: [[usize; 4]; 4] = [[0, 1, 3, 2], [1, 2, 0, 3], [2, 3, 1, 0], [3, 0, 2, 1]];
 /// An account with a rate limit it never reaches.
 const LIMITED: &str = "acct_limited";
 /// Where the service serves `send_sms`.
@@ -280,8 +285,9 @@ fn measure(target: &Target, store: &str, server: Option<u32>) {
             })
         })
     };
-    for _ in 0..ROUNDS {
-        for ((_, base, path), arm) in arms.iter().zip(&mut measured) {
+    for round_number in 0..ROUNDS as usize {
+        for i in ORDERS[round_number % ORDERS.len()] {
+            let ((_, base, path), arm) = (&arms[i], &mut measured[i]);
             let before = statements();
             let Round {
                 rate,

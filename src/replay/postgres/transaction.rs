@@ -13,6 +13,12 @@ use super::PostgresError;
 use super::settings::TransactionSettings;
 use crate::guarantee::Answer;
 
+/// A statement's parameter, with its type.
+type Param<'a> = (
+    &'a (dyn tokio_postgres::types::ToSql + Sync),
+    tokio_postgres::types::Type,
+);
+
 /// Whether the lease `($1, $2, $3)` holds its key, locking the key's row until the
 /// transaction ends: what a fenced transaction checks first. A process that would take the
 /// key over waits for the lock, so it finds the transaction's writes committed or never made.
@@ -292,10 +298,7 @@ impl<'c> PostgresTransaction<'c> {
     pub async fn commit_with<F: serde::Serialize>(
         mut self,
         statement: &str,
-        params: &[(
-            &(dyn tokio_postgres::types::ToSql + Sync),
-            tokio_postgres::types::Type,
-        )],
+        params: &[Param<'_>],
         answer: impl Into<Answer<F>>,
     ) -> Result<Done<F>, TransactionError<PostgresError>> {
         let record = Record::of(&self.lease, answer)?;
@@ -363,10 +366,7 @@ impl<'c> PostgresTransaction<'c> {
         client: &'c mut Client,
         lease: &Lease,
         statement: &str,
-        params: &[(
-            &(dyn tokio_postgres::types::ToSql + Sync),
-            tokio_postgres::types::Type,
-        )],
+        params: &[Param<'_>],
         answer: impl Into<Answer<F>>,
     ) -> Result<Done<F>, TransactionError<PostgresError>> {
         if lease.key_to_begin().is_some() {
@@ -423,17 +423,8 @@ impl Record {
         &'a self,
         alone: bool,
         statement: &str,
-        params: &[(
-            &'a (dyn tokio_postgres::types::ToSql + Sync),
-            tokio_postgres::types::Type,
-        )],
-    ) -> (
-        String,
-        Vec<(
-            &'a (dyn tokio_postgres::types::ToSql + Sync),
-            tokio_postgres::types::Type,
-        )>,
-    ) {
+        params: &[Param<'a>],
+    ) -> (String, Vec<Param<'a>>) {
         use tokio_postgres::types::Type;
         let mut all = params.to_vec();
         all.extend([(&self.scope as _, Type::TEXT), (&self.key as _, Type::TEXT)]);
