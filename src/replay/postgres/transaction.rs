@@ -29,17 +29,17 @@ const FENCE_CHECK: &str = concat!(
 );
 
 /// The statement that records a call's answer last in the transaction of its effect (its
-/// COMMIT sent right behind it), or as a transaction of its own, its parameters numbered
-/// from `$first`: for a key not begun
-/// yet (`begins_key`), the key inserted with its answer (scope, key, fingerprint, context,
-/// refused, answer); else the answer recorded under the lease (scope, key, fence, refused,
-/// answer). A lease's key row has been locked since the transaction's fence check, so it is
-/// still the lease's whatever the clock says now (`alone`, a transaction of its own with no
-/// check before it, the statement checks that the lease has not passed as well); a key not
-/// begun yet waits, on its unique entry, for any other call that began it meanwhile. `effect`, the tool's own last write,
-/// runs in the same statement. Should nothing be recorded (the key is another's), the
-/// statement fails (a division by the zero rows recorded), which aborts the transaction, so
-/// the effect rolls back instead of committing without its answer.
+/// COMMIT sent right behind it), or as a transaction of its own (`alone`), its parameters
+/// numbered from `$first`: for a key not begun yet (`begins_key`), the key inserted with its
+/// answer (scope, key, fingerprint, context, refused, answer); else the answer recorded under
+/// the lease (scope, key, fence, refused, answer). In a transaction, the lease's key row has
+/// been locked since the transaction's fence check, so it is still the lease's whatever the
+/// clock says now; alone, with no check before it, the statement checks that the lease has
+/// not passed as well. A key not begun yet waits, on its unique entry, for any other call that
+/// began it meanwhile. `effect`, the tool's own last write, runs in the same statement. Should
+/// nothing be recorded (the key is another's), the statement fails (a division by the zero
+/// rows recorded), which aborts the transaction, so the effect rolls back instead of
+/// committing without its answer.
 fn recording(begins_key: bool, first: usize, effect: Option<&str>, alone: bool) -> String {
     let n = |i: usize| first + i;
     // Alone, no fence check locked the row before: the lease must not have passed either.
