@@ -20,7 +20,8 @@ const STEPS: Record<RetryClass, Decision> = {
   "not-recoverable": "ask-person",
 };
 const SUCCESS = reading({ decision: "continue", kind: "envelope", ok: true });
-const FAILURES = new Map<string, Reading>();
+/** The failure readings made so far, by category and then by code. */
+const FAILURES = new Map<string, Map<string, Reading>>();
 
 /** Whether `value` is a stable machine code: non-empty kebab-case. */
 export function isCode(value: unknown): value is string {
@@ -64,7 +65,12 @@ export function readEnvelope(value: Json): Reading | undefined {
   const partial = error["partialResult"];
   if (partial !== undefined && partial !== null && !isObject(partial)) return undefined;
   const named = category as Category;
-  return kept(FAILURES, `${named}\u0000${code}`, () =>
+  let byCode = FAILURES.get(named);
+  if (byCode === undefined) {
+    byCode = new Map();
+    FAILURES.set(named, byCode);
+  }
+  return kept(byCode, code, () =>
     reading({ decision: STEPS[CATEGORIES[named]], kind: "envelope", ok: false, category: named, code }),
   );
 }
@@ -109,18 +115,21 @@ export function looksLikeBase64(text: string): boolean {
 }
 
 function isObservation(value: JsonObject): boolean {
-  const stack: Json[] = [value];
-  while (stack.length > 0) {
-    const item = stack.pop()!;
-    if (Array.isArray(item)) stack.push(...item);
-    else if (isObject(item)) {
-      if (has(item, "base64")) return false;
-      stack.push(...Object.values(item));
-    } else if (typeof item === "string" && item.length > 4096 && looksLikeBase64(item)) {
-      return false;
-    }
+  return freeOfImages(value) && (value["kind"] !== "capture-summary" || captureSummary(value));
+}
+
+/** Whether `item` holds no image data at any depth: no `base64` member, no long base64
+ * string. Walked in place (the parser bounds the depth), with nothing allocated. */
+function freeOfImages(item: Json): boolean {
+  if (typeof item === "string") return !(item.length > 4096 && looksLikeBase64(item));
+  if (typeof item !== "object" || item === null) return true;
+  if (Array.isArray(item)) {
+    for (const element of item) if (!freeOfImages(element)) return false;
+    return true;
   }
-  return value["kind"] !== "capture-summary" || captureSummary(value);
+  if (has(item, "base64")) return false;
+  for (const name in item) if (!freeOfImages(item[name]!)) return false;
+  return true;
 }
 
 const U32 = 2n ** 32n - 1n;
@@ -131,6 +140,11 @@ const I64 = 2n ** 63n;
 /** Whether `value` is an integer as JSON Schema says (any number with a zero fraction) from
  * `low` to `high`. */
 export function integer(value: unknown, low: bigint, high: bigint): boolean {
+  // A safe integer compares exactly with each bound used here, as a double: the bound is one
+  // exactly, or (near 2^63 and 2^64) rounds to one beyond every safe integer.
+  if (typeof value === "number" && Number.isSafeInteger(value)) {
+    return Number(low) <= value && value <= Number(high);
+  }
   let exact: bigint;
   if (typeof value === "bigint") exact = value;
   else if (typeof value === "number" && Number.isInteger(value)) exact = BigInt(value);
