@@ -96,6 +96,55 @@ async fn the_sqlite_ledger_keeps_its_keys_in_its_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The ledger's busy handler on a second connection to a file whose write lock the first
+/// holds: without a handler the second is refused at once; with it, it waits and takes the
+/// lock once the first commits. It gives up after about five seconds of tries.
+#[cfg(feature = "sqlite")]
+#[test]
+fn the_sqlite_ledgers_busy_handler_waits_for_another_connections_write() {
+    use agent_tool_result::replay::SqliteLedger;
+    let dir = std::env::temp_dir().join(format!("atr-ledger-busy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("busy.sqlite");
+    let open = || {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .unwrap();
+        connection
+    };
+    let (first, second) = (open(), open());
+    first.execute_batch("CREATE TABLE t (n INTEGER)").unwrap();
+    first.execute_batch("BEGIN IMMEDIATE").unwrap();
+    second.busy_handler(None).unwrap();
+    let refused = second.execute_batch("BEGIN IMMEDIATE").unwrap_err();
+    assert_eq!(
+        refused.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy)
+    );
+    second
+        .busy_handler(Some(SqliteLedger::busy_handler))
+        .unwrap();
+    let committed = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        first
+            .execute_batch("INSERT INTO t VALUES (1); COMMIT")
+            .unwrap();
+    });
+    second
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (2); COMMIT")
+        .unwrap();
+    committed.join().unwrap();
+    let count: i64 = second
+        .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(count, 2);
+    assert!(SqliteLedger::busy_handler(0));
+    assert!(!SqliteLedger::busy_handler(5_000));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The conformance suite on `server`, each check on a database of its own (so that a purge
 /// counts only its own keys), reached at the URL `reach` gives for its name.
 #[cfg(feature = "postgres")]

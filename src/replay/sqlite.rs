@@ -121,8 +121,9 @@ macro_rules! held {
     };
 }
 
-/// How long a statement on the worker's thread waits for another process's lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a statement on the worker's thread waits for another connection's lock: about
+/// five seconds, in [`SqliteLedger::busy_handler`]'s steps.
+const BUSY_TRIES: i32 = 5_000;
 
 /// SQLite's clock, in milliseconds since 1970, spliced into each statement's text.
 macro_rules! now {
@@ -219,6 +220,28 @@ pub(super) mod transaction;
 mod worker;
 
 impl SqliteLedger {
+    /// The busy handler the ledger's connection waits with (what `rusqlite`'s
+    /// `Connection::busy_handler` takes): whether to try the lock again after the `tries`-th
+    /// wait, having waited 50 µs, then twice as long each time up to a millisecond, for about
+    /// five seconds in all. SQLite's own handler waits a millisecond first, then longer, where a
+    /// write transaction of another connection of the same process (the application's own, on
+    /// the same file) takes a fraction of that. Give the application's connection the same.
+    ///
+    /// ```
+    /// let connection = rusqlite::Connection::open_in_memory()?;
+    /// connection.busy_handler(Some(agent_tool_result::replay::SqliteLedger::busy_handler))?;
+    /// # Ok::<(), rusqlite::Error>(())
+    /// ```
+    #[must_use]
+    pub fn busy_handler(tries: i32) -> bool {
+        if tries >= BUSY_TRIES {
+            return false;
+        }
+        let step = u32::try_from(tries.clamp(0, 5)).unwrap_or(5);
+        std::thread::sleep(Duration::from_micros(50 << step).min(Duration::from_millis(1)));
+        true
+    }
+
     /// Opens (and creates, if need be) the ledger in the file at `path`.
     ///
     /// # Errors
@@ -249,7 +272,7 @@ impl SqliteLedger {
                 connection.execute_batch(migrate)?;
             }
         }
-        connection.busy_timeout(BUSY_TIMEOUT)?;
+        connection.busy_handler(Some(SqliteLedger::busy_handler))?;
         let connection = Arc::new(Mutex::new(connection));
         let worker = Worker::spawn("atr-sqlite-ledger", Arc::clone(&connection))
             .map_err(|err| SqliteError::Stopped(Some(err)))?;
@@ -266,16 +289,16 @@ impl SqliteLedger {
     /// Runs `job` on the connection. When the connection is free, on the caller's thread with
     /// SQLite told not to wait: a statement takes microseconds, and a thread hop would cost
     /// more than the statement. When it is busy (another task holds it, or another process
-    /// holds the file's write lock), on the worker's thread, which may wait (up to the busy
-    /// timeout) without holding up the caller's executor.
+    /// holds the file's write lock), on the worker's thread, which may wait (in
+    /// [`SqliteLedger::busy_handler`]'s steps) without holding up the caller's executor.
     async fn run<T: Send + 'static>(
         &self,
         job: impl Fn(&mut Connection) -> Result<T, rusqlite::Error> + Send + Sync + 'static,
     ) -> Result<T, SqliteError> {
         if let Ok(mut connection) = self.connection.try_lock() {
-            connection.busy_timeout(Duration::ZERO)?;
+            connection.busy_handler(None)?;
             let done = job(&mut connection);
-            connection.busy_timeout(BUSY_TIMEOUT)?;
+            connection.busy_handler(Some(SqliteLedger::busy_handler))?;
             match done {
                 Err(rusqlite::Error::SqliteFailure(err, _))
                     if matches!(

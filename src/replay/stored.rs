@@ -74,6 +74,7 @@ impl StoredAnswer {
     }
 
     /// The answer's compact JSON as an owned string, for a driver's parameter.
+    #[cfg(feature = "postgres")]
     pub(crate) fn json_string(&self) -> &String {
         &self.json
     }

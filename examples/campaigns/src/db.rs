@@ -125,7 +125,9 @@ impl Db {
 
     fn open_sqlite(path: &Path, schema: &str) -> Result<Db, DbError> {
         let connection = rusqlite::Connection::open(path)?;
-        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Waiting for the ledger's short write transactions on the same file as the ledger
+        // waits for this connection's: in steps of microseconds, not SQLite's milliseconds.
+        connection.busy_handler(Some(agent_tool_result::replay::SqliteLedger::busy_handler))?;
         connection.execute_batch(&format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; {}",
             schema.replace("SERIAL", "INTEGER PRIMARY KEY")
