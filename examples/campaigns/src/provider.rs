@@ -54,10 +54,29 @@ struct Sending<'a> {
     sender: &'a str,
 }
 
-impl Send<'_> {
+impl<'a> Send<'a> {
     /// The effect key of the send to `phone` of operation `id` (a message's, a campaign's).
     pub fn effect_of(id: &str, phone: &str) -> EffectKey {
         EffectKey::new(id, phone)
+    }
+
+    /// The send of single message `id`, `body` to `phone`, under `effect_key` (its
+    /// [`Send::effect_of`]) and `fence`.
+    pub fn message(
+        effect_key: &'a str,
+        id: &'a str,
+        phone: &'a str,
+        body: &'a str,
+        fence: i64,
+    ) -> Self {
+        Send {
+            effect_key,
+            phone,
+            body,
+            campaign_id: None,
+            message_id: Some(id),
+            fence,
+        }
     }
 }
 

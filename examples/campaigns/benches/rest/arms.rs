@@ -21,19 +21,11 @@ use serde::Deserialize;
 /// The account every arm's calls are made as.
 pub const PRINCIPAL: &str = "acct_bench";
 
-/// The hand-written arm's table: each key, its request's fingerprint and its response.
 /// Sends message `id` through the provider (its effect key makes a second send of it a
 /// no-op): the refusal to answer when the provider fails.
 async fn send_message(service: &Service, id: &str, args: &SmsArgs) -> Result<(), Response> {
     let effect = Send::effect_of(id, &args.to);
-    let send = Send {
-        effect_key: effect.as_str(),
-        phone: &args.to,
-        body: &args.body,
-        campaign_id: None,
-        message_id: Some(id),
-        fence: 0,
-    };
+    let send = Send::message(effect.as_str(), id, &args.to, &args.body, 0);
     service
         .send(send)
         .await
@@ -77,6 +69,7 @@ pub async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Respo
         .map(axum::body::Body::from)
 }
 
+/// The hand-written arm's table: each key, its request's fingerprint and its response.
 pub const BY_HAND_TABLE: &str = "CREATE TABLE IF NOT EXISTS bench_keys (key text PRIMARY KEY, \
     fingerprint text NOT NULL, status bigint NOT NULL, content_type text NOT NULL, \
     body text NOT NULL)";

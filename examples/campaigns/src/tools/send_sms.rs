@@ -75,14 +75,13 @@ impl GuaranteeTool for SendSms {
             Err(err) => return unavailable(&err).into(),
         }
         let effect = Send::effect_of(id, &args.to);
-        let send = Send {
-            effect_key: effect.as_str(),
-            phone: &args.to,
-            body: &args.body,
-            campaign_id: None,
-            message_id: Some(id),
-            fence: operation.lease().fence().as_i64(),
-        };
+        let send = Send::message(
+            effect.as_str(),
+            id,
+            &args.to,
+            &args.body,
+            operation.lease().fence().as_i64(),
+        );
         if let Err(err) = service.send(send).await {
             return not_sent(&err).into();
         }
