@@ -1,6 +1,6 @@
 //! [`Limit`]: one account's limit in one process, what the process holds of it, and how a
-//! call is admitted from it or counted in the shared database (see the parent module for
-//! the promises).
+//! call is admitted from it or counted in the shared database, to a [`Standing`]; with the
+//! batches' sizes ([`HOLD`], [`batch_cap`]). The parent module says what they promise.
 
 use std::num::NonZeroU32;
 use std::sync::Mutex;
@@ -9,11 +9,92 @@ use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
 use agent_tool_result::http::ratelimit::Quota;
+use agent_tool_result::registry::Admission;
 use tokio::sync::Notify;
 
-use super::{HOLD, Standing, batch_cap, quota};
 use crate::store::Store;
 use crate::store::rates::{Returned, Taken};
+
+/// How long a process keeps calls it took and has not used before they go back, and the span
+/// over which it measures an account's recent calls to size its next batch.
+pub const HOLD: Duration = Duration::from_millis(250);
+
+/// The most calls a process takes at once for an account with `calls` a window: a sixteenth
+/// of them (so sixteen processes may hold batches at once and the limit still has room),
+/// between one and 256.
+pub fn batch_cap(calls: u64) -> u32 {
+    u32::try_from((calls / 16).clamp(1, 256)).unwrap_or(1)
+}
+
+/// The policy's name in `RateLimit-Policy`.
+const POLICY: &str = "per-account";
+
+fn quota(calls: u64, window: Duration) -> Quota {
+    Quota::new(POLICY, calls, window)
+        .expect("the policy's name is a token and its window a second or more")
+}
+
+/// Where a call stands in its account's limit.
+#[derive(Debug)]
+pub enum Standing {
+    /// The account has no limit.
+    Unlimited,
+    /// The call is admitted: `remaining` more may follow at once, and the quota is whole again
+    /// after `reset`.
+    Admitted {
+        /// The account's policy.
+        quota: Quota,
+        /// How many calls may follow at once.
+        remaining: u64,
+        /// When the quota is whole again.
+        reset: Duration,
+    },
+    /// The call could not be counted (the database failed): the `unavailable` refusal.
+    Unavailable(Refusal),
+    /// The call is over the limit: the refusal to answer, after which a call is admitted.
+    Refused {
+        /// The account's policy.
+        quota: Quota,
+        /// The `rate-limited` refusal, its `retryAt` set.
+        refusal: Refusal,
+        /// When one call is admitted again.
+        wait: Duration,
+    },
+}
+
+impl Standing {
+    /// The standing as the tools' registry takes it: admitted or refused, with the account's
+    /// `RateLimit` fields when it is limited.
+    pub fn admission(self) -> Admission {
+        match self {
+            Standing::Unlimited => Admission::admitted(),
+            Standing::Admitted {
+                quota,
+                remaining,
+                reset,
+            } => Admission::admitted().with_rate_limit(&quota, remaining, reset),
+            Standing::Refused {
+                quota,
+                refusal,
+                wait,
+            } => Admission::refused(refusal).with_rate_limit(&quota, 0, wait),
+            Standing::Unavailable(refusal) => Admission::refused(refusal),
+        }
+    }
+
+    /// The `RateLimit-Policy` and `RateLimit` fields of the standing, if limited.
+    pub fn write(&self, headers: &mut http::HeaderMap) {
+        match self {
+            Standing::Unlimited | Standing::Unavailable(_) => {}
+            Standing::Admitted {
+                quota,
+                remaining,
+                reset,
+            } => quota.write(headers, *remaining, *reset),
+            Standing::Refused { quota, wait, .. } => quota.write(headers, 0, *wait),
+        }
+    }
+}
 
 /// What a process holds of one account's limit.
 struct Held {
