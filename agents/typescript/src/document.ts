@@ -5,29 +5,55 @@
  * problem); otherwise an envelope.
  */
 
-import { isObject, type Json } from "./json.js";
+import { isObject, type Json, type JsonObject } from "./json.js";
 
 /** The contract a document is read under. */
 export type Document = "envelope" | "guarantee" | "refusal";
 
-// The names asked about are none of Object.prototype's: `in` is an own-member test here.
-const has = (object: object, name: string): boolean => name in object;
+// The top-level names the rule looks at, found in one pass over the object's names.
+const SCHEMA_VERSION = 1;
+const OK = 2;
+const TYPE = 4;
+const STATUS = 8;
+const CALL = 16;
+
+function names(value: JsonObject): number {
+  let found = 0;
+  for (const name in value) {
+    switch (name) {
+      case "schemaVersion":
+        found |= SCHEMA_VERSION;
+        break;
+      case "ok":
+        found |= OK;
+        break;
+      case "type":
+        found |= TYPE;
+        break;
+      case "status":
+        found |= STATUS;
+        break;
+      case "content":
+      case "structuredContent":
+      case "isError":
+        found |= CALL;
+        break;
+      default:
+    }
+  }
+  return found;
+}
 
 /** The contract of the parsed document `value`. */
 export function documentOf(value: Json): Document {
-  if (isObject(value)) {
-    if (has(value, "schemaVersion")) return "guarantee";
-    if (!has(value, "ok") && has(value, "type") && has(value, "status")) return "refusal";
-  }
-  return "envelope";
+  if (!isObject(value)) return "envelope";
+  const found = names(value);
+  if (found & SCHEMA_VERSION) return "guarantee";
+  return (found & (OK | TYPE | STATUS)) === (TYPE | STATUS) ? "refusal" : "envelope";
 }
 
 /** Whether a parsed object is a `tools/call` result rather than a document: it names
  * `content`, `structuredContent` or `isError` and no `schemaVersion`. */
 export function isCallToolResult(value: Json): boolean {
-  return (
-    isObject(value) &&
-    !has(value, "schemaVersion") &&
-    (has(value, "content") || has(value, "structuredContent") || has(value, "isError"))
-  );
+  return isObject(value) && (names(value) & (SCHEMA_VERSION | CALL)) === CALL;
 }

@@ -10,9 +10,6 @@ import { isObject, repeatedNames, type Json, type JsonObject } from "./json.js";
 import { kept, reading, type Decision, type Reading } from "./reading.js";
 import { CATEGORIES, type Category, type RetryClass } from "./vocabulary.js";
 
-const CODE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const ENVELOPE = new Set(["ok", "sessionId", "result", "warnings", "error"]);
-const ERROR = new Set(["code", "category", "detail", "lastObservation", "partialResult"]);
 const STEPS: Record<RetryClass, Decision> = {
   "after-waiting": "retry",
   "after-reobserving": "observe-then-retry",
@@ -20,12 +17,26 @@ const STEPS: Record<RetryClass, Decision> = {
   "not-recoverable": "ask-person",
 };
 const SUCCESS = reading({ decision: "continue", kind: "envelope", ok: true });
-/** The failure readings made so far, by category and then by code. */
-const FAILURES = new Map<string, Map<string, Reading>>();
+/** Each category's step, and the failure readings made so far in it, by code. */
+const FAILURES = new Map(
+  (Object.keys(CATEGORIES) as Category[]).map((category) => [
+    category as string,
+    { category, decision: STEPS[CATEGORIES[category]], byCode: new Map<string, Reading>() },
+  ]),
+);
 
-/** Whether `value` is a stable machine code: non-empty kebab-case. */
+/** Whether `value` is a stable machine code: non-empty kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`),
+ * read a character at a time. */
 export function isCode(value: unknown): value is string {
-  return typeof value === "string" && CODE.test(value);
+  if (typeof value !== "string") return false;
+  let afterDash = true; // the start, as after a dash: a dash may not come next
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) afterDash = false;
+    else if (c === 45 && !afterDash) afterDash = true;
+    else return false;
+  }
+  return !afterDash;
 }
 
 /** A contract object: an object that repeats no name and names only `names`. */
@@ -38,48 +49,99 @@ export function contractObject(value: unknown, names: ReadonlySet<string>): valu
 const has = (object: JsonObject, name: string): boolean =>
   Object.prototype.hasOwnProperty.call(object, name);
 
-/** The reading of an envelope, or `undefined` when `value` breaks the contract. */
+/** The reading of an envelope, or `undefined` when `value` breaks the contract. Each contract
+ * object is read in one pass over its members (a name it does not know refuses it). */
 export function readEnvelope(value: Json): Reading | undefined {
-  if (!contractObject(value, ENVELOPE)) return undefined;
-  const ok = value["ok"];
-  if (typeof ok !== "boolean") return undefined;
-  const session = value["sessionId"];
-  if (session !== undefined && session !== null && typeof session !== "string") return undefined;
-  const result = value["result"];
-  if (result !== undefined && result !== null && !isObject(result)) return undefined;
-  if (has(value, "warnings")) {
-    const warnings = value["warnings"];
-    if (!Array.isArray(warnings) || !warnings.every(warning)) return undefined;
+  if (!isObject(value) || repeatedNames(value) !== undefined) return undefined;
+  let ok: Json | undefined;
+  let session: Json | undefined;
+  let result: Json | undefined;
+  let warnings: Json | undefined;
+  let error: Json | undefined;
+  for (const name in value) {
+    const member = value[name]!;
+    switch (name) {
+      case "ok":
+        ok = member;
+        break;
+      case "sessionId":
+        session = member;
+        break;
+      case "result":
+        result = member;
+        break;
+      case "warnings":
+        warnings = member;
+        break;
+      case "error":
+        error = member;
+        break;
+      default:
+        return undefined;
+    }
   }
-  if (ok) return has(value, "error") ? undefined : SUCCESS;
+  if (typeof ok !== "boolean") return undefined;
+  if (session !== undefined && session !== null && typeof session !== "string") return undefined;
+  if (result !== undefined && result !== null && !isObject(result)) return undefined;
+  if (warnings !== undefined && !(Array.isArray(warnings) && warnings.every(warning))) return undefined;
+  if (ok) return error === undefined ? SUCCESS : undefined;
   if (result !== undefined && result !== null) return undefined;
-  const error = value["error"];
-  if (!contractObject(error, ERROR)) return undefined;
-  const { code, category, detail } = error;
-  if (typeof category !== "string" || !has(CATEGORIES, category)) return undefined;
-  if (!isCode(code) || typeof detail !== "string") return undefined;
-  const observation = error["lastObservation"];
+  return failure(error);
+}
+
+/** The reading of an envelope's `error`. */
+function failure(error: Json | undefined): Reading | undefined {
+  if (!isObject(error) || repeatedNames(error) !== undefined) return undefined;
+  let code: Json | undefined;
+  let category: Json | undefined;
+  let detail: Json | undefined;
+  let observation: Json | undefined;
+  let partial: Json | undefined;
+  for (const name in error) {
+    const member = error[name]!;
+    switch (name) {
+      case "code":
+        code = member;
+        break;
+      case "category":
+        category = member;
+        break;
+      case "detail":
+        detail = member;
+        break;
+      case "lastObservation":
+        observation = member;
+        break;
+      case "partialResult":
+        partial = member;
+        break;
+      default:
+        return undefined;
+    }
+  }
+  const known = typeof category === "string" ? FAILURES.get(category) : undefined;
+  if (known === undefined || !isCode(code) || typeof detail !== "string") return undefined;
   if (observation !== undefined && observation !== null) {
     if (!isObject(observation) || !isObservation(observation)) return undefined;
   }
-  const partial = error["partialResult"];
   if (partial !== undefined && partial !== null && !isObject(partial)) return undefined;
-  const named = category as Category;
-  let byCode = FAILURES.get(named);
-  if (byCode === undefined) {
-    byCode = new Map();
-    FAILURES.set(named, byCode);
-  }
-  return kept(byCode, code, () =>
-    reading({ decision: STEPS[CATEGORIES[named]], kind: "envelope", ok: false, category: named, code }),
+  return kept(known.byCode, code, () =>
+    reading({ decision: known.decision, kind: "envelope", ok: false, category: known.category, code }),
   );
 }
 
+/** A warning: `code` and `detail`, nothing else. */
 function warning(value: Json): boolean {
-  if (!contractObject(value, WARNING)) return false;
-  return has(value, "code") && has(value, "detail") && isCode(value["code"]) && typeof value["detail"] === "string";
+  if (!isObject(value) || repeatedNames(value) !== undefined) return false;
+  let code: Json | undefined;
+  let detail: Json | undefined;
+  for (const name in value) {
+    if (name === "code") code = value[name]!;
+    else if (name === "detail") detail = value[name]!;
+    else return false;
+  }
+  return isCode(code) && typeof detail === "string";
 }
-const WARNING = new Set(["code", "detail"]);
 
 // --- lastObservation ----------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ const IMPACT = new Set(["requested", "committed", "deferred", "denied", "failed"
 const RECOVERY = new Set(["suggestedNextTool"]);
 const U64 = 2n ** 64n - 1n;
 const RESULTS = new Map<string, Reading>();
+const PLAIN: Reading[] = [];
 
 const has = (object: object, name: string): boolean =>
   Object.prototype.hasOwnProperty.call(object, name);
@@ -32,11 +33,35 @@ const has = (object: object, name: string): boolean =>
 /** The reading of a guarantee result, or `undefined` when `value` breaks the contract. */
 export function readGuarantee(value: Json): Reading | undefined {
   if (!isObject(value) || repeatedNames(value) !== undefined) return undefined;
-  for (const name of Object.keys(value)) if (PROBLEM_MEMBERS.has(name)) return undefined;
-  const version = value["schemaVersion"];
+  // One pass over the members: the contract's, and the tool's own beside them.
+  let version: Json | undefined;
+  let settlement: Json | undefined;
+  let policy: Json | undefined;
+  let impact: Json | undefined;
+  let recovery: Json | undefined;
+  for (const name in value) {
+    const member = value[name]!;
+    switch (name) {
+      case "schemaVersion":
+        version = member;
+        break;
+      case "settlement":
+        settlement = member;
+        break;
+      case "policy":
+        policy = member;
+        break;
+      case "impact":
+        impact = member;
+        break;
+      case "recovery":
+        recovery = member;
+        break;
+      default:
+        if (PROBLEM_MEMBERS.has(name)) return undefined;
+    }
+  }
   if (version !== 1 && version !== 1n) return undefined;
-  const settlement = value["settlement"];
-  const policy = value["policy"];
   if (!contractObject(settlement, SETTLEMENT) || !contractObject(policy, POLICY)) return undefined;
   const state = settlement["state"];
   const decision = policy["decision"];
@@ -56,18 +81,26 @@ export function readGuarantee(value: Json): Reading | undefined {
     retryAt = typeof text === "string" ? normalize(text) : undefined;
     if (retryAt === undefined) return undefined;
   }
-  const counts = new Map<string, bigint>();
-  if (has(value, "impact")) {
-    const impact = value["impact"];
+  // The counts, exact: numbers while they are safe integers, bigints past that (the two
+  // compare exactly with each other).
+  let requested: Count | undefined;
+  let committed: Count = 0;
+  let outcome: Count = 0;
+  if (impact !== undefined) {
     if (!contractObject(impact, IMPACT)) return undefined;
-    for (const [name, count] of Object.entries(impact)) {
+    for (const name in impact) {
+      const count = impact[name];
       if (!integer(count, 0n, U64)) return undefined;
-      counts.set(name, BigInt(count as number | bigint));
+      if (name === "requested") {
+        requested = count as Count;
+      } else {
+        if (name === "committed") committed = count as Count;
+        outcome = add(outcome, count as Count);
+      }
     }
   }
   let nextTool: string | undefined;
-  if (has(value, "recovery")) {
-    const recovery = value["recovery"];
+  if (recovery !== undefined) {
     if (!contractObject(recovery, RECOVERY)) return undefined;
     if (has(recovery, "suggestedNextTool")) {
       const tool = recovery["suggestedNextTool"];
@@ -77,14 +110,51 @@ export function readGuarantee(value: Json): Reading | undefined {
   }
   const named = state as Settlement;
   const decided = decision as PolicyDecision;
-  if (!consistent(named, decided, code as string | undefined, retryAt, counts)) return undefined;
-  let step: Decision = "continue";
-  if (named === "unknown" || decided === "defer") step = "look-up";
-  else if (decided === "deny") step = "ask-person";
   const policyCode = code as string | undefined;
-  return kept(RESULTS, `${named}\u0000${decided}\u0000${policyCode}\u0000${retryAt}\u0000${nextTool}`, () =>
-    reading({ decision: step, kind: "guarantee", settlement: named, policy: decided, policyCode, retryAt, nextTool }),
-  );
+  if (!consistent(named, decided, policyCode, retryAt, { requested, committed, outcome })) {
+    return undefined;
+  }
+  // The readings without a code, a time or a next tool, one for each state and decision;
+  // the others kept by what they say.
+  const plain = nextTool === undefined && retryAt === undefined && policyCode === undefined;
+  if (plain) {
+    const slot = SETTLEMENTS.indexOf(named) * POLICY_DECISIONS.length + POLICY_DECISIONS.indexOf(decided);
+    return (PLAIN[slot] ??= guaranteeReading(named, decided));
+  }
+  // A next tool's name follows a mark, so that no name reads as an absent one.
+  const tool = nextTool === undefined ? "" : `=${nextTool}`;
+  const key = `${named}\u0000${decided}\u0000${policyCode ?? ""}\u0000${retryAt ?? ""}\u0000${tool}`;
+  return kept(RESULTS, key, () => guaranteeReading(named, decided, policyCode, retryAt, nextTool));
+}
+
+function guaranteeReading(
+  settlement: Settlement,
+  policy: PolicyDecision,
+  policyCode?: string,
+  retryAt?: string,
+  nextTool?: string,
+): Reading {
+  let decision: Decision = "continue";
+  if (settlement === "unknown" || policy === "defer") decision = "look-up";
+  else if (policy === "deny") decision = "ask-person";
+  return reading({ decision, kind: "guarantee", settlement, policy, policyCode, retryAt, nextTool });
+}
+
+type Count = number | bigint;
+
+function add(a: Count, b: Count): Count {
+  if (typeof a === "number" && typeof b === "number") {
+    const sum = a + b;
+    if (Number.isSafeInteger(sum)) return sum;
+  }
+  return BigInt(a) + BigInt(b);
+}
+
+/** The impact's counts: what was requested, what was sent, and every outcome together. */
+interface Counts {
+  requested: Count | undefined;
+  committed: Count;
+  outcome: Count;
 }
 
 function consistent(
@@ -92,17 +162,13 @@ function consistent(
   decision: PolicyDecision,
   code: string | undefined,
   retryAt: string | undefined,
-  counts: Map<string, bigint>,
+  { requested, committed, outcome }: Counts,
 ): boolean {
-  const committed = counts.get("committed");
-  const sent = committed !== undefined && committed !== 0n;
+  const sent = committed > 0;
   if (decision === "deny" && (state !== "not_started" || sent)) return false;
   if (decision !== "allow" && code === undefined) return false;
   if (decision === "allow" && retryAt !== undefined) return false;
   if (decision === "defer" && sent && state !== "committed") return false;
   if (state === "not_started" && sent) return false;
-  const requested = counts.get("requested");
-  let outcome = 0n;
-  for (const name of ["committed", "deferred", "denied", "failed"]) outcome += counts.get(name) ?? 0n;
   return requested === undefined || outcome <= requested;
 }

@@ -27,12 +27,14 @@ export class NotJson extends Error {
   override name = "NotJson";
 }
 
-const REPEATED: unique symbol = Symbol("repeated");
+// What the text said that the value cannot: kept beside the few objects it concerns (a look-up
+// for an object not there costs less than looking for a member it lacks).
+const repeats = new WeakMap<object, Set<string>>();
 const floats = new WeakMap<object, Set<string>>();
 
 /** The names an object repeated in its text, if any. */
 export function repeatedNames(value: object): ReadonlySet<string> | undefined {
-  return (value as { [REPEATED]?: Set<string> })[REPEATED];
+  return repeats.get(value);
 }
 
 /** Whether `object[name]` was written with a fraction or an exponent (`400.0`, `4e2`). */
@@ -285,7 +287,7 @@ class Parser {
       if (d === 125) break;
       if (d !== 44) this.fail("a comma or a closing brace");
     }
-    if (repeated) Object.defineProperty(out, REPEATED, { value: repeated });
+    if (repeated) repeats.set(out, repeated);
     if (floaty?.size) floats.set(out, floaty);
     return out;
   }

@@ -88,17 +88,41 @@ export function readValue(value: unknown, options: { check?: boolean } = {}): Re
   return readContract(json) ?? BREAKS;
 }
 
+/** Whatever stops a result being read leaves it not JSON if any of it is not. */
+function unread(value: Json, check: boolean): Reading {
+  return check && strictProblem(value) !== undefined ? NOT_JSON : NOT_A_TOOL_RESULT;
+}
+
 function call(value: Json, check: boolean): Reading {
-  // Whatever stops the result being read leaves it not JSON if any of it is not.
-  const failed = (): Reading =>
-    check && strictProblem(value) !== undefined ? NOT_JSON : NOT_A_TOOL_RESULT;
-  if (!isObject(value)) return failed();
+  if (!isObject(value)) return unread(value, check);
   const repeated = repeatedNames(value);
-  if (repeated !== undefined && KNOWN.some((name) => repeated.has(name))) return failed();
-  const resultType = value["resultType"];
-  const content = value["content"] === undefined ? [] : value["content"];
-  const isError = value["isError"];
-  const meta = value["_meta"];
+  if (repeated !== undefined && KNOWN.some((name) => repeated.has(name))) return unread(value, check);
+  let resultType: Json | undefined;
+  let content: Json = [];
+  let carried: Json | undefined;
+  let isError: Json | undefined;
+  let meta: Json | undefined;
+  for (const name in value) {
+    const member = value[name]!;
+    switch (name) {
+      case "resultType":
+        resultType = member;
+        break;
+      case "content":
+        content = member;
+        break;
+      case "structuredContent":
+        carried = member;
+        break;
+      case "isError":
+        isError = member;
+        break;
+      case "_meta":
+        meta = member;
+        break;
+      default:
+    }
+  }
   if (
     check &&
     [resultType, content, meta].some(
@@ -108,15 +132,14 @@ function call(value: Json, check: boolean): Reading {
     return NOT_JSON;
   }
   if (resultType !== undefined && resultType !== null && typeof resultType !== "string") {
-    return failed();
+    return unread(value, check);
   }
-  if (isError !== undefined && isError !== null && typeof isError !== "boolean") return failed();
-  if (meta !== undefined && meta !== null && !isObject(meta)) return failed();
-  if (!Array.isArray(content) || !content.every(block)) return failed();
+  if (isError !== undefined && isError !== null && typeof isError !== "boolean") return unread(value, check);
+  if (meta !== undefined && meta !== null && !isObject(meta)) return unread(value, check);
+  if (!Array.isArray(content) || !content.every(block)) return unread(value, check);
   if (resultType !== undefined && resultType !== null && resultType !== "complete") {
     return NOT_A_TOOL_RESULT;
   }
-  let carried = value["structuredContent"];
   if (carried !== undefined && carried !== null) {
     if (check && strictProblem(carried) !== undefined) return NOT_A_TOOL_RESULT;
   } else {

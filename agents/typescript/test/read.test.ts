@@ -69,6 +69,26 @@ test("a guarantee result is looked up, denied or continued; its parts must agree
   }
 });
 
+test("readings handed out again are the ones each result calls for", () => {
+  // Readings are kept and handed out again by what they say: a next tool's name that spells
+  // what an absent one would is still that name.
+  const plain = { ...DEFER, recovery: {} };
+  const named = { ...DEFER, recovery: { suggestedNextTool: "undefined" } };
+  for (const _ of [1, 2]) {
+    assert.equal(readDocument(text(plain)).nextTool, undefined);
+    assert.equal(readDocument(text(named)).nextTool, "undefined");
+    assert.equal(readDocument(text({ ...named, recovery: { suggestedNextTool: "" } })).nextTool, "");
+  }
+  const allowed = { schemaVersion: 1, settlement: { state: "committed" }, policy: { decision: "allow" } };
+  assert.deepEqual(readDocument(text(allowed)), {
+    decision: "continue",
+    kind: "guarantee",
+    settlement: "committed",
+    policy: "allow",
+  });
+  assert.equal(readDocument(text({ ...allowed, settlement: { state: "unknown" } })).decision, "look-up");
+});
+
 test("a refusal is retried or fixed by its kind", () => {
   const limited = readDocument(text({ ...LIMITED, retryAt: "2026-12-05T21:40:07Z" }));
   assert.equal(
