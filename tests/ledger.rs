@@ -67,6 +67,100 @@ async fn the_sqlite_ledger_keeps_the_contract() {
     .await;
 }
 
+/// The ledger on a connection it shares with the application keeps the whole contract.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_sqlite_ledger_on_a_shared_connection_keeps_the_contract() {
+    use agent_tool_result::replay::SqliteLedger;
+    use std::sync::Arc;
+    let shared = || {
+        Arc::new(tokio::sync::Mutex::new(
+            rusqlite::Connection::open_in_memory().unwrap(),
+        ))
+    };
+    conformance::run(|lease, retention| async move {
+        SqliteLedger::sharing(shared())
+            .await
+            .unwrap()
+            .with_lease(lease)
+            .with_retention(retention)
+    })
+    .await;
+    conformance::call::run(|lease| async move {
+        SqliteLedger::sharing(shared())
+            .await
+            .unwrap()
+            .with_lease(lease)
+    })
+    .await;
+}
+
+/// The ledger and the application take turns on a shared connection: a begin made while the
+/// application holds the connection waits for it (it is not refused), and a transaction the
+/// application left open when it let go is rolled back, its write with it, before the
+/// ledger's next statement; the application's own writes, committed, stay.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_sqlite_ledger_takes_turns_with_the_application_on_a_shared_connection() {
+    use agent_tool_result::replay::{
+        Begin, Fingerprint, IdempotencyKey, Ledger, Scope, SqliteLedger,
+    };
+    use std::sync::Arc;
+    let dir = std::env::temp_dir().join(format!("atr-ledger-shared-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let connection = rusqlite::Connection::open(dir.join("app.sqlite")).unwrap();
+    let shared = Arc::new(tokio::sync::Mutex::new(connection));
+    let ledger = Arc::new(SqliteLedger::sharing(Arc::clone(&shared)).await.unwrap());
+    shared
+        .lock()
+        .await
+        .execute_batch("CREATE TABLE sent (id TEXT PRIMARY KEY); INSERT INTO sent VALUES ('kept')")
+        .unwrap();
+    let (scope, print) = (
+        Scope::principal("a"),
+        Fingerprint::of("t", "a", &serde_json::json!({})),
+    );
+    let key = |text: &str| IdempotencyKey::new(text).unwrap();
+
+    // Held by the application: the begin waits, then is made once it lets go.
+    let held = shared.lock().await;
+    let waiting = {
+        let (ledger, scope) = (Arc::clone(&ledger), scope.clone());
+        tokio::spawn(async move { ledger.begin(&scope, &key("k1"), print, "c").await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the begin waits for the application"
+    );
+    drop(held);
+    assert!(matches!(waiting.await.unwrap().unwrap(), Begin::Fresh(_)));
+
+    // Left open by the application: rolled back before the ledger's next statement.
+    {
+        let app = shared.lock().await;
+        app.execute_batch("BEGIN IMMEDIATE; INSERT INTO sent VALUES ('left open')")
+            .unwrap();
+    }
+    assert!(matches!(
+        ledger.begin(&scope, &key("k2"), print, "c").await.unwrap(),
+        Begin::Fresh(_)
+    ));
+    let app = shared.lock().await;
+    assert!(app.is_autocommit());
+    let sent: Vec<String> = app
+        .prepare("SELECT id FROM sent")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(sent, ["kept"]);
+    drop(app);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_sqlite_ledger_keeps_its_keys_in_its_file() {

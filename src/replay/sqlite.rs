@@ -3,8 +3,9 @@
 //! or another process's lock) runs on a thread of the ledger's own, never blocking an
 //! executor.
 
+use std::borrow::BorrowMut;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -18,6 +19,7 @@ use super::ledger::{
 };
 use super::scope::Scope;
 use super::stored::StoredAnswer;
+use begins::Begins;
 use worker::Worker;
 
 /// A ledger in a SQLite file: keys survive the process, and several processes on one machine
@@ -39,14 +41,51 @@ use worker::Worker;
 /// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct SqliteLedger {
-    /// The connection: used on the caller's thread when it is free and SQLite need not wait
-    /// for another process's lock, otherwise on the worker's thread.
-    connection: Arc<Mutex<Connection>>,
-    worker: Worker<Arc<Mutex<Connection>>>,
+    /// The connection (the ledger's own, or one it shares with the application): used on the
+    /// caller's thread when it is free and SQLite need not wait for another process's lock,
+    /// otherwise on the worker's thread.
+    connection: Arc<dyn Shared>,
+    worker: Worker<Arc<dyn Shared>>,
+    /// The begins waiting for the connection, made together by whoever takes it next.
+    begins: Arc<Begins>,
     retention: Duration,
     lease: Duration,
+}
+
+impl std::fmt::Debug for SqliteLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteLedger")
+            .field("retention", &self.retention)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connection behind a lock the application may hold too: the ledger takes it at once
+/// when it is free, or waits for it on its own thread.
+trait Shared: Send + Sync {
+    /// Runs `job` on the connection if it is free now; whether it ran.
+    fn try_run(&self, job: &mut dyn FnMut(&mut Connection)) -> bool;
+    /// Runs `job` on the connection once it is free, blocking the thread (never an
+    /// executor's) meanwhile.
+    fn run_blocking(&self, job: &mut dyn FnMut(&mut Connection));
+}
+
+impl<C: BorrowMut<Connection> + Send> Shared for tokio::sync::Mutex<C> {
+    fn try_run(&self, job: &mut dyn FnMut(&mut Connection)) -> bool {
+        match self.try_lock() {
+            Ok(mut held) => {
+                job((*held).borrow_mut());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn run_blocking(&self, job: &mut dyn FnMut(&mut Connection)) {
+        job((*self.blocking_lock()).borrow_mut());
+    }
 }
 
 /// An error of the SQLite ledger.
@@ -216,6 +255,7 @@ const PURGE: &str = concat!(
     " - ?1 LIMIT ?2)"
 );
 
+mod begins;
 pub(super) mod transaction;
 mod worker;
 
@@ -224,8 +264,9 @@ impl SqliteLedger {
     /// `Connection::busy_handler` takes): whether to try the lock again after the `tries`-th
     /// wait, having waited 50 µs, then twice as long each time up to a millisecond, for about
     /// five seconds in all. SQLite's own handler waits a millisecond first, then longer, where a
-    /// write transaction of another connection of the same process (the application's own, on
-    /// the same file) takes a fraction of that. Give the application's connection the same.
+    /// write transaction of another connection (another process's, or the application's own
+    /// on the same file when it does not [share](Self::sharing) the ledger's) takes a fraction
+    /// of that. Give the application's connection the same.
     ///
     /// ```
     /// let connection = rusqlite::Connection::open_in_memory()?;
@@ -260,25 +301,59 @@ impl SqliteLedger {
         SqliteLedger::with(Connection::open_in_memory()?)
     }
 
-    fn with(connection: Connection) -> Result<Self, SqliteError> {
-        connection.execute_batch(SCHEMA)?;
-        for (column, migrate) in MIGRATIONS {
-            let has: bool = connection.query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('atr_idempotency') WHERE name = ?1",
-                [column],
-                |row| row.get::<_, i64>(0).map(|n| n > 0),
-            )?;
-            if !has {
-                connection.execute_batch(migrate)?;
-            }
+    /// The ledger on the application's own connection to its file, behind the lock the
+    /// application takes it with: the ledger's statements and the application's (a
+    /// [`SqliteTransaction`] among them) take turns on one connection, so they wait for each
+    /// other on the lock, not on the file's (a second connection in the same process sleeps in
+    /// SQLite's busy handler until the file is free, and finds its page cache stale after every
+    /// write of the other's). The ledger takes the lock for one statement or one short
+    /// transaction at a time, on the caller's thread when it is free, otherwise on a thread of
+    /// its own; a transaction the application left open on the connection (and let go of the
+    /// lock) is rolled back first. The ledger sets its [busy handler](Self::busy_handler) on
+    /// the connection, for other processes' locks on the file.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_tool_result::replay::SqliteLedger;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let connection = Arc::new(tokio::sync::Mutex::new(rusqlite::Connection::open_in_memory()?));
+    /// let ledger = SqliteLedger::sharing(Arc::clone(&connection)).await?;
+    /// // The application's own statements, on the same connection.
+    /// connection.lock().await.execute_batch("CREATE TABLE sent (id TEXT PRIMARY KEY)")?;
+    /// # drop(ledger);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SqliteError`] when SQLite cannot set the ledger's table up.
+    pub async fn sharing<C>(connection: Arc<tokio::sync::Mutex<C>>) -> Result<Self, SqliteError>
+    where
+        C: BorrowMut<Connection> + Send + 'static,
+    {
+        {
+            let mut held = connection.lock().await;
+            let held: &mut Connection = (*held).borrow_mut();
+            ready(held)?;
+            set_up(held)?;
         }
-        connection.busy_handler(Some(SqliteLedger::busy_handler))?;
-        let connection = Arc::new(Mutex::new(connection));
+        SqliteLedger::over(connection)
+    }
+
+    fn with(connection: Connection) -> Result<Self, SqliteError> {
+        set_up(&connection)?;
+        SqliteLedger::over(Arc::new(tokio::sync::Mutex::new(connection)))
+    }
+
+    fn over(connection: Arc<dyn Shared>) -> Result<Self, SqliteError> {
         let worker = Worker::spawn("atr-sqlite-ledger", Arc::clone(&connection))
             .map_err(|err| SqliteError::Stopped(Some(err)))?;
         Ok(SqliteLedger {
             connection,
             worker,
+            begins: Arc::default(),
             retention: DEFAULT_RETENTION,
             lease: DEFAULT_LEASE,
         })
@@ -295,20 +370,33 @@ impl SqliteLedger {
         &self,
         job: impl Fn(&mut Connection) -> Result<T, rusqlite::Error> + Send + Sync + 'static,
     ) -> Result<T, SqliteError> {
-        if let Ok(mut connection) = self.connection.try_lock() {
-            connection.busy_handler(None)?;
-            let done = job(&mut connection);
-            connection.busy_handler(Some(SqliteLedger::busy_handler))?;
-            match done {
-                Err(rusqlite::Error::SqliteFailure(err, _))
-                    if matches!(
-                        err.code,
-                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                    ) => {}
-                done => return done.map_err(SqliteError::Sqlite),
-            }
+        self.run_with(move |connection, _| job(connection)).await
+    }
+
+    /// [`SqliteLedger::run`], telling `job` whether SQLite may wait for another process's
+    /// lock where it runs (on the worker's thread) or not (on the caller's, where a busy
+    /// file sends the job to the worker).
+    async fn run_with<T: Send + 'static>(
+        &self,
+        job: impl Fn(&mut Connection, bool) -> Result<T, rusqlite::Error> + Send + Sync + 'static,
+    ) -> Result<T, SqliteError> {
+        let mut done = None;
+        let ran = self.connection.try_run(&mut |connection| {
+            done = Some((|| {
+                ready(connection)?;
+                connection.busy_handler(None)?;
+                let done = job(connection, false);
+                connection.busy_handler(Some(SqliteLedger::busy_handler))?;
+                done
+            })());
+        });
+        match done {
+            Some(Err(err)) if is_busy(&err) => {}
+            Some(done) => return done.map_err(SqliteError::Sqlite),
+            None => debug_assert!(!ran, "a job that ran answers"),
         }
-        self.on_thread(job).await
+        self.on_thread(move |connection| job(connection, true))
+            .await
     }
 
     /// Runs `job` on the ledger's thread.
@@ -316,9 +404,14 @@ impl SqliteLedger {
         &self,
         job: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
     ) -> Result<T, SqliteError> {
-        let on_thread = move |shared: &mut Arc<Mutex<Connection>>| {
-            let mut connection = shared.lock().unwrap_or_else(PoisonError::into_inner);
-            job(&mut connection)
+        let on_thread = move |shared: &mut Arc<dyn Shared>| {
+            let (mut job, mut done) = (Some(job), None);
+            shared.run_blocking(&mut |connection| {
+                if let Some(job) = job.take() {
+                    done = Some(ready(connection).and_then(|()| job(connection)));
+                }
+            });
+            done.expect("a job run once")
         };
         match self.worker.run(on_thread).await {
             Some(result) => result.map_err(SqliteError::Sqlite),
@@ -331,85 +424,46 @@ impl SqliteLedger {
     }
 }
 
-fn instant(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+/// The ledger's table made (or brought up to date) on `connection`, with the ledger's busy
+/// handler set.
+fn set_up(connection: &Connection) -> Result<(), rusqlite::Error> {
+    connection.execute_batch(SCHEMA)?;
+    for (column, migrate) in MIGRATIONS {
+        let has: bool = connection.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('atr_idempotency') WHERE name = ?1",
+            [column],
+            |row| row.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if !has {
+            connection.execute_batch(migrate)?;
+        }
+    }
+    connection.busy_handler(Some(SqliteLedger::busy_handler))
 }
 
-/// A key's row as `begin` reads it when it could not take it: its fingerprint, whether its
-/// answer is a refusal, the answer, its lease's expiry, and whether the answer is
-/// provisional.
-type Row = (String, Option<bool>, Option<String>, Option<i64>, bool);
+/// Whether SQLite failed for another connection's lock on the file.
+fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err,
+        rusqlite::Error::SqliteFailure(err, _) if matches!(
+            err.code,
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+        )
+    )
+}
 
-fn begin_in(
-    connection: &mut Connection,
-    scope: &Scope,
-    key: &IdempotencyKey,
-    fingerprint: &str,
-    context: &str,
-    lease_ms: i64,
-) -> Result<Begin, rusqlite::Error> {
-    loop {
-        let asked = Instant::now();
-        // The fence and the insert in one transaction, so one commit.
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let fence: i64 = transaction
-            .prepare_cached(NEXT_FENCE)?
-            .query_row([], |row| row.get(0))?;
-        let claimed: Option<(i64, String, i64)> = transaction
-            .prepare_cached(BEGIN)?
-            .query_row(
-                params![
-                    scope.as_str(),
-                    key.as_str(),
-                    fingerprint,
-                    context,
-                    fence,
-                    lease_ms
-                ],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-            )
-            .optional()?;
-        if let Some((claims, context, until)) = claimed {
-            transaction.commit()?;
-            let lease = Lease::new(
-                scope.clone(),
-                key.clone(),
-                Fence::from_i64(fence),
-                instant(until),
-                asked,
-                Duration::from_millis(u64::try_from(lease_ms).unwrap_or(0)),
-            );
-            return Ok(if claims == 0 {
-                Begin::Fresh(lease)
-            } else {
-                Begin::Abandoned(Abandoned::new(lease, context))
-            });
-        }
-        let row: Option<Row> = transaction
-            .prepare_cached(LOOKUP)?
-            .query_row(params![scope.as_str(), key.as_str()], |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                ))
-            })
-            .optional()?;
-        transaction.commit()?;
-        return Ok(match row {
-            // Released since the insert: begin again.
-            None => continue,
-            Some((stored_print, ..)) if stored_print != fingerprint => Begin::Mismatch,
-            Some((_, Some(refused), Some(answer), _, provisional)) => Begin::Replay(
-                StoredAnswer::from_stored(refused, answer).with_provisional(provisional),
-            ),
-            Some((_, _, _, until, _)) => Begin::InFlight {
-                until: instant(until.unwrap_or(0)),
-            },
-        });
+/// `connection` with no transaction open: one the application left open (and then let go of
+/// the connection) is rolled back.
+fn ready(connection: &Connection) -> Result<(), rusqlite::Error> {
+    if connection.is_autocommit() {
+        Ok(())
+    } else {
+        connection.execute_batch("ROLLBACK")
     }
+}
+
+fn instant(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 impl Ledger for SqliteLedger {
@@ -422,19 +476,20 @@ impl Ledger for SqliteLedger {
         fingerprint: Fingerprint,
         context: &str,
     ) -> Result<Begin, SqliteError> {
-        let (scope, key, context) = (scope.clone(), key.clone(), context.to_owned());
-        let lease_ms = self.lease_ms();
-        self.run(move |connection| {
-            begin_in(
-                connection,
-                &scope,
-                &key,
-                &fingerprint.to_hex(),
-                &context,
-                lease_ms,
-            )
-        })
-        .await
+        let (id, answer) = self.begins.queue(scope, key, fingerprint.to_hex(), context);
+        let (begins, lease_ms) = (Arc::clone(&self.begins), self.lease_ms());
+        let made = self
+            .run_with(move |connection, may_wait| {
+                begins.begin_waiting(connection, lease_ms, may_wait)
+            })
+            .await;
+        if let Err(err) = made
+            && self.begins.withdraw(id)
+        {
+            return Err(err);
+        }
+        // Begun here or in another's batch, which answers it.
+        answer.await.unwrap_or(Err(SqliteError::Stopped(None)))
     }
 
     async fn renew(&self, lease: &Lease) -> Result<Option<Lease>, SqliteError> {

@@ -65,6 +65,7 @@ where
     scopes_are_independent(make(LONG, LONG).await).await;
     in_flight_until_the_lease_expires(make(LONG, LONG).await).await;
     one_of_many_begins_is_fresh(Arc::new(make(LONG, LONG).await)).await;
+    begins_made_together_answer_as_alone(Arc::new(make(LONG, LONG).await)).await;
     an_expired_lease_is_abandoned_once(Arc::new(make(SHORT, LONG).await)).await;
     a_lost_lease_cannot_complete(make(SHORT, LONG).await).await;
     fences_increase_across_takeovers(make(SHORT, LONG).await).await;
@@ -204,6 +205,58 @@ async fn one_of_many_begins_is_fresh<L: Ledger + 'static>(ledger: Arc<L>) {
         }
     }
     assert_eq!(fresh, 1);
+}
+
+/// Many begins at once, of many keys, some of them repeated and some already answered (a
+/// store may make begins that wait together, in one statement or transaction): each key is
+/// fresh for exactly one of its begins, in flight for the others, replayed once answered,
+/// and every fresh key has a fence of its own.
+async fn begins_made_together_answer_as_alone<L: Ledger + 'static>(ledger: Arc<L>) {
+    let scope = Scope::principal("acct_together");
+    let done = fresh(&*ledger, &scope, &key("answered"), print(1), "").await;
+    assert_eq!(
+        ledger.complete(&done, &answer("kept")).await.unwrap(),
+        Completion::Recorded
+    );
+    let begins: Vec<_> = (0..96)
+        .map(|n| {
+            let (ledger, scope) = (Arc::clone(&ledger), scope.clone());
+            tokio::spawn(async move {
+                let name = match n % 6 {
+                    0 => "answered".to_owned(),
+                    _ => format!("k{}", n % 24),
+                };
+                let begun = ledger.begin(&scope, &key(&name), print(1), "").await;
+                (name, begun.unwrap())
+            })
+        })
+        .collect();
+    let mut fences = Vec::new();
+    let mut fresh_keys = std::collections::BTreeMap::<String, usize>::new();
+    for begin in begins {
+        let (name, begun) = begin.await.unwrap();
+        match begun {
+            Begin::Replay(stored) => {
+                assert_eq!(name, "answered");
+                assert_eq!(stored, answer("kept"));
+            }
+            Begin::Fresh(lease) => {
+                assert_ne!(name, "answered");
+                fences.push(lease.fence());
+                *fresh_keys.entry(name).or_default() += 1;
+            }
+            Begin::InFlight { .. } => assert_ne!(name, "answered"),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let expected: std::collections::BTreeMap<String, usize> = (0..24)
+        .filter(|n| n % 6 != 0)
+        .map(|n| (format!("k{n}"), 1))
+        .collect();
+    assert_eq!(fresh_keys, expected, "each key fresh once");
+    fences.sort();
+    fences.dedup();
+    assert_eq!(fences.len(), expected.len(), "a fence a key");
 }
 
 async fn an_expired_lease_is_abandoned_once<L: Ledger + 'static>(ledger: Arc<L>) {

@@ -42,18 +42,12 @@ impl Target {
     }
 }
 
-/// SQLite's connection, and whether a transaction was left open on it (by an early return),
-/// to be rolled back before its next use.
-pub struct Held {
-    pub(crate) connection: rusqlite::Connection,
-    in_transaction: bool,
-}
-
-/// The service's database: one SQLite connection, or a pool of PostgreSQL ones that the
-/// idempotency ledger shares.
+/// The service's database: one SQLite connection, or a pool of PostgreSQL ones; the
+/// idempotency ledger shares either.
 pub enum Db {
-    /// SQLite.
-    Sqlite(Mutex<Held>),
+    /// SQLite: the one connection (a transaction left open on it by an early return is
+    /// rolled back before its next use).
+    Sqlite(Arc<Mutex<rusqlite::Connection>>),
     /// PostgreSQL.
     Postgres {
         /// The pool (the ledger takes its connections from it too).
@@ -125,17 +119,14 @@ impl Db {
 
     fn open_sqlite(path: &Path, schema: &str) -> Result<Db, DbError> {
         let connection = rusqlite::Connection::open(path)?;
-        // Waiting for the ledger's short write transactions on the same file as the ledger
-        // waits for this connection's: in steps of microseconds, not SQLite's milliseconds.
+        // Waiting for another process's short write transactions on the same file as the
+        // ledger waits: in steps of microseconds, not SQLite's milliseconds.
         connection.busy_handler(Some(agent_tool_result::replay::SqliteLedger::busy_handler))?;
         connection.execute_batch(&format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; {}",
             schema.replace("SERIAL", "INTEGER PRIMARY KEY")
         ))?;
-        Ok(Db::Sqlite(Mutex::new(Held {
-            connection,
-            in_transaction: false,
-        })))
+        Ok(Db::Sqlite(Arc::new(Mutex::new(connection))))
     }
 
     /// What a PostgreSQL transaction sets for itself as it begins (none on SQLite).
@@ -145,6 +136,14 @@ impl Db {
         match self {
             Db::Sqlite(_) => &NONE,
             Db::Postgres { settings, .. } => settings,
+        }
+    }
+
+    /// SQLite's connection, for a SQLite database.
+    pub fn sqlite(&self) -> Option<&Arc<Mutex<rusqlite::Connection>>> {
+        match self {
+            Db::Sqlite(connection) => Some(connection),
+            Db::Postgres { .. } => None,
         }
     }
 
@@ -160,12 +159,11 @@ impl Db {
     pub async fn conn(&self) -> Result<Conn<'_>, DbError> {
         match self {
             Db::Sqlite(connection) => {
-                let mut held = connection.lock().await;
-                if held.in_transaction {
-                    off_executor(|| held.connection.execute_batch("ROLLBACK"))?;
-                    held.in_transaction = false;
+                let connection = connection.lock().await;
+                if !connection.is_autocommit() {
+                    off_executor(|| connection.execute_batch("ROLLBACK"))?;
                 }
-                Ok(Conn::Sqlite(held))
+                Ok(Conn::Sqlite(connection))
             }
             Db::Postgres {
                 pool,
@@ -239,22 +237,23 @@ impl Drop for PgConn {
 /// One connection of the [`Db`].
 pub enum Conn<'a> {
     /// SQLite's.
-    Sqlite(MutexGuard<'a, Held>),
+    Sqlite(MutexGuard<'a, rusqlite::Connection>),
     /// One of PostgreSQL's (boxed: a pooled connection is large).
     Postgres(Box<PgConn>),
 }
 
 impl Conn<'_> {
+    /// Marks a PostgreSQL connection unsure while a transaction is open on it (SQLite's
+    /// says so itself).
     fn set_in_transaction(&mut self, open: bool) {
-        match self {
-            Conn::Sqlite(held) => held.in_transaction = open,
-            Conn::Postgres(conn) => conn.unsure = open,
+        if let Conn::Postgres(conn) = self {
+            conn.unsure = open;
         }
     }
 
     async fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
-            Conn::Sqlite(held) => Ok(off_executor(|| held.connection.execute_batch(sql))?),
+            Conn::Sqlite(connection) => Ok(off_executor(|| connection.execute_batch(sql))?),
             Conn::Postgres(conn) => {
                 conn.bounded(async |client: &Object| client.batch_execute(sql).await)
                     .await
@@ -308,7 +307,7 @@ impl Conn<'_> {
     /// Runs a statement; returns how many rows it changed.
     pub async fn execute(&mut self, sql: &str, args: &[Arg]) -> Result<u64, DbError> {
         match self {
-            Conn::Sqlite(held) => sqlite_execute(&held.connection, sql, args),
+            Conn::Sqlite(connection) => sqlite_execute(connection, sql, args),
             Conn::Postgres(conn) => {
                 conn.bounded(async |client: &Object| pg_execute(client, sql, args).await)
                     .await
@@ -326,7 +325,7 @@ impl Conn<'_> {
     /// together, one round trip as a lone statement is. On SQLite, the query alone.
     pub async fn query_unflushed(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
         match self {
-            Conn::Sqlite(held) => sqlite_query(&held.connection, sql, args),
+            Conn::Sqlite(connection) => sqlite_query(connection, sql, args),
             Conn::Postgres(conn) => {
                 let begin = format!(
                     "{}; SET LOCAL synchronous_commit = off",
@@ -353,7 +352,7 @@ impl Conn<'_> {
     /// Runs a query; returns its rows.
     pub async fn query(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, DbError> {
         match self {
-            Conn::Sqlite(held) => sqlite_query(&held.connection, sql, args),
+            Conn::Sqlite(connection) => sqlite_query(connection, sql, args),
             Conn::Postgres(conn) => {
                 conn.bounded(async |client: &Object| pg_query(client, sql, args).await)
                     .await

@@ -131,7 +131,7 @@ impl Service {
         if let Some(full) = config.full_disk.take() {
             store.guard().inject(full);
         }
-        let ledger = ServiceLedger::open(target, &store, config.lease, config.db_timeout).await?;
+        let ledger = ServiceLedger::open(&store, config.lease, config.db_timeout).await?;
         Ok(Service {
             sequence: Arc::new(Sequence::new(ledger)),
             store,

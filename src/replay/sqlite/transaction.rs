@@ -41,8 +41,11 @@ const BEGIN_AND_RECORD: &str = concat!(
 /// answers the sequence ([`Done::Recorded`]). Dropped without a commit,
 /// it rolls back.
 ///
-/// Open the connection on the ledger's file (a connection of the application's own, beside
-/// the [`SqliteLedger`](super::SqliteLedger)); it is synchronous, as `rusqlite` is.
+/// Begin it on the ledger's file: best on the connection the ledger shares with the
+/// application ([`SqliteLedger::sharing`](super::SqliteLedger::sharing)), so that the two
+/// take turns on one lock; or on a connection of the application's own beside a
+/// [`SqliteLedger::open`](super::SqliteLedger::open)ed one (as below). It is synchronous,
+/// as `rusqlite` is.
 ///
 /// ```
 /// use agent_tool_result::guarantee::{GuaranteeResult, Impact};

@@ -1,6 +1,6 @@
 //! The service's idempotency ledger: the crate's SQLite or PostgreSQL ledger, in the same
-//! database as the service's tables (on PostgreSQL, on the same pool), behind the same
-//! [`Guard`] (a replaced SQLite file fails everything).
+//! database as the service's tables (on SQLite on the same connection, on PostgreSQL on the
+//! same pool), behind the same [`Guard`] (a replaced SQLite file fails everything).
 
 use std::sync::Arc;
 
@@ -10,7 +10,6 @@ use agent_tool_result::replay::{
     PostgresLedger, Scope, SqliteError, SqliteLedger, StoredAnswer,
 };
 
-use crate::db::Target;
 use crate::db::error::DbError;
 use crate::db::guard::Guard;
 use crate::store::Store as Tables;
@@ -42,24 +41,28 @@ pub struct ServiceLedger {
 }
 
 impl ServiceLedger {
-    /// Opens the ledger beside `tables` (the service's, at `target`), holding keys for
-    /// `lease`; on PostgreSQL it takes its connections from the tables' pool, each call
-    /// bounded by `timeout`.
+    /// Opens the ledger beside `tables`, holding keys for `lease`: on SQLite on the tables'
+    /// one connection (the ledger's statements and the service's take turns on it), on
+    /// PostgreSQL on connections from the tables' pool, each call bounded by `timeout`.
     pub async fn open(
-        target: &Target,
         tables: &Tables,
         lease: std::time::Duration,
         timeout: std::time::Duration,
     ) -> Result<Self, LedgerError> {
-        let store = match (target, tables.db().pool()) {
-            (Target::Postgres(_), Some(pool)) => Store::Postgres(Box::new(
+        let db = tables.db();
+        let store = match (db.sqlite(), db.pool()) {
+            (Some(connection), _) => Store::Sqlite(
+                SqliteLedger::sharing(Arc::clone(connection))
+                    .await?
+                    .with_lease(lease),
+            ),
+            (None, Some(pool)) => Store::Postgres(Box::new(
                 PostgresLedger::from_pool(pool.clone())
                     .await?
                     .with_lease(lease)
                     .with_timeout(timeout),
             )),
-            (Target::Sqlite(path), _) => Store::Sqlite(SqliteLedger::open(path)?.with_lease(lease)),
-            (Target::Postgres(_), None) => unreachable!("a PostgreSQL target has a pool"),
+            (None, None) => unreachable!("a database is SQLite or has a pool"),
         };
         Ok(ServiceLedger {
             store,

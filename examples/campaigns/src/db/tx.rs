@@ -27,8 +27,8 @@ impl<'a> Conn<'a> {
     ) -> Result<Tx<'_, 'a>, TransactionError<DbError>> {
         let failed = |err: DbError| TransactionError::Failed(err);
         match (self, lease) {
-            (Conn::Sqlite(held), Some(lease)) => {
-                off_executor(|| SqliteTransaction::begin(&mut held.connection, lease))
+            (Conn::Sqlite(connection), Some(lease)) => {
+                off_executor(|| SqliteTransaction::begin(connection, lease))
                     .map(Tx::Sqlite)
                     .map_err(|err| map_tx(err, DbError::Ledger))
             }
@@ -91,9 +91,9 @@ impl<'a> Conn<'a> {
         };
         let conn = match conn {
             Conn::Postgres(conn) => conn,
-            Conn::Sqlite(held) => {
+            Conn::Sqlite(connection) => {
                 let committed = off_executor(|| {
-                    let tx = SqliteTransaction::begin(&mut held.connection, lease)?;
+                    let tx = SqliteTransaction::begin(connection, lease)?;
                     tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
                 });
                 return committed
