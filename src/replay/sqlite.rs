@@ -303,10 +303,10 @@ impl SqliteLedger {
 
     /// The ledger on the application's own connection to its file, behind the lock the
     /// application takes it with: the ledger's statements and the application's (a
-    /// [`SqliteTransaction`] among them) take turns on one connection, so they wait for each
-    /// other on the lock, not on the file's (a second connection in the same process sleeps in
-    /// SQLite's busy handler until the file is free, and finds its page cache stale after every
-    /// write of the other's). The ledger takes the lock for one statement or one short
+    /// [`SqliteTransaction`](transaction::SqliteTransaction) among them) take turns on one
+    /// connection, so they wait for each other on the lock, not on the file's (a second
+    /// connection in the same process sleeps in SQLite's busy handler until the file is free,
+    /// and finds its page cache stale after every write of the other's). The ledger takes the lock for one statement or one short
     /// transaction at a time, on the caller's thread when it is free, otherwise on a thread of
     /// its own; a transaction the application left open on the connection (and let go of the
     /// lock) is rolled back first. The ledger sets its [busy handler](Self::busy_handler) on
