@@ -1,7 +1,7 @@
 //! [`SqliteLedger`]: the embedded ledger (feature `sqlite`), one SQLite file with WAL, each
-//! transition one statement, on SQLite's clock. A statement that would wait (for another task,
-//! or another process's lock) runs on a thread of the ledger's own, never blocking an
-//! executor.
+//! transition one statement, on SQLite's clock. A statement waits for the connection as a task
+//! (behind the lock the application may share), and runs on a thread of the ledger's own only
+//! when SQLite must wait for another process's lock on the file, never blocking an executor.
 
 use std::borrow::BorrowMut;
 use std::path::Path;
@@ -62,25 +62,31 @@ impl std::fmt::Debug for SqliteLedger {
     }
 }
 
-/// A connection behind a lock the application may hold too: the ledger takes it at once
-/// when it is free, or waits for it on its own thread.
+/// A job on the connection, for [`Shared`].
+type Job<'a> = &'a mut (dyn FnMut(&mut Connection) + Send);
+
+/// A connection behind a lock the application may hold too: the ledger waits for it as a
+/// task does, or on its own thread when SQLite may have to wait for another process.
 trait Shared: Send + Sync {
-    /// Runs `job` on the connection if it is free now; whether it ran.
-    fn try_run(&self, job: &mut dyn FnMut(&mut Connection)) -> bool;
+    /// Runs `job` on the connection once the lock is free, waiting for it as a task.
+    fn run_when_free<'a>(
+        &'a self,
+        job: Job<'a>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
     /// Runs `job` on the connection once it is free, blocking the thread (never an
     /// executor's) meanwhile.
     fn run_blocking(&self, job: &mut dyn FnMut(&mut Connection));
 }
 
 impl<C: BorrowMut<Connection> + Send> Shared for tokio::sync::Mutex<C> {
-    fn try_run(&self, job: &mut dyn FnMut(&mut Connection)) -> bool {
-        match self.try_lock() {
-            Ok(mut held) => {
-                job((*held).borrow_mut());
-                true
-            }
-            Err(_) => false,
-        }
+    fn run_when_free<'a>(
+        &'a self,
+        job: Job<'a>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            let mut held = self.lock().await;
+            job((*held).borrow_mut());
+        })
     }
 
     fn run_blocking(&self, job: &mut dyn FnMut(&mut Connection)) {
@@ -306,9 +312,9 @@ impl SqliteLedger {
     /// [`SqliteTransaction`](transaction::SqliteTransaction) among them) take turns on one
     /// connection, so they wait for each other on the lock, not on the file's (a second
     /// connection in the same process sleeps in SQLite's busy handler until the file is free,
-    /// and finds its page cache stale after every write of the other's). The ledger takes the lock for one statement or one short
-    /// transaction at a time, on the caller's thread when it is free, otherwise on a thread of
-    /// its own; a transaction the application left open on the connection (and let go of the
+    /// and finds its page cache stale after every write of the other's). The ledger takes the
+    /// lock for one statement or one short transaction at a time, waiting for it as a task;
+    /// a transaction the application left open on the connection (and let go of the
     /// lock) is rolled back first. The ledger sets its [busy handler](Self::busy_handler) on
     /// the connection, for other processes' locks on the file.
     ///
@@ -374,26 +380,27 @@ impl SqliteLedger {
     }
 
     /// [`SqliteLedger::run`], telling `job` whether SQLite may wait for another process's
-    /// lock where it runs (on the worker's thread) or not (on the caller's, where a busy
-    /// file sends the job to the worker).
+    /// lock where it runs (on the worker's thread) or not (on the caller's, where a file
+    /// another process holds sends the job to the worker).
     async fn run_with<T: Send + 'static>(
         &self,
         job: impl Fn(&mut Connection, bool) -> Result<T, rusqlite::Error> + Send + Sync + 'static,
     ) -> Result<T, SqliteError> {
         let mut done = None;
-        let ran = self.connection.try_run(&mut |connection| {
-            done = Some((|| {
-                ready(connection)?;
-                connection.busy_handler(None)?;
-                let done = job(connection, false);
-                connection.busy_handler(Some(SqliteLedger::busy_handler))?;
-                done
-            })());
-        });
-        match done {
-            Some(Err(err)) if is_busy(&err) => {}
-            Some(done) => return done.map_err(SqliteError::Sqlite),
-            None => debug_assert!(!ran, "a job that ran answers"),
+        self.connection
+            .run_when_free(&mut |connection| {
+                done = Some((|| {
+                    ready(connection)?;
+                    connection.busy_handler(None)?;
+                    let done = job(connection, false);
+                    connection.busy_handler(Some(SqliteLedger::busy_handler))?;
+                    done
+                })());
+            })
+            .await;
+        match done.expect("a job run once the connection is free") {
+            Err(err) if is_busy(&err) => {}
+            done => return done.map_err(SqliteError::Sqlite),
         }
         self.on_thread(move |connection| job(connection, true))
             .await

@@ -14,7 +14,8 @@
 //! The arms take turns round by round, in an order that changes each round (`ORDERS`).
 //! Reports each arm's throughput, p99 latency, the service's CPU a call (this process's, less
 //! its client threads'), and on PostgreSQL the database server's CPU a call (its processes')
-//! and statements a call (by `pg_stat_statements`), then
+//! and statements a call (by `pg_stat_statements`: each statement's count and execution time a
+//! call), then
 //! the ratios a script reads, one a line as `<store>, <what>: <ratio>x`: the library against
 //! the hand-written arm (the goal: at least 0.97x), the library and the hand-written arm
 //! against the floor (the guarantee's price: the key row each writes), and the limited
@@ -275,13 +276,14 @@ fn measure(target: &Target, store: &str, server: Option<u32>) {
         postgres.then(|| {
             runtime.block_on(async {
                 let mut conn = service.store().db().conn().await.unwrap();
-                let sql = "SELECT query, calls FROM pg_stat_statements";
+                let sql = "SELECT query, calls, (total_exec_time * 1000)::bigint \
+                           FROM pg_stat_statements";
                 conn.query(sql, &[])
                     .await
                     .unwrap()
                     .iter()
-                    .map(|row| (row.text(0), row.int(1)))
-                    .collect::<HashMap<String, i64>>()
+                    .map(|row| (row.text(0), (row.int(1), row.int(2))))
+                    .collect::<HashMap<String, (i64, i64)>>()
             })
         })
     };
@@ -298,10 +300,14 @@ fn measure(target: &Target, store: &str, server: Option<u32>) {
             arm.service_cpu += service_cpu;
             arm.server_cpu += server_cpu;
             if let (Some(before), Some(after)) = (before, statements()) {
-                for (query, calls) in after {
-                    let ran = calls - before.get(&query).copied().unwrap_or(0);
+                for (query, (calls, micros)) in after {
+                    let (calls_before, micros_before) =
+                        before.get(&query).copied().unwrap_or((0, 0));
+                    let ran = calls - calls_before;
                     if ran > 0 && !query.contains("pg_stat_statements") {
-                        *arm.statements.entry(query).or_insert(0) += ran;
+                        let entry = arm.statements.entry(query).or_insert((0, 0));
+                        entry.0 += ran;
+                        entry.1 += micros - micros_before;
                     }
                 }
             }
@@ -348,9 +354,10 @@ struct Arm {
     rate: f64,
     /// Every request's latency.
     latencies: Vec<Duration>,
-    /// Each statement the server ran for the arm's requests, with how many times (the
-    /// stand-in provider's included: one send a request, in every arm); none on SQLite.
-    statements: HashMap<String, i64>,
+    /// Each statement the server ran for the arm's requests, with how many times and the
+    /// microseconds it ran in all, by the server's count (the stand-in provider's included:
+    /// one send a request, in every arm); none on SQLite.
+    statements: HashMap<String, (i64, i64)>,
     /// The CPU time the service spent on the arm's requests: the handler, the sequence, the
     /// database driver, HTTP and the stand-in provider (the same in every arm), not the
     /// clients'.
@@ -381,7 +388,7 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
             let p99 = p99(arm.latencies);
             #[allow(clippy::cast_precision_loss)] // counts of a few hundred thousand
             let per_call = |n: i64| n as f64 / requests;
-            let total: i64 = arm.statements.values().sum();
+            let total: i64 = arm.statements.values().map(|(calls, _)| calls).sum();
             let statements = if arm.statements.is_empty() {
                 String::new()
             } else {
@@ -400,12 +407,16 @@ fn report(store: &str, names: &[&str; 4], measured: Vec<Arm>) {
                 arm.rate
             );
             // Where the statements go: each one run at least once in ten calls.
-            let mut each: Vec<(&String, &i64)> = arm.statements.iter().collect();
+            let mut each: Vec<(&String, &(i64, i64))> = arm.statements.iter().collect();
             each.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            for (query, calls) in each.into_iter().filter(|(_, n)| per_call(**n) >= 0.1) {
+            for (query, (calls, micros)) in each.into_iter().filter(|(_, n)| per_call(n.0) >= 0.1) {
                 let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
-                let shown: String = query.chars().take(110).collect();
-                println!("      {:.2} a call: {shown}", per_call(*calls));
+                let shown: String = query.chars().take(100).collect();
+                println!(
+                    "      {:.2} a call, {:.0} µs of execution a call: {shown}",
+                    per_call(*calls),
+                    per_call(*micros)
+                );
             }
             (arm.rate, p99, cpu)
         })
