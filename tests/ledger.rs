@@ -96,7 +96,8 @@ async fn the_sqlite_ledger_on_a_shared_connection_keeps_the_contract() {
 }
 
 /// The ledger and the application take turns on a shared connection: a begin made while the
-/// application holds the connection waits for it (it is not refused), and a transaction the
+/// application holds the connection waits for it (it is not refused; dropped meanwhile, it
+/// begins nothing), and a transaction the
 /// application left open when it let go is rolled back, its write with it, before the
 /// ledger's next statement; the application's own writes, committed, stay.
 #[cfg(feature = "sqlite")]
@@ -136,6 +137,22 @@ async fn the_sqlite_ledger_takes_turns_with_the_application_on_a_shared_connecti
     );
     drop(held);
     assert!(matches!(waiting.await.unwrap().unwrap(), Begin::Fresh(_)));
+
+    // A begin whose caller stops waiting for the connection begins nothing: the key is
+    // fresh for the next caller.
+    let held = shared.lock().await;
+    let dropped = {
+        let (ledger, scope) = (Arc::clone(&ledger), scope.clone());
+        tokio::spawn(async move { ledger.begin(&scope, &key("k3"), print, "c").await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    dropped.abort();
+    assert!(dropped.await.unwrap_err().is_cancelled());
+    drop(held);
+    assert!(matches!(
+        ledger.begin(&scope, &key("k3"), print, "c").await.unwrap(),
+        Begin::Fresh(_)
+    ));
 
     // Left open by the application: rolled back before the ledger's next statement.
     {

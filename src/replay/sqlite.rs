@@ -483,7 +483,7 @@ impl Ledger for SqliteLedger {
         fingerprint: Fingerprint,
         context: &str,
     ) -> Result<Begin, SqliteError> {
-        let (id, answer) = self.begins.queue(scope, key, fingerprint.to_hex(), context);
+        let (queued, answer) = self.begins.queue(scope, key, fingerprint.to_hex(), context);
         let (begins, lease_ms) = (Arc::clone(&self.begins), self.lease_ms());
         let made = self
             .run_with(move |connection, may_wait| {
@@ -491,7 +491,7 @@ impl Ledger for SqliteLedger {
             })
             .await;
         if let Err(err) = made
-            && self.begins.withdraw(id)
+            && queued.withdraw()
         {
             return Err(err);
         }

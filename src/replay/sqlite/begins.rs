@@ -41,6 +41,28 @@ struct Waiting {
     reply: oneshot::Sender<Answer>,
 }
 
+/// A begin in the queue. Dropped there (its caller stopped waiting), it is withdrawn: no
+/// batch begins a key that nobody will run. One a batch took already is begun all the same,
+/// and its key, unanswered, is recovered once its lease passes.
+pub(super) struct Queued<'a> {
+    begins: &'a Begins,
+    id: u64,
+}
+
+impl Queued<'_> {
+    /// Takes the begin out of the queue; whether it was still there (not yet taken by a
+    /// batch, which answers it).
+    pub(super) fn withdraw(&self) -> bool {
+        self.begins.withdraw(self.id)
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.begins.withdraw(self.id);
+    }
+}
+
 /// The begins waiting for the ledger's connection.
 #[derive(Default)]
 pub(super) struct Begins {
@@ -48,14 +70,15 @@ pub(super) struct Begins {
 }
 
 impl Begins {
-    /// Queues a begin of `key` in `scope`; returns its id and where its answer will come.
+    /// Queues a begin of `key` in `scope`; returns it in the queue (withdrawn if dropped
+    /// there) and where its answer will come.
     pub(super) fn queue(
         &self,
         scope: &Scope,
         key: &IdempotencyKey,
         fingerprint: String,
         context: &str,
-    ) -> (u64, oneshot::Receiver<Answer>) {
+    ) -> (Queued<'_>, oneshot::Receiver<Answer>) {
         let (reply, answer) = oneshot::channel();
         let mut waiting = self.lock();
         waiting.0 += 1;
@@ -69,12 +92,12 @@ impl Begins {
             asked: Instant::now(),
             reply,
         });
-        (id, answer)
+        (Queued { begins: self, id }, answer)
     }
 
     /// Takes the begin `id` out of the queue; whether it was still there (not yet taken by a
     /// batch, which answers it).
-    pub(super) fn withdraw(&self, id: u64) -> bool {
+    fn withdraw(&self, id: u64) -> bool {
         let mut waiting = self.lock();
         let before = waiting.1.len();
         waiting.1.retain(|begin| begin.id != id);
@@ -100,8 +123,7 @@ impl Begins {
             && let Ok(begun) = begin_together(connection, &batch, lease_ms)
         {
             for (waiting, begun) in batch.into_iter().zip(begun) {
-                // A caller that stopped waiting: its key is taken and, unanswered, is
-                // recovered once its lease passes.
+                // A caller that stopped waiting once the batch took its begin: see `Queued`.
                 let _ = waiting.reply.send(Ok(begun));
             }
             return Ok(());

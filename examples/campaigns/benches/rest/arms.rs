@@ -158,6 +158,12 @@ async fn write_key(
 /// check, the send through the provider, whose effect key makes a second send of the message
 /// a no-op), then the key written with its fingerprint and response beside the message's row
 /// ([`write_key`]); a key another call wrote meanwhile answers what that call stored.
+///
+/// What it leaves out, and the library's arm pays for (the key's row written before the work,
+/// then again with the answer): nothing holds the key while the work runs, so a second
+/// caller meanwhile does the work too instead of hearing 409, and the first of the two to
+/// write its answer wins. When the two answers differ (the number opted out between their
+/// checks: one sent, one denied), the one that sent may be answered `denied`.
 pub async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
     let (key, arguments) = call.into_parts();
     let args = match SmsArgs::deserialize(&arguments) {
