@@ -42,9 +42,9 @@ use worker::Worker;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct SqliteLedger {
-    /// The connection (the ledger's own, or one it shares with the application): used on the
-    /// caller's thread when it is free and SQLite need not wait for another process's lock,
-    /// otherwise on the worker's thread.
+    /// The connection (the ledger's own, or one it shares with the application): used by the
+    /// caller's task once its lock is free, and on the worker's thread when SQLite must wait
+    /// for another process's lock on the file.
     connection: Arc<dyn Shared>,
     worker: Worker<Arc<dyn Shared>>,
     /// The begins waiting for the connection, made together by whoever takes it next.
@@ -316,7 +316,9 @@ impl SqliteLedger {
     /// lock for one statement or one short transaction at a time, waiting for it as a task;
     /// a transaction the application left open on the connection (and let go of the
     /// lock) is rolled back first. The ledger sets its [busy handler](Self::busy_handler) on
-    /// the connection, for other processes' locks on the file.
+    /// the connection, for other processes' locks on the file. Let go of the lock before
+    /// anything that waits for the ledger (a keyed call's run, say): the ledger would wait
+    /// for it in turn.
     ///
     /// ```
     /// use std::sync::Arc;
