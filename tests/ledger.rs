@@ -154,6 +154,29 @@ async fn the_sqlite_ledger_takes_turns_with_the_application_on_a_shared_connecti
         Begin::Fresh(_)
     ));
 
+    // The same for the first of two begins waiting, the one whose turn the second waits on:
+    // the second is made all the same.
+    let held = shared.lock().await;
+    let spawn_begin = |name: &'static str| {
+        let (ledger, scope) = (Arc::clone(&ledger), scope.clone());
+        tokio::spawn(async move { ledger.begin(&scope, &key(name), print, "c").await })
+    };
+    let first = spawn_begin("k4");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let second = spawn_begin("k5");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    drop(held);
+    let second = tokio::time::timeout(std::time::Duration::from_secs(10), second)
+        .await
+        .expect("the second begin is made once the first is dropped");
+    assert!(matches!(second.unwrap().unwrap(), Begin::Fresh(_)));
+    assert!(matches!(
+        ledger.begin(&scope, &key("k4"), print, "c").await.unwrap(),
+        Begin::Fresh(_)
+    ));
+
     // Left open by the application: rolled back before the ledger's next statement.
     {
         let app = shared.lock().await;

@@ -62,6 +62,21 @@ impl std::fmt::Debug for SqliteLedger {
     }
 }
 
+/// A leading begin's turn on the connection for the begins queued behind it: dropped before
+/// it was taken (its caller stopped waiting), the ledger's thread takes it.
+struct Turn<'a> {
+    ledger: &'a SqliteLedger,
+    taken: bool,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if !self.taken {
+            self.ledger.begin_on_thread();
+        }
+    }
+}
+
 /// A job on the connection, for [`Shared`].
 type Job<'a> = &'a mut (dyn FnMut(&mut Connection) + Send);
 
@@ -428,6 +443,19 @@ impl SqliteLedger {
         }
     }
 
+    /// Makes the begins queued on the ledger's thread, not awaited: it answers each.
+    fn begin_on_thread(&self) {
+        let (begins, lease_ms) = (Arc::clone(&self.begins), self.lease_ms());
+        drop(self.worker.run(move |shared: &mut Arc<dyn Shared>| {
+            shared.run_blocking(&mut |connection| {
+                // Where SQLite may wait, every begin is answered, an error included (one left
+                // open here fails each begin's transaction, and says so).
+                let _ = ready(connection);
+                let _ = begins.begin_waiting(connection, lease_ms, true);
+            });
+        }));
+    }
+
     fn lease_ms(&self) -> i64 {
         i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
     }
@@ -486,18 +514,29 @@ impl Ledger for SqliteLedger {
         context: &str,
     ) -> Result<Begin, SqliteError> {
         let (queued, answer) = self.begins.queue(scope, key, fingerprint.to_hex(), context);
-        let (begins, lease_ms) = (Arc::clone(&self.begins), self.lease_ms());
-        let made = self
-            .run_with(move |connection, may_wait| {
-                begins.begin_waiting(connection, lease_ms, may_wait)
-            })
-            .await;
-        if let Err(err) = made
-            && queued.withdraw()
-        {
-            return Err(err);
+        if queued.leads() {
+            // The begins queued behind this one wait for its turn on the connection: dropped
+            // before it has the connection, it leaves the turn to the ledger's thread.
+            let mut turn = Turn {
+                ledger: self,
+                taken: false,
+            };
+            let (begins, lease_ms) = (Arc::clone(&self.begins), self.lease_ms());
+            let made = self
+                .run_with(move |connection, may_wait| {
+                    begins.begin_waiting(connection, lease_ms, may_wait)
+                })
+                .await;
+            turn.taken = true;
+            if let Err(err) = made {
+                // Its turn failed: the begins behind it are made on the ledger's thread.
+                self.begin_on_thread();
+                if queued.withdraw() {
+                    return Err(err);
+                }
+            }
         }
-        // Begun here or in another's batch, which answers it.
+        // Begun in a batch, this begin's or the one it waited on, which answers it.
         answer.await.unwrap_or(Err(SqliteError::Stopped(None)))
     }
 

@@ -1,12 +1,13 @@
 //! [`Begins`]: the begins of one SQLite ledger, coalesced. A begin is a write transaction of
 //! its own (a fence taken, the key's row inserted, a commit), as heavy as a small tool's
-//! effect; under load, the begins that wait while the connection is busy (with another
-//! begin, or the application's statements) are made together by whoever takes it next, in
-//! one transaction: one fence update for all of them and one commit. A lone begin waits for
-//! no one. Each key is still taken on its own row under a fence of its own, and gets the
-//! answer it would have got alone (two begins of one key in one batch: the second finds the
-//! first's in flight). A batch that fails is made again one begin at a time, so that each
-//! gets its own answer or error.
+//! effect, and a turn on the connection the application shares. So the first begin queued
+//! (the queue was empty) leads: it waits for the connection, and the begins queued behind it
+//! meanwhile wait for their answers, not for the connection; once it has the connection, it
+//! makes every begin queued in one transaction: one fence update for all of them and one
+//! commit. A lone begin waits for no one. Each key is still taken on its own row under a
+//! fence of its own, and gets the answer it would have got alone (two begins of one key in one
+//! batch: the second finds the first's in flight). A batch that fails is made again one begin
+//! at a time, so that each gets its own answer or error.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -47,9 +48,16 @@ struct Waiting {
 pub(super) struct Queued<'a> {
     begins: &'a Begins,
     id: u64,
+    leads: bool,
 }
 
 impl Queued<'_> {
+    /// Whether the begin was queued first: it takes the connection for every begin queued
+    /// until then, and they wait on it.
+    pub(super) fn leads(&self) -> bool {
+        self.leads
+    }
+
     /// Takes the begin out of the queue; whether it was still there (not yet taken by a
     /// batch, which answers it).
     pub(super) fn withdraw(&self) -> bool {
@@ -81,6 +89,7 @@ impl Begins {
     ) -> (Queued<'_>, oneshot::Receiver<Answer>) {
         let (reply, answer) = oneshot::channel();
         let mut waiting = self.lock();
+        let leads = waiting.1.is_empty();
         waiting.0 += 1;
         let id = waiting.0;
         waiting.1.push(Waiting {
@@ -92,7 +101,14 @@ impl Begins {
             asked: Instant::now(),
             reply,
         });
-        (Queued { begins: self, id }, answer)
+        (
+            Queued {
+                begins: self,
+                id,
+                leads,
+            },
+            answer,
+        )
     }
 
     /// Takes the begin `id` out of the queue; whether it was still there (not yet taken by a
