@@ -1,6 +1,8 @@
 //! The arms the library's route is measured against: the same `send_sms` handler with no
 //! guarantee at all (the floor), and with the guarantee written by hand as a careful author
-//! writes it without the library.
+//! writes it without the library: the key written once, after the work ([`by_hand`]), and
+//! the key claimed before the work and answered after it, as Stripe's published design does
+//! around a call to another service ([`claimed_by_hand`]).
 
 use std::sync::Arc;
 
@@ -69,95 +71,167 @@ pub async fn bare(State(service): State<Arc<Service>>, call: KeyedJson) -> Respo
         .map(axum::body::Body::from)
 }
 
-/// The hand-written arm's table: each key, its request's fingerprint and its response.
-pub const BY_HAND_TABLE: &str = "CREATE TABLE IF NOT EXISTS bench_keys (key text PRIMARY KEY, \
-    fingerprint text NOT NULL, status bigint NOT NULL, content_type text NOT NULL, \
-    body text NOT NULL)";
+/// The tables of the hand-written arms: each key, its request's fingerprint and its response
+/// (a status of 0 while a key claimed first has none yet); a key claimed first also says until
+/// when its claim holds (milliseconds since 1970, none once answered).
+pub const TABLES: [&str; 2] = [
+    "CREATE TABLE IF NOT EXISTS bench_keys (key text PRIMARY KEY, fingerprint text NOT NULL, \
+     status bigint NOT NULL, content_type text NOT NULL, body text NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS bench_claimed_keys (key text PRIMARY KEY, \
+     fingerprint text NOT NULL, locked_until bigint, status bigint NOT NULL DEFAULT 0, \
+     content_type text NOT NULL DEFAULT '', body text NOT NULL DEFAULT '')",
+];
 
-/// The response stored under `key`, if any: itself for the same request (`fingerprint`),
-/// else the refusal of another request under the key.
-async fn stored(
-    conn: &mut Conn<'_>,
-    key: &str,
-    fingerprint: &str,
-) -> Result<Option<Response>, DbError> {
-    let rows = conn
-        .query(
-            "SELECT fingerprint, status, content_type, body FROM bench_keys WHERE key = $1",
-            &[key.into()],
-        )
-        .await?;
-    Ok(rows.first().map(|row| {
-        if row.text(0) != fingerprint {
-            return Refusal::new(RefusalKind::KeyMismatch, "another request").into_response();
-        }
-        let status = u16::try_from(row.int(1)).expect("a status");
-        http::Response::builder()
-            .status(status)
-            .header("content-type", row.text(2))
-            .body(axum::body::Body::from(row.text(3)))
-            .expect("a stored response")
-    }))
+/// How long a claimed key's claim holds before another call may take the key over, in
+/// milliseconds.
+const CLAIM_MS: i64 = 30_000;
+
+/// How a hand-written arm keeps its keys.
+#[derive(Clone, Copy)]
+enum Keys {
+    /// The key written once, with its response, after the work ([`by_hand`]).
+    WrittenOnce,
+    /// The key claimed before the work, its response written after ([`claimed_by_hand`]).
+    ClaimedFirst,
 }
 
-/// The key's row with its response, and the message's (`None` for a deny: no message), as
-/// a careful author writes them on each store: on PostgreSQL one statement (its own
-/// transaction); on SQLite one transaction of two. Whether the key was written (not another
-/// call's meanwhile).
-async fn write_key(
-    conn: &mut Conn<'_>,
-    key: [Arg; 5],
-    message: Option<[Arg; 3]>,
-) -> Result<bool, DbError> {
-    const KEY_ROW: &str = "INSERT INTO bench_keys (key, fingerprint, status, content_type, body) \
-                           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING";
-    const MESSAGE_ROW: &str = "INSERT INTO messages (id, principal, phone, state, updated_ms) \
-                               VALUES ($1, $2, $3, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING";
-    if let Conn::Postgres(_) = conn {
-        let rows = match message {
-            None => {
-                let sql = format!("WITH k AS ({KEY_ROW} RETURNING 1) SELECT count(*) FROM k");
-                conn.query(&sql, &key).await?
+impl Keys {
+    /// The table the keys are kept in.
+    fn table(self) -> &'static str {
+        match self {
+            Keys::WrittenOnce => "bench_keys",
+            Keys::ClaimedFirst => "bench_claimed_keys",
+        }
+    }
+
+    /// What the key answers before the work, if it answers: its stored response, 422 for
+    /// another request under it, or 409 while the call that claimed it works. A key claimed
+    /// first is claimed here, in a statement of its own (or taken over, its claim run out).
+    async fn before(
+        self,
+        conn: &mut Conn<'_>,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<Option<Response>, DbError> {
+        if let Keys::ClaimedFirst = self {
+            let claim = format!(
+                "INSERT INTO bench_claimed_keys AS t (key, fingerprint, locked_until) \
+                 VALUES ($1, $2, NOW_MS + {CLAIM_MS}) ON CONFLICT (key) DO UPDATE \
+                 SET locked_until = EXCLUDED.locked_until WHERE t.status = 0 \
+                 AND t.locked_until <= NOW_MS AND t.fingerprint = EXCLUDED.fingerprint"
+            );
+            if conn
+                .execute(&claim, &[key.into(), fingerprint.into()])
+                .await?
+                == 1
+            {
+                return Ok(None);
             }
-            Some(message) => {
-                let sql = format!(
-                    "WITH k AS ({KEY_ROW} RETURNING 1), m AS ({}) SELECT count(*) FROM k",
-                    MESSAGE_ROW
-                        .replace("$3", "$8")
-                        .replace("$2", "$7")
-                        .replace("$1", "$6")
-                );
-                let args: Vec<Arg> = key.into_iter().chain(message).collect();
-                conn.query(&sql, &args).await?
+        }
+        self.stored(conn, key, fingerprint).await
+    }
+
+    /// What the key's row answers, if there is one.
+    async fn stored(
+        self,
+        conn: &mut Conn<'_>,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<Option<Response>, DbError> {
+        let sql = format!(
+            "SELECT fingerprint, status, content_type, body FROM {} WHERE key = $1",
+            self.table()
+        );
+        let rows = conn.query(&sql, &[key.into()]).await?;
+        Ok(rows.first().map(|row| {
+            if row.text(0) != fingerprint {
+                return Refusal::new(RefusalKind::KeyMismatch, "another request").into_response();
+            }
+            let Ok(status @ 1..) = u16::try_from(row.int(1)) else {
+                return Refusal::new(RefusalKind::KeyInFlight, "the key's call is working")
+                    .into_response();
+            };
+            http::Response::builder()
+                .status(status)
+                .header("content-type", row.text(2))
+                .body(axum::body::Body::from(row.text(3)))
+                .expect("a stored response")
+        }))
+    }
+
+    /// The key's response written beside the message's row (`None` for a deny: no message), as
+    /// a careful author writes them on each store: on PostgreSQL one statement (its own
+    /// transaction), on SQLite one transaction of two. The key's row is `[key, fingerprint,
+    /// status, content type, body]`. Whether it was written: not when another call wrote the
+    /// key meanwhile (or took a claimed key over, its claim run out, and answered it).
+    async fn after(
+        self,
+        conn: &mut Conn<'_>,
+        key: [Arg; 5],
+        message: Option<[Arg; 3]>,
+    ) -> Result<bool, DbError> {
+        let key_row = match self {
+            Keys::WrittenOnce => {
+                "INSERT INTO bench_keys (key, fingerprint, status, content_type, body) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING"
+            }
+            Keys::ClaimedFirst => {
+                "UPDATE bench_claimed_keys SET status = $3, content_type = $4, body = $5, \
+                 locked_until = NULL WHERE key = $1 AND fingerprint = $2 AND status = 0"
             }
         };
-        return Ok(rows.first().is_some_and(|row| row.int(0) == 1));
-    }
-    conn.begin_exclusive().await?;
-    let written = async {
-        if conn.execute(KEY_ROW, &key).await? == 0 {
-            return Ok(false);
+        let message_row = |first: usize| {
+            format!(
+                "INSERT INTO messages (id, principal, phone, state, updated_ms) \
+                 VALUES (${first}, ${}, ${}, 'sent', NOW_MS) ON CONFLICT (id) DO NOTHING",
+                first + 1,
+                first + 2
+            )
+        };
+        if let Conn::Postgres(_) = conn {
+            let (sql, args) = match message {
+                None => (
+                    format!("WITH k AS ({key_row} RETURNING 1) SELECT count(*) FROM k"),
+                    key.to_vec(),
+                ),
+                Some(message) => (
+                    format!(
+                        "WITH k AS ({key_row} RETURNING 1), m AS ({}) SELECT count(*) FROM k",
+                        message_row(6)
+                    ),
+                    key.into_iter().chain(message).collect(),
+                ),
+            };
+            let rows = conn.query(&sql, &args).await?;
+            return Ok(rows.first().is_some_and(|row| row.int(0) == 1));
         }
-        if let Some(message) = message {
-            conn.execute(MESSAGE_ROW, &message).await?;
+        conn.begin_exclusive().await?;
+        let written = async {
+            if conn.execute(key_row, &key).await? == 0 {
+                return Ok(false);
+            }
+            if let Some(message) = message {
+                conn.execute(&message_row(1), &message).await?;
+            }
+            Ok(true)
         }
-        Ok(true)
-    }
-    .await;
-    match written {
-        Ok(true) => conn.commit().await.map(|()| true),
-        other => {
-            conn.rollback().await?;
-            other
+        .await;
+        match written {
+            Ok(true) => conn.commit().await.map(|()| true),
+            other => {
+                conn.rollback().await?;
+                other
+            }
         }
     }
 }
 
-/// The same guarantee as a careful author writes it by hand: a key found answers its stored
-/// response (or 422, for another request under it); otherwise the tool's work (the opt-out
-/// check, the send through the provider, whose effect key makes a second send of the message
-/// a no-op), then the key written with its fingerprint and response beside the message's row
-/// ([`write_key`]); a key another call wrote meanwhile answers what that call stored.
+/// The same guarantee as a careful author writes it by hand, the key written once: a key
+/// found answers its stored response (or 422, for another request under it); otherwise the
+/// tool's work (the opt-out check, the send through the provider, whose effect key makes a
+/// second send of the message a no-op), then the key written with its fingerprint and
+/// response beside the message's row; a key another call wrote meanwhile answers what that
+/// call stored.
 ///
 /// What it leaves out, and the library's arm pays for (the key's row written before the work,
 /// then again with the answer): nothing holds the key while the work runs, so a second
@@ -165,6 +239,21 @@ async fn write_key(
 /// write its answer wins. When the two answers differ (the number opted out between their
 /// checks: one sent, one denied), the one that sent may be answered `denied`.
 pub async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
+    hand_written(&service, call, Keys::WrittenOnce).await
+}
+
+/// The guarantee by hand as Stripe's engineers published it for a request that calls another
+/// service: the key claimed first, with its request's fingerprint, in a statement of its own
+/// (a key found answers its stored response, 422 for another request under it, or 409 while
+/// the call that claimed it works); then the tool's work; then the response written to the
+/// key's row beside the message's row. The key's row is written twice, as the library's arm
+/// writes it, where [`by_hand`] writes it once.
+pub async fn claimed_by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Response {
+    hand_written(&service, call, Keys::ClaimedFirst).await
+}
+
+/// `send_sms` with its key kept by hand as `keys` says.
+async fn hand_written(service: &Service, call: KeyedJson, keys: Keys) -> Response {
     let (key, arguments) = call.into_parts();
     let args = match SmsArgs::deserialize(&arguments) {
         Ok(args) => args,
@@ -179,7 +268,7 @@ pub async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Re
         Ok(conn) => conn,
         Err(err) => return unavailable(err),
     };
-    match stored(&mut conn, key, &fingerprint).await {
+    match keys.before(&mut conn, key, &fingerprint).await {
         Ok(Some(response)) => return response,
         Ok(None) => {}
         Err(err) => return unavailable(err),
@@ -200,7 +289,7 @@ pub async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Re
     let answer: agent_tool_result::guarantee::Answer<MessageRef> = if opted_out {
         GuaranteeResult::denied(PolicyCode::CONTACT_OPTED_OUT).into()
     } else {
-        if let Err(refused) = send_message(&service, &id, &args).await {
+        if let Err(refused) = send_message(service, &id, &args).await {
             return refused;
         }
         GuaranteeResult::committed_with(Tally::sent(1), MessageRef::of_operation(&id)).into()
@@ -231,10 +320,10 @@ pub async fn by_hand(State(service): State<Arc<Service>>, call: KeyedJson) -> Re
             args.to.as_str().into(),
         ]
     });
-    match write_key(&mut conn, key_row, message).await {
+    match keys.after(&mut conn, key_row, message).await {
         Ok(true) => response.map(axum::body::Body::from),
         // Another call wrote the key meanwhile: its response is the key's.
-        Ok(false) => match stored(&mut conn, key, &fingerprint).await {
+        Ok(false) => match keys.stored(&mut conn, key, &fingerprint).await {
             Ok(Some(response)) => response,
             Ok(None) => Refusal::unavailable("the key's row is gone").into_response(),
             Err(err) => unavailable(err),
