@@ -6,7 +6,7 @@
 use std::borrow::BorrowMut;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -20,6 +20,12 @@ use super::ledger::{
 use super::scope::Scope;
 use super::stored::StoredAnswer;
 use begins::Begins;
+pub use error::SqliteError;
+use error::is_busy;
+use schema::{
+    CANDIDATES, CLAIM, COMPLETE, MIGRATIONS, NEXT_FENCE, PURGE, RELEASE, RENEW, RESOLVE,
+    RESOLVE_RELEASE, SCHEMA, instant,
+};
 use worker::Worker;
 
 /// A ledger in a SQLite file: keys survive the process, and several processes on one machine
@@ -109,174 +115,14 @@ impl<C: BorrowMut<Connection> + Send> Shared for tokio::sync::Mutex<C> {
     }
 }
 
-/// An error of the SQLite ledger.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SqliteError {
-    /// SQLite failed; its error is the `source()`.
-    #[error("the SQLite ledger failed")]
-    Sqlite(#[source] rusqlite::Error),
-    /// The ledger's thread could not start, or stopped.
-    #[error("the SQLite ledger's thread is not running")]
-    Stopped(#[source] Option<std::io::Error>),
-    /// A tool's answer did not serialize to an object, so nothing was recorded.
-    #[error("the answer does not serialize to an object")]
-    Answer(#[source] serde_json::Error),
-}
-
-impl From<rusqlite::Error> for SqliteError {
-    fn from(err: rusqlite::Error) -> Self {
-        SqliteError::Sqlite(err)
-    }
-}
-
-const SCHEMA: &str = "
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = NORMAL;
-    CREATE TABLE IF NOT EXISTS atr_idempotency (
-        scope TEXT NOT NULL,
-        key TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        context TEXT NOT NULL,
-        claims INTEGER NOT NULL DEFAULT 0,
-        fence INTEGER,
-        lease_until_ms INTEGER,
-        completed_ms INTEGER,
-        refused INTEGER,
-        answer TEXT,
-        provisional INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (scope, key)
-    ) WITHOUT ROWID;
-    CREATE INDEX IF NOT EXISTS atr_idempotency_completed
-        ON atr_idempotency (completed_ms) WHERE completed_ms IS NOT NULL;
-    CREATE TABLE IF NOT EXISTS atr_fence (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
-    INSERT OR IGNORE INTO atr_fence (id, last) VALUES (1, 0);
-";
-
-/// The columns a table made by an earlier release lacks, each with the statement that adds
-/// it: fences, then provisional answers.
-const MIGRATIONS: [(&str, &str); 2] = [
-    (
-        "fence",
-        "ALTER TABLE atr_idempotency ADD COLUMN fence INTEGER",
-    ),
-    (
-        "provisional",
-        "ALTER TABLE atr_idempotency ADD COLUMN provisional INTEGER NOT NULL DEFAULT 0",
-    ),
-];
-
-/// The next fence: one counter for the file, so a fence is greater than every one before it,
-/// whichever key it was for, and never handed out twice (a key released and begun again
-/// gets a greater one).
-const NEXT_FENCE: &str = "UPDATE atr_fence SET last = last + 1 WHERE id = 1 RETURNING last";
-
-/// Whether `lease` guards the key: its fence is the key's and it has not passed.
-macro_rules! held {
-    () => {
-        concat!(
-            "scope = ?1 AND key = ?2 AND fence = ?3 AND completed_ms IS NULL AND lease_until_ms > ",
-            now!()
-        )
-    };
-}
-
 /// How long a statement on the worker's thread waits for another connection's lock: about
 /// five seconds, in [`SqliteLedger::busy_handler`]'s steps.
 const BUSY_TRIES: i32 = 5_000;
 
-/// SQLite's clock, in milliseconds since 1970, spliced into each statement's text.
-macro_rules! now {
-    () => {
-        "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
-    };
-}
-
-/// A new key is inserted; an abandoned one (lease expired, no answer, the same request) is
-/// taken over; anything else is left as it is, and nothing is returned.
-const BEGIN: &str = concat!(
-    "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, lease_until_ms) ",
-    "VALUES (?1, ?2, ?3, ?4, ?5, ",
-    now!(),
-    " + ?6) ",
-    "ON CONFLICT (scope, key) DO UPDATE SET fence = excluded.fence, ",
-    "lease_until_ms = excluded.lease_until_ms, claims = claims + 1 ",
-    "WHERE completed_ms IS NULL AND lease_until_ms <= ",
-    now!(),
-    " ",
-    "AND fingerprint = excluded.fingerprint ",
-    "RETURNING claims, context, lease_until_ms"
-);
-
-const LOOKUP: &str = "SELECT fingerprint, refused, answer, lease_until_ms, provisional \
-    FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
-
-const RENEW: &str = concat!(
-    "UPDATE atr_idempotency SET lease_until_ms = ",
-    now!(),
-    " + ?4 WHERE ",
-    held!(),
-    " RETURNING lease_until_ms"
-);
-
-/// The answer `(?4, ?5, ?6)` (refused, answer, provisional) recorded under the lease
-/// `(?1, ?2, ?3)`, guarded by `$guard`.
-macro_rules! record {
-    ($guard:expr) => {
-        concat!(
-            "UPDATE atr_idempotency SET completed_ms = ",
-            now!(),
-            ", refused = ?4, answer = ?5, provisional = ?6, lease_until_ms = NULL WHERE ",
-            $guard
-        )
-    };
-}
-
-const COMPLETE: &str = record!(held!());
-
-const RELEASE: &str = concat!("DELETE FROM atr_idempotency WHERE ", held!());
-
-/// A provisional answer of a key taken over after the lease `(?1, ?2, ?3)`, replaced by the
-/// truth `(?4, ?5)`.
-const RESOLVE: &str = concat!(
-    "UPDATE atr_idempotency SET completed_ms = ",
-    now!(),
-    ", refused = ?4, answer = ?5, provisional = 0 WHERE scope = ?1 AND key = ?2 \
-     AND fence > ?3 AND provisional = 1 AND completed_ms IS NOT NULL"
-);
-
-/// A provisional answer of a key taken over after the lease `(?1, ?2, ?3)`, forgotten: the
-/// call did nothing.
-const RESOLVE_RELEASE: &str = "DELETE FROM atr_idempotency WHERE scope = ?1 AND key = ?2 \
-    AND fence > ?3 AND provisional = 1 AND completed_ms IS NOT NULL";
-
-/// The keys whose lease expired without an answer: read without taking the write lock (there
-/// is no index for it, so that a call's statements write one index fewer; a sweep is rare).
-const CANDIDATES: &str = concat!(
-    "SELECT scope, key FROM atr_idempotency WHERE completed_ms IS NULL AND lease_until_ms <= ",
-    now!(),
-    " LIMIT ?1"
-);
-
-/// Takes one abandoned key, if it still is one.
-const CLAIM: &str = concat!(
-    "UPDATE atr_idempotency SET fence = ?3, lease_until_ms = ",
-    now!(),
-    " + ?4, ",
-    "claims = claims + 1 WHERE scope = ?1 AND key = ?2 AND completed_ms IS NULL ",
-    "AND lease_until_ms <= ",
-    now!(),
-    " RETURNING context, lease_until_ms"
-);
-
-const PURGE: &str = concat!(
-    "DELETE FROM atr_idempotency WHERE (scope, key) IN (SELECT scope, key FROM atr_idempotency ",
-    "WHERE completed_ms IS NOT NULL AND completed_ms < ",
-    now!(),
-    " - ?1 LIMIT ?2)"
-);
-
 mod begins;
+mod error;
+#[macro_use]
+mod schema;
 pub(super) mod transaction;
 mod worker;
 
@@ -478,17 +324,6 @@ fn set_up(connection: &Connection) -> Result<(), rusqlite::Error> {
     connection.busy_handler(Some(SqliteLedger::busy_handler))
 }
 
-/// Whether SQLite failed for another connection's lock on the file.
-fn is_busy(err: &rusqlite::Error) -> bool {
-    matches!(
-        err,
-        rusqlite::Error::SqliteFailure(err, _) if matches!(
-            err.code,
-            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-        )
-    )
-}
-
 /// `connection` with no transaction open: one the application left open (and then let go of
 /// the connection) is rolled back.
 fn ready(connection: &Connection) -> Result<(), rusqlite::Error> {
@@ -497,10 +332,6 @@ fn ready(connection: &Connection) -> Result<(), rusqlite::Error> {
     } else {
         connection.execute_batch("ROLLBACK")
     }
-}
-
-fn instant(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 impl Ledger for SqliteLedger {

@@ -7,7 +7,8 @@ use super::super::done::Done;
 use super::super::lease::Lease;
 use super::super::ledger::TransactionError;
 use super::super::stored::StoredAnswer;
-use super::{NEXT_FENCE, SqliteError};
+use super::error::SqliteError;
+use super::schema::NEXT_FENCE;
 use crate::guarantee::Answer;
 
 /// Whether the lease `(?1, ?2, ?3)` holds its key: what a fenced transaction checks first,
