@@ -22,10 +22,7 @@ use super::super::ledger::{Abandoned, Begin};
 use super::super::scope::Scope;
 use super::super::stored::StoredAnswer;
 use super::error::{SqliteError, is_busy};
-use super::schema::{BEGIN, LOOKUP, instant};
-
-/// Takes `?1` fences at once: the last of them is returned, the others are the ones below it.
-const NEXT_FENCES: &str = "UPDATE atr_fence SET last = last + ?1 WHERE id = 1 RETURNING last";
+use super::schema::{BEGIN, LOOKUP, NEXT_FENCES, instant};
 
 /// What a begin is answered.
 type Answer = Result<Begin, SqliteError>;

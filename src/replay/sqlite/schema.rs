@@ -45,6 +45,10 @@ pub(super) const MIGRATIONS: [(&str, &str); 2] = [
 pub(super) const NEXT_FENCE: &str =
     "UPDATE atr_fence SET last = last + 1 WHERE id = 1 RETURNING last";
 
+/// Takes `?1` fences at once: the last of them is returned, the others are the ones below it.
+pub(super) const NEXT_FENCES: &str =
+    "UPDATE atr_fence SET last = last + ?1 WHERE id = 1 RETURNING last";
+
 /// Whether `lease` guards the key: its fence is the key's and it has not passed.
 macro_rules! held {
     () => {
