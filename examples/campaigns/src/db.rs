@@ -139,14 +139,6 @@ impl Db {
         }
     }
 
-    /// SQLite's connection, for a SQLite database.
-    pub fn sqlite(&self) -> Option<&Arc<Mutex<rusqlite::Connection>>> {
-        match self {
-            Db::Sqlite(connection) => Some(connection),
-            Db::Postgres { .. } => None,
-        }
-    }
-
     /// The pool, for a PostgreSQL database.
     pub fn pool(&self) -> Option<&Pool> {
         match self {

@@ -3,6 +3,7 @@
 //! the answer the batch committed with its campaign standing and claims that are sent once
 //! space is back, nobody twice; a disk full before the call answers 503 and burns no key.
 
+#[cfg(feature = "faults")]
 use crate::support;
 
 /// The injected full disk is the `faults` feature's (the README's test command enables every

@@ -10,6 +10,7 @@ use agent_tool_result::replay::{
     PostgresLedger, Scope, SqliteError, SqliteLedger, StoredAnswer,
 };
 
+use crate::db::Db;
 use crate::db::error::DbError;
 use crate::db::guard::Guard;
 use crate::store::Store as Tables;
@@ -49,20 +50,18 @@ impl ServiceLedger {
         lease: std::time::Duration,
         timeout: std::time::Duration,
     ) -> Result<Self, LedgerError> {
-        let db = tables.db();
-        let store = match (db.sqlite(), db.pool()) {
-            (Some(connection), _) => Store::Sqlite(
+        let store = match tables.db() {
+            Db::Sqlite(connection) => Store::Sqlite(
                 SqliteLedger::sharing(Arc::clone(connection))
                     .await?
                     .with_lease(lease),
             ),
-            (None, Some(pool)) => Store::Postgres(Box::new(
+            Db::Postgres { pool, .. } => Store::Postgres(Box::new(
                 PostgresLedger::from_pool(pool.clone())
                     .await?
                     .with_lease(lease)
                     .with_timeout(timeout),
             )),
-            (None, None) => unreachable!("a database is SQLite or has a pool"),
         };
         Ok(ServiceLedger {
             store,
