@@ -79,18 +79,30 @@ fn notes(path: &Path) -> i64 {
         .unwrap()
 }
 
+/// How the tool writes its note.
+#[derive(Clone, Copy, Debug)]
+enum Write {
+    /// In a transaction begun with its fence checked, then the commit.
+    Apart,
+    /// With the record, in the one-write transaction (`commit_one`).
+    One,
+}
+
 /// The tool: after `pause` (a stall before the effect), writes its note and records
-/// `answer` under `lease` in one fenced transaction: both commit, or neither.
-fn send_note(path: &Path, lease: &Lease, answer: &Answer, pause: Duration) -> Done {
+/// `answer` under `lease` in one fenced transaction, as `write` says: both commit, or
+/// neither.
+fn send_note(path: &Path, lease: &Lease, answer: &Answer, pause: Duration, write: Write) -> Done {
     std::thread::sleep(pause);
     let mut conn = effects(path);
-    let done = (|| {
-        let tx = SqliteTransaction::begin(&mut conn, lease)?;
-        tx.execute(
-            "INSERT INTO notes (key, fence) VALUES (?1, ?2)",
-            params![lease.key().as_str(), lease.fence().as_i64()],
-        )?;
-        tx.commit(answer.clone())
+    let insert = "INSERT INTO notes (key, fence) VALUES (?1, ?2)";
+    let note = params![lease.key().as_str(), lease.fence().as_i64()];
+    let done = (|| match write {
+        Write::Apart => {
+            let tx = SqliteTransaction::begin(&mut conn, lease)?;
+            tx.execute(insert, note)?;
+            tx.commit(answer.clone())
+        }
+        Write::One => SqliteTransaction::commit_one(&mut conn, lease, insert, note, answer.clone()),
     })();
     done.unwrap_or_else(Done::from)
 }
@@ -104,14 +116,20 @@ fn committed(id: &str) -> Answer {
 
 #[tokio::test]
 async fn a_recorded_answer_is_the_reply_and_every_replay_byte_for_byte() {
-    let scratch = Scratch::new("replay");
+    for write in [Write::Apart, Write::One] {
+        recorded_and_replayed(write).await;
+    }
+}
+
+async fn recorded_and_replayed(write: Write) {
+    let scratch = Scratch::new(&format!("replay-{write:?}"));
     let path = scratch.db();
     let sequence = Sequence::new(SqliteLedger::open(&path).unwrap());
     let runs = AtomicUsize::new(0);
     let tool = |lease: Lease| {
         runs.fetch_add(1, Ordering::SeqCst);
         let path = path.clone();
-        async move { send_note(&path, &lease, &committed("note_1"), Duration::ZERO) }
+        async move { send_note(&path, &lease, &committed("note_1"), Duration::ZERO, write) }
     };
 
     let first = sequence.run_recording(call("k-1"), tool).await;
@@ -134,7 +152,13 @@ async fn a_recorded_answer_is_the_reply_and_every_replay_byte_for_byte() {
 
 #[tokio::test]
 async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
-    let scratch = Scratch::new("late");
+    for write in [Write::Apart, Write::One] {
+        late(write).await;
+    }
+}
+
+async fn late(write: Write) {
+    let scratch = Scratch::new(&format!("late-{write:?}"));
     let path = scratch.db();
     let sequence = Sequence::new(
         SqliteLedger::open(&path)
@@ -152,6 +176,7 @@ async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
                     &lease,
                     &committed("note_2"),
                     Duration::from_millis(150),
+                    write,
                 )
             }
         })
@@ -173,7 +198,7 @@ async fn a_lease_that_passed_records_nothing_and_its_effect_rolls_back() {
     let next = sequence
         .run_recording(call("k-2"), |lease: Lease| {
             let path = path.clone();
-            async move { send_note(&path, &lease, &committed("note_2"), Duration::ZERO) }
+            async move { send_note(&path, &lease, &committed("note_2"), Duration::ZERO, write) }
         })
         .await;
     assert_eq!(next.answer(), &committed("note_2"));
@@ -194,7 +219,15 @@ async fn a_call_whose_effect_is_in_the_ledger_begins_its_key_in_that_transaction
     let first = sequence
         .run_recording(folded("f-1"), |lease: Lease| {
             let path = path.clone();
-            async move { send_note(&path, &lease, &committed("note_f"), Duration::ZERO) }
+            async move {
+                send_note(
+                    &path,
+                    &lease,
+                    &committed("note_f"),
+                    Duration::ZERO,
+                    Write::One,
+                )
+            }
         })
         .await;
     assert_eq!(first.kind(), ReplyKind::Ran);
@@ -202,7 +235,15 @@ async fn a_call_whose_effect_is_in_the_ledger_begins_its_key_in_that_transaction
     let again = sequence
         .run_recording(folded("f-1"), |lease: Lease| {
             let path = path.clone();
-            async move { send_note(&path, &lease, &committed("other"), Duration::ZERO) }
+            async move {
+                send_note(
+                    &path,
+                    &lease,
+                    &committed("other"),
+                    Duration::ZERO,
+                    Write::One,
+                )
+            }
         })
         .await;
     assert_eq!(again.kind(), ReplyKind::Replayed);
@@ -231,7 +272,15 @@ async fn a_call_whose_effect_is_in_the_ledger_begins_its_key_in_that_transaction
     let ran = sequence
         .run_recording(folded("f-2"), |lease: Lease| {
             let path = path.clone();
-            async move { send_note(&path, &lease, &committed("note_f2"), Duration::ZERO) }
+            async move {
+                send_note(
+                    &path,
+                    &lease,
+                    &committed("note_f2"),
+                    Duration::ZERO,
+                    Write::Apart,
+                )
+            }
         })
         .await;
     assert_eq!(ran.kind(), ReplyKind::Ran);
@@ -248,6 +297,7 @@ async fn a_call_whose_effect_is_in_the_ledger_begins_its_key_in_that_transaction
                             &lease,
                             &committed("note_f3"),
                             Duration::from_millis(50),
+                            Write::One,
                         )
                     })
                     .await

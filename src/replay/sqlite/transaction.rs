@@ -8,7 +8,7 @@ use super::super::lease::Lease;
 use super::super::ledger::TransactionError;
 use super::super::stored::StoredAnswer;
 use super::error::SqliteError;
-use super::schema::NEXT_FENCE;
+use super::schema::{COMPLETE, NEXT_FENCE};
 use crate::guarantee::Answer;
 
 /// Whether the lease `(?1, ?2, ?3)` holds its key: what a fenced transaction checks first,
@@ -150,7 +150,7 @@ impl<'c> SqliteTransaction<'c> {
     /// SQLite fails before the commit (nothing was written); [`TransactionError::Unsure`]
     /// when the commit itself fails.
     pub fn commit<F: serde::Serialize>(
-        mut self,
+        self,
         answer: impl Into<Answer<F>>,
     ) -> Result<Done<F>, TransactionError<SqliteError>> {
         let stored = StoredAnswer::of(&answer.into())
@@ -186,6 +186,11 @@ impl<'c> SqliteTransaction<'c> {
         if recorded != 1 {
             return Err(TransactionError::Fenced);
         }
+        self.finish(stored)
+    }
+
+    /// Commits, the answer `stored` recorded.
+    fn finish<F>(mut self, stored: StoredAnswer) -> Result<Done<F>, TransactionError<SqliteError>> {
         self.finished = true;
         if let Err(err) = self.connection.execute_batch("COMMIT") {
             // SQLite keeps the transaction open after a failed COMMIT (a busy reader, say):
@@ -194,6 +199,62 @@ impl<'c> SqliteTransaction<'c> {
             return Err(TransactionError::Unsure(SqliteError::Sqlite(err)));
         }
         Ok(Done::Recorded(stored))
+    }
+
+    /// The tool's one write, `statement` with `params`, and `answer` recorded under `lease`,
+    /// in one transaction on `connection` with no check of its own before them: the record
+    /// checks that the lease still holds its key (and has not passed) as it writes the
+    /// answer, and the effect follows it; so the file's write lock is held for the two
+    /// writes and the commit alone. For a call whose key is begun in its transaction
+    /// ([`Call::with_effect_in_ledger`]), it is [`SqliteTransaction::begin`] and
+    /// [`SqliteTransaction::commit_with`].
+    ///
+    /// [`Call::with_effect_in_ledger`]: crate::replay::Call::with_effect_in_ledger
+    ///
+    /// # Errors
+    ///
+    /// As [`SqliteTransaction::commit_with`]: [`TransactionError::Fenced`] when the lease no
+    /// longer holds its key, [`TransactionError::Failed`] when the answer does not serialize
+    /// or a write fails (nothing was written), [`TransactionError::Unsure`] when the commit
+    /// fails.
+    pub fn commit_one<F: serde::Serialize>(
+        connection: &'c mut Connection,
+        lease: &Lease,
+        statement: &str,
+        params: impl rusqlite::Params,
+        answer: impl Into<Answer<F>>,
+    ) -> Result<Done<F>, TransactionError<SqliteError>> {
+        if lease.key_to_begin().is_some() {
+            return SqliteTransaction::begin(connection, lease)?
+                .commit_with(statement, params, answer);
+        }
+        let stored = StoredAnswer::of(&answer.into())
+            .map_err(|err| TransactionError::Failed(SqliteError::Answer(err)))?;
+        connection.execute_batch("BEGIN IMMEDIATE")?;
+        let transaction = SqliteTransaction {
+            connection,
+            lease: lease.clone(),
+            finished: false,
+        };
+        let recorded = transaction
+            .connection
+            .prepare_cached(COMPLETE)?
+            .execute(params![
+                lease.scope().as_str(),
+                lease.key().as_str(),
+                lease.fence().as_i64(),
+                stored.is_refusal(),
+                stored.json(),
+                false
+            ])?;
+        if recorded != 1 {
+            return Err(TransactionError::Fenced);
+        }
+        transaction
+            .connection
+            .prepare_cached(statement)?
+            .execute(params)?;
+        transaction.finish(stored)
     }
 }
 

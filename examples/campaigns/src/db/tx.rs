@@ -74,7 +74,8 @@ impl<'a> Conn<'a> {
     /// An effect of one statement, `sql` with `args`, committed with `answer` under
     /// `lease`'s fence: on PostgreSQL a single statement that is its own transaction (the
     /// crate's one-statement transaction: one round trip, no transaction left open); on
-    /// SQLite the crate's transaction, begun and committed in one stretch off the executor;
+    /// SQLite the crate's one-write transaction (the record checks the fence as it writes),
+    /// in one stretch off the executor;
     /// without a lease, [`Conn::effect`] and [`Tx::commit_with`].
     pub async fn commit_one<F: serde::Serialize>(
         &mut self,
@@ -93,8 +94,14 @@ impl<'a> Conn<'a> {
             Conn::Postgres(conn) => conn,
             Conn::Sqlite(connection) => {
                 let committed = off_executor(|| {
-                    let tx = SqliteTransaction::begin(connection, lease)?;
-                    tx.commit_with(&sqlite_sql(sql), rusqlite::params_from_iter(args), answer)
+                    let params = rusqlite::params_from_iter(args);
+                    SqliteTransaction::commit_one(
+                        connection,
+                        lease,
+                        &sqlite_sql(sql),
+                        params,
+                        answer,
+                    )
                 });
                 return committed
                     .map_err(|err| map_tx(err, DbError::Ledger))
