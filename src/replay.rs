@@ -88,10 +88,13 @@
 //!    hands the tool ([`PostgresTransaction`], [`SqliteTransaction`]): its `begin` checks the
 //!    lease's fence and locks the key until the transaction ends, the tool makes its writes
 //!    through it, and its `commit` records the tool's typed answer with the key and commits,
-//!    so the effect and the answer commit together, or neither does. A holder whose key was
-//!    taken over performs nothing; the taker waits for the lock, so the tool's recovery sees
-//!    the write committed or never made. A check made in one statement and the effect made
-//!    in another is no fence: a pause between them is exactly the fault it must survive.
+//!    so the effect and the answer commit together, or neither does. An effect of one write
+//!    goes with its answer in one step, whose record checks the fence as it writes
+//!    ([`PostgresTransaction::commit_one`], [`SqliteTransaction::commit_one`]). A holder whose
+//!    key was taken over performs nothing; the taker waits for the lock, so the tool's
+//!    recovery sees the write committed or never made. A check made in one statement and the
+//!    effect made in another is no fence: a pause between them is exactly the fault it must
+//!    survive.
 //!
 //! Where neither is possible (a provider that neither deduplicates nor checks a token), a
 //! window is left: an effect started just before the lease passed, by a holder then paused
