@@ -43,7 +43,8 @@ impl Target {
 }
 
 /// The service's database: one SQLite connection, or a pool of PostgreSQL ones; the
-/// idempotency ledger shares either.
+/// idempotency ledger shares either. A clone shares the same connections.
+#[derive(Clone)]
 pub enum Db {
     /// SQLite: the one connection (a transaction left open on it by an early return is
     /// rolled back before its next use).

@@ -14,10 +14,10 @@
 //! a batch of the account's calls at once, as many as it admitted over the last [`HOLD`] or
 //! as are waiting to be counted (at least one, at most [`batch_cap`]: a sixteenth of the
 //! limit, and no more than 256), and admits its next calls from the batch without touching
-//! the row. Once less than half a batch is left, the call that finds so takes the next one
-//! (so that a process never holds more than a cap less one) while the account's other calls
-//! go on being admitted from what is left: while calls keep coming, none of them waits for
-//! another's count. What it has not used [`HOLD`] after taking its latest batch goes back with
+//! the row. Once less than half a batch is left, the call that finds so starts taking the next
+//! one in the background (so that a process never holds more than a cap less one) and is
+//! answered at once, while the account's other calls go on being admitted from what is left:
+//! while calls keep coming, none of them waits for a count. What it has not used [`HOLD`] after taking its latest batch goes back with
 //! its next count. So:
 //! - **never more than the limit**: every call admitted was counted in the shared row first;
 //!   a call admitted from what a process holds is admitted within [`HOLD`] of its latest
@@ -34,6 +34,7 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::store::Store;
@@ -45,7 +46,7 @@ pub use account::{HOLD, Standing, batch_cap};
 
 /// Every account's rate limit (counted in the shared database).
 pub struct RateLimits {
-    accounts: HashMap<String, Limit>,
+    accounts: HashMap<String, Arc<Limit>>,
 }
 
 impl std::fmt::Debug for RateLimits {
@@ -74,7 +75,7 @@ impl RateLimits {
             .into_iter()
             .filter_map(|principal| {
                 let calls = own.get(principal).copied().or(default)?;
-                Some((principal.to_owned(), Limit::new(calls, window)))
+                Some((principal.to_owned(), Arc::new(Limit::new(calls, window))))
             })
             .collect();
         RateLimits { accounts }
@@ -179,6 +180,55 @@ mod tests {
                 .unwrap()
                 .starts_with(r#""per-account";r=0;t="#)
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A busy account (calls a millisecond apart) holds a batch; then the store's connection
+    /// is held elsewhere, so no count can be made. Each call is polled once (and kept): the
+    /// calls the process holds are all answered at once, the one that starts taking the next
+    /// batch included (it does not wait for the count), and only once they run out do calls
+    /// wait. The connection let go, the batch comes in and the calls waiting are admitted.
+    #[tokio::test]
+    async fn a_call_that_takes_the_next_batch_does_not_wait_for_it() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let (limits, one, _two, dir) = limits("background", Some(6400), &[]).await;
+        for _ in 0..60 {
+            assert!(matches!(
+                limits.admit(&one, "a").await,
+                Standing::Admitted { .. }
+            ));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let held = one.db().conn().await.unwrap();
+        let (mut answered, mut waiting) = (Vec::new(), Vec::new());
+        for _ in 0..300 {
+            let mut call = Box::pin(limits.admit(&one, "a"));
+            match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(standing) => {
+                    assert!(matches!(standing, Standing::Admitted { .. }));
+                    answered.push(true);
+                }
+                Poll::Pending => {
+                    answered.push(false);
+                    waiting.push(call);
+                }
+            }
+        }
+        let first_waiting = answered.iter().position(|answered| !answered).unwrap();
+        assert!(
+            first_waiting >= 2,
+            "{first_waiting} answered from the batch"
+        );
+        assert!(
+            answered[first_waiting..].iter().all(|answered| !answered),
+            "a call waited for a count while calls were held: {answered:?}"
+        );
+        drop(held);
+        for call in waiting {
+            assert!(matches!(call.await, Standing::Admitted { .. }));
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 

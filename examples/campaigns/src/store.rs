@@ -29,7 +29,8 @@ use crate::db::{Conn, Db, Target};
 /// The tables, as `schema.sql` writes them.
 const SCHEMA: &str = include_str!("schema.sql");
 
-/// The service's tables.
+/// The service's tables. A clone shares the same connections.
+#[derive(Clone)]
 pub struct Store {
     db: Db,
     guard: Arc<Guard>,

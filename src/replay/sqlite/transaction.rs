@@ -19,6 +19,24 @@ const FENCE_CHECK: &str = concat!("SELECT 1 FROM atr_idempotency WHERE ", held!(
 /// fence check, so the key is still the lease's, whatever the clock says now.
 const RECORD: &str = record!("scope = ?1 AND key = ?2 AND fence = ?3 AND completed_ms IS NULL");
 
+/// Records the answer `stored` under `lease` with `guard`, [`RECORD`] or [`COMPLETE`] (which
+/// also checks that the lease has not passed): how many rows it answered, one or none.
+fn record(
+    connection: &Connection,
+    guard: &str,
+    lease: &Lease,
+    stored: &StoredAnswer,
+) -> rusqlite::Result<usize> {
+    connection.prepare_cached(guard)?.execute(params![
+        lease.scope().as_str(),
+        lease.key().as_str(),
+        lease.fence().as_i64(),
+        stored.is_refusal(),
+        stored.json(),
+        false
+    ])
+}
+
 /// Whether the key `(?1, ?2)` was begun: what a transaction that begins its key itself asks
 /// first, under the file's write lock.
 const KEY_BEGUN: &str = "SELECT 1 FROM atr_idempotency WHERE scope = ?1 AND key = ?2";
@@ -174,14 +192,7 @@ impl<'c> SqliteTransaction<'c> {
                         stored.json()
                     ])?
             }
-            None => self.connection.prepare_cached(RECORD)?.execute(params![
-                scope,
-                key,
-                self.lease.fence().as_i64(),
-                stored.is_refusal(),
-                stored.json(),
-                false
-            ])?,
+            None => record(self.connection, RECORD, &self.lease, &stored)?,
         };
         if recorded != 1 {
             return Err(TransactionError::Fenced);
@@ -236,18 +247,7 @@ impl<'c> SqliteTransaction<'c> {
             lease: lease.clone(),
             finished: false,
         };
-        let recorded = transaction
-            .connection
-            .prepare_cached(COMPLETE)?
-            .execute(params![
-                lease.scope().as_str(),
-                lease.key().as_str(),
-                lease.fence().as_i64(),
-                stored.is_refusal(),
-                stored.json(),
-                false
-            ])?;
-        if recorded != 1 {
+        if record(transaction.connection, COMPLETE, lease, &stored)? != 1 {
             return Err(TransactionError::Fenced);
         }
         transaction

@@ -3,8 +3,8 @@
 //! batches' sizes ([`HOLD`], [`batch_cap`]). The parent module says what they promise.
 
 use std::num::NonZeroU32;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_tool_result::guarantee::{Refusal, RefusalKind};
@@ -279,6 +279,22 @@ impl Limit {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Takes the next batch of `principal`'s calls, `want` of them, handing back `owed`, in
+    /// `store`, in a task of its own; the calls held meanwhile go on being admitted. The limit
+    /// is marked as counting until the batch is in (or the task is dropped: what it was to
+    /// hand back is then lost, and the limit admits less for a while, never more).
+    fn refill(self: &Arc<Self>, store: &Store, principal: &str, want: u32, owed: Returned) {
+        let (limit, store, principal) = (Arc::clone(self), store.clone(), principal.to_owned());
+        tokio::spawn(async move {
+            let counting = Counting(&limit);
+            let taken = store
+                .take_calls(&principal, limit.calls.get(), limit.window, want, owed)
+                .await;
+            limit.refilled(&principal, taken);
+            drop(counting);
+        });
+    }
+
     /// Adds the next batch of `principal`'s calls, `taken` while the calls held so far went
     /// on being admitted.
     fn refilled(&self, principal: &str, taken: Result<Taken, crate::db::error::DbError>) {
@@ -309,7 +325,7 @@ impl Limit {
 impl Limit {
     /// Counts a call of `principal`'s: admitted from what this process holds of the account's
     /// limit, else from a batch taken in `store`, or refused with when to call again.
-    pub(super) async fn admit(&self, store: &Store, principal: &str) -> Standing {
+    pub(super) async fn admit(self: &Arc<Self>, store: &Store, principal: &str) -> Standing {
         self.lock().recent.note(Instant::now());
         loop {
             // Decided with the lock held, which no count is made under.
@@ -320,13 +336,9 @@ impl Limit {
             let (want, owed, now) = match step {
                 Step::Admitted(standing, None) => return standing,
                 Step::Admitted(standing, Some((want, owed))) => {
-                    // Under half a batch left while calls come: this call takes the next.
-                    let counting = Counting(self);
-                    let taken = store
-                        .take_calls(principal, self.calls.get(), self.window, want, owed)
-                        .await;
-                    self.refilled(principal, taken);
-                    drop(counting);
+                    // Under half a batch left while calls come: the next is taken in a task
+                    // of its own, and this call, admitted already, does not wait for it.
+                    self.refill(store, principal, want, owed);
                     return standing;
                 }
                 Step::Wait(done) => {
