@@ -28,7 +28,12 @@ use durability::Durability;
 /// by an earlier release gets the columns it lacks (`fence`, `provisional`). Answered keys
 /// are found for the purge by a BRIN index on when they were answered (they are written in
 /// that order): next to nothing for each key's write to keep up, where a B-tree was a second
-/// index entry for every key.
+/// index entry for every key. An answer is recorded through the function `atr_record_v1`
+/// (the key's row updated under its lease, the count of rows it updated returned): each server
+/// session plans its update once and keeps the plan, where a statement sent unnamed is planned
+/// on every call. Nothing relies on the kept plan, so a pooler in transaction mode changes
+/// nothing but which session plans. A new release that records otherwise adds a function of
+/// another name, so processes of both releases can share the ledger.
 const SCHEMA: &str = "
     BEGIN;
     SELECT pg_advisory_xact_lock(7462020);
@@ -54,6 +59,23 @@ const SCHEMA: &str = "
         ON atr_idempotency USING brin (completed_at);
     CREATE INDEX IF NOT EXISTS atr_idempotency_leased
         ON atr_idempotency (lease_until) WHERE completed_at IS NULL;
+    DO $atr$ BEGIN
+    IF to_regprocedure(
+        'atr_record_v1(text, text, bigint, boolean, text, boolean, boolean)') IS NULL THEN
+        CREATE FUNCTION atr_record_v1(p_scope text, p_key text, p_fence bigint,
+            p_refused boolean, p_answer text, p_provisional boolean, p_unexpired boolean)
+        RETURNS integer LANGUAGE plpgsql AS $record$
+        DECLARE recorded integer;
+        BEGIN
+            UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = p_refused,
+                answer = p_answer, provisional = p_provisional, lease_until = NULL
+            WHERE scope = p_scope AND key = p_key AND fence = p_fence AND completed_at IS NULL
+                AND (lease_until > clock_timestamp() OR NOT p_unexpired);
+            GET DIAGNOSTICS recorded = ROW_COUNT;
+            RETURN recorded;
+        END $record$;
+    END IF;
+    END $atr$;
     COMMIT;";
 
 const LOOKUP: Statement = Statement {
@@ -82,17 +104,7 @@ const RENEW: Statement = Statement {
 };
 
 /// The answer `($4, $5, $6)` (refused, answer, provisional) recorded under the lease
-/// `($1, $2, $3)`, guarded by `$guard`.
-macro_rules! record {
-    ($guard:expr) => {
-        concat!(
-            "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = $4, \
-             answer = $5, provisional = $6, lease_until = NULL WHERE ",
-            $guard
-        )
-    };
-}
-
+/// `($1, $2, $3)`, which must hold (its lease not passed): one row when it was.
 const COMPLETE: Statement = Statement {
     types: &[
         Type::TEXT,
@@ -102,7 +114,7 @@ const COMPLETE: Statement = Statement {
         Type::TEXT,
         Type::BOOL,
     ],
-    sql: concat!(record!(held!()), " RETURNING 1"),
+    sql: "SELECT 1 WHERE atr_record_v1($1, $2, $3, $4, $5, $6, true) = 1",
 };
 
 const RELEASE: Statement = Statement {

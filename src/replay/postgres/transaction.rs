@@ -32,52 +32,49 @@ const FENCE_CHECK: &str = concat!(
 /// COMMIT sent right behind it), or as a transaction of its own (`alone`), its parameters
 /// numbered from `$first`: for a key not begun yet (`begins_key`), the key inserted with its
 /// answer (scope, key, fingerprint, context, refused, answer); else the answer recorded under
-/// the lease (scope, key, fence, refused, answer). In a transaction, the lease's key row has
+/// the lease (scope, key, fence, refused, answer) by the ledger's function `atr_record_v1`,
+/// whose update's plan each server session keeps. In a transaction, the lease's key row has
 /// been locked since the transaction's fence check, so it is still the lease's whatever the
-/// clock says now; alone, with no check before it, the statement checks that the lease has
-/// not passed as well. A key not begun yet waits, on its unique entry, for any other call that
+/// clock says now; alone, with no check before it, the record checks that the lease has not
+/// passed as well. A key not begun yet waits, on its unique entry, for any other call that
 /// began it meanwhile. `effect`, the tool's own last write, runs in the same statement. Should
 /// nothing be recorded (the key is another's), the statement fails (a division by the zero
 /// rows recorded), which aborts the transaction, so the effect rolls back instead of
 /// committing without its answer.
 fn recording(begins_key: bool, first: usize, effect: Option<&str>, alone: bool) -> String {
     let n = |i: usize| first + i;
-    // Alone, no fence check locked the row before: the lease must not have passed either.
-    let unexpired = if alone {
-        " AND lease_until > clock_timestamp()"
-    } else {
-        ""
-    };
-    let key = if begins_key {
-        format!(
-            "INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, completed_at, \
-             refused, answer) VALUES (${}, ${}, ${}, ${}, 0, clock_timestamp(), ${}, ${}) \
-             ON CONFLICT (scope, key) DO NOTHING RETURNING 1",
+    let effect = effect.map_or(String::new(), |effect| format!("atr_effect AS ({effect})"));
+    if begins_key {
+        let key = format!(
+            "atr_key AS (INSERT INTO atr_idempotency (scope, key, fingerprint, context, fence, \
+             completed_at, refused, answer) VALUES (${}, ${}, ${}, ${}, 0, clock_timestamp(), \
+             ${}, ${}) ON CONFLICT (scope, key) DO NOTHING RETURNING 1)",
             n(0),
             n(1),
             n(2),
             n(3),
             n(4),
             n(5)
-        )
+        );
+        let effect = if effect.is_empty() {
+            effect
+        } else {
+            format!(", {effect}")
+        };
+        return format!("WITH {key}{effect} SELECT 1 / count(*)::int FROM atr_key");
+    }
+    let record = format!(
+        "SELECT 1 / atr_record_v1(${}, ${}, ${}, ${}, ${}, false, {alone})",
+        n(0),
+        n(1),
+        n(2),
+        n(3),
+        n(4)
+    );
+    if effect.is_empty() {
+        record
     } else {
-        format!(
-            "UPDATE atr_idempotency SET completed_at = clock_timestamp(), refused = ${}, \
-             answer = ${}, provisional = false, lease_until = NULL WHERE scope = ${} \
-             AND key = ${} AND fence = ${} AND completed_at IS NULL{unexpired} RETURNING 1",
-            n(3),
-            n(4),
-            n(0),
-            n(1),
-            n(2)
-        )
-    };
-    match effect {
-        Some(effect) => format!(
-            "WITH atr_key AS ({key}), atr_effect AS ({effect}) \
-             SELECT 1 / count(*)::int FROM atr_key"
-        ),
-        None => format!("WITH atr_key AS ({key}) SELECT 1 / count(*)::int FROM atr_key"),
+        format!("WITH {effect} {record}")
     }
 }
 
