@@ -28,12 +28,14 @@ use durability::Durability;
 /// by an earlier release gets the columns it lacks (`fence`, `provisional`). Answered keys
 /// are found for the purge by a BRIN index on when they were answered (they are written in
 /// that order): next to nothing for each key's write to keep up, where a B-tree was a second
-/// index entry for every key. An answer is recorded through the function `atr_record_v1`
-/// (the key's row updated under its lease, the count of rows it updated returned): each server
-/// session plans its update once and keeps the plan, where a statement sent unnamed is planned
-/// on every call. Nothing relies on the kept plan, so a pooler in transaction mode changes
-/// nothing but which session plans. A new release that records otherwise adds a function of
-/// another name, so processes of both releases can share the ledger.
+/// index entry for every key. Keys are begun through the function `atr_begin_v1` (see
+/// `coalesce::BEGIN`) and answers recorded through `atr_record_v1` (the key's row updated
+/// under its lease, the count of rows it updated returned): each server session plans their
+/// statements once and keeps the plans, where a statement sent unnamed is planned on every
+/// call, and planning was as much of a record's cost as running it. Nothing relies on a kept
+/// plan, so a pooler in transaction mode changes nothing but which session plans. A release
+/// that begins or records otherwise adds functions of other names, so processes of both
+/// releases can share the ledger.
 const SCHEMA: &str = "
     BEGIN;
     SELECT pg_advisory_xact_lock(7462020);
@@ -74,6 +76,30 @@ const SCHEMA: &str = "
             GET DIAGNOSTICS recorded = ROW_COUNT;
             RETURN recorded;
         END $record$;
+    END IF;
+    IF to_regprocedure('atr_begin_v1(text[], text[], text[], text[], bigint)') IS NULL THEN
+        CREATE FUNCTION atr_begin_v1(p_scopes text[], p_keys text[], p_prints text[],
+            p_contexts text[], p_lease_ms bigint)
+        RETURNS TABLE (scope text, key text, claims integer, context text,
+            lease_until timestamptz, fence bigint)
+        LANGUAGE plpgsql AS $begin$
+        #variable_conflict use_column
+        BEGIN
+            RETURN QUERY
+            INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence,
+                lease_until)
+            SELECT u.scope, u.key, u.fingerprint, u.context, nextval('atr_fence'),
+                clock_timestamp() + p_lease_ms * interval '1 millisecond'
+            FROM unnest(p_scopes, p_keys, p_prints, p_contexts)
+                AS u(scope, key, fingerprint, context)
+            ORDER BY u.scope, u.key
+            ON CONFLICT (scope, key) DO UPDATE
+                SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until,
+                    claims = t.claims + 1
+                WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
+                    AND t.fingerprint = EXCLUDED.fingerprint
+            RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence;
+        END $begin$;
     END IF;
     END $atr$;
     COMMIT;";

@@ -19,7 +19,8 @@ use super::connections::{Connections, PostgresError, Statement};
 /// Keys new in their scope are inserted, abandoned ones (lease expired, no answer, the same
 /// request) taken over, each under a fence of its own; anything else is left as it is, and
 /// nothing is returned for it. The keys come as arrays, one row per key (distinct keys,
-/// taken in one order by every process, so two statements never wait on each other).
+/// taken in one order by every process, so two statements never wait on each other). The
+/// insert is the ledger's function `atr_begin_v1`, whose plan each server session keeps.
 const BEGIN: Statement = Statement {
     types: &[
         Type::TEXT_ARRAY,
@@ -28,18 +29,8 @@ const BEGIN: Statement = Statement {
         Type::TEXT_ARRAY,
         Type::INT8,
     ],
-    sql: "
-    INSERT INTO atr_idempotency AS t (scope, key, fingerprint, context, fence, lease_until)
-    SELECT u.scope, u.key, u.fingerprint, u.context, nextval('atr_fence'),
-        clock_timestamp() + $5::bigint * interval '1 millisecond'
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
-        AS u(scope, key, fingerprint, context)
-    ORDER BY u.scope, u.key
-    ON CONFLICT (scope, key) DO UPDATE
-        SET fence = EXCLUDED.fence, lease_until = EXCLUDED.lease_until, claims = t.claims + 1
-        WHERE t.completed_at IS NULL AND t.lease_until <= clock_timestamp()
-            AND t.fingerprint = EXCLUDED.fingerprint
-    RETURNING t.scope, t.key, t.claims, t.context, t.lease_until, t.fence",
+    sql: "SELECT scope, key, claims, context, lease_until, fence \
+          FROM atr_begin_v1($1, $2, $3, $4, $5)",
 };
 
 /// How many keys one statement takes at most.
