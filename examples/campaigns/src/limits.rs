@@ -11,10 +11,11 @@
 //! # No hot row
 //!
 //! An account whose calls come fast would queue them all on its one row. So a process takes
-//! a batch of the account's calls at once, as many as it admitted over the last [`HOLD`] or
-//! as are waiting to be counted (at least one, at most [`batch_cap`]: a sixteenth of the
-//! limit, and no more than 256), and admits its next calls from the batch without touching
-//! the row. Once less than half a batch is left, the call that finds so starts taking the next
+//! a batch of the account's calls at once, as many as came to it in the last span of [`HOLD`]
+//! that had any (a burst after a quiet spell is sized by the rate the account last called
+//! at, not taken one call at a time while its calls queue behind the counts) or as are
+//! waiting to be counted (at least one, at most [`batch_cap`]: a sixteenth of the limit, and
+//! no more than 256), and admits its next calls from the batch without touching the row. Once less than half a batch is left, the call that finds so starts taking the next
 //! one in the background (so that a process never holds more than a cap less one) and is
 //! answered at once, while the account's other calls go on being admitted from what is left:
 //! while calls keep coming, none of them waits for a count. What it has not used [`HOLD`] after taking its latest batch goes back with
@@ -224,6 +225,47 @@ mod tests {
         assert!(
             answered[first_waiting..].iter().all(|answered| !answered),
             "a call waited for a count while calls were held: {answered:?}"
+        );
+        drop(held);
+        for call in waiting {
+            assert!(matches!(call.await, Standing::Admitted { .. }));
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// 100 calls of a busy account, then a quiet spell of two spans of HOLD: the burst's first
+    /// call takes a batch for the rate the account last called at, so with the store's
+    /// connection then held elsewhere (no count can be made), the calls that follow are
+    /// answered from it at once instead of waiting for counts one call at a time.
+    #[tokio::test]
+    async fn a_burst_after_a_quiet_spell_is_counted_for_the_last_rate() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        let (limits, one, _two, dir) = limits("burst", Some(6400), &[]).await;
+        for _ in 0..100 {
+            limits.admit(&one, "a").await;
+        }
+        tokio::time::sleep(2 * HOLD + Duration::from_millis(50)).await;
+        assert!(matches!(
+            limits.admit(&one, "a").await,
+            Standing::Admitted { .. }
+        ));
+        let held = one.db().conn().await.unwrap();
+        let mut answered = 0;
+        let mut waiting = Vec::new();
+        for _ in 0..100 {
+            let mut call = Box::pin(limits.admit(&one, "a"));
+            match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(standing) => {
+                    assert!(matches!(standing, Standing::Admitted { .. }));
+                    answered += 1;
+                }
+                Poll::Pending => waiting.push(call),
+            }
+        }
+        assert!(
+            answered >= 50,
+            "{answered} answered from the burst's first batch"
         );
         drop(held);
         for call in waiting {

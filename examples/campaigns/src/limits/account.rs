@@ -116,7 +116,9 @@ struct Held {
     recent: Recent,
 }
 
-/// An account's calls to one process over the last two spans of [`HOLD`].
+/// An account's calls to one process in its current span of [`HOLD`] and in the last span
+/// that had any: after a quiet spell, a burst's first count is sized by how fast the account
+/// called when it last called, not one call at a time while its calls queue behind counts.
 struct Recent {
     since: Instant,
     now: u32,
@@ -125,17 +127,17 @@ struct Recent {
 
 impl Recent {
     fn note(&mut self, at: Instant) {
-        let past = at.saturating_duration_since(self.since);
-        if past >= HOLD {
-            self.before = if past < 2 * HOLD { self.now } else { 0 };
+        if at.saturating_duration_since(self.since) >= HOLD {
+            // A span is only started by a call, so the one ending had some.
+            self.before = self.now;
             self.since = at;
             self.now = 0;
         }
         self.now = self.now.saturating_add(1);
     }
 
-    /// How many calls to take: as many as came in the last span (or in this one, if more),
-    /// within the cap.
+    /// How many calls to take: as many as came in the last span that had any (or in this
+    /// one, if more), within the cap.
     fn want(&self, cap: u32) -> u32 {
         self.before.max(self.now).clamp(1, cap)
     }
