@@ -259,12 +259,12 @@ impl std::fmt::Debug for PostgresLedger {
 impl PostgresLedger {
     /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
     /// pool of its own ([`PostgresLedger::pool`], 4 connections), and creates the ledger's
-    /// table if it is missing.
+    /// table and functions if they are missing.
     ///
     /// # Errors
     ///
     /// [`PostgresError`] when the URL does not parse, the server cannot be reached, or the
-    /// table cannot be created.
+    /// table or functions cannot be created.
     pub async fn connect(url: &str) -> Result<Self, PostgresError> {
         PostgresLedger::from_pool(PostgresLedger::pool(url, 4, DEFAULT_TIMEOUT)?).await
     }
@@ -317,13 +317,16 @@ impl PostgresLedger {
     }
 
     /// The ledger on an application's own `pool` (one from [`PostgresLedger::pool`], or any
-    /// `deadpool-postgres` pool on a Tokio runtime), creating its table if it is missing: a
+    /// `deadpool-postgres` pool on a Tokio runtime), creating its table and functions if they
+    /// are missing (the table `atr_idempotency`, the sequence `atr_fence`, the functions
+    /// `atr_begin_v1` and `atr_record_v1`, in the connection's current schema): a
     /// service then holds one pool for its tables and its ledger, and its own writes can check
     /// a lease's fence in the same transaction (see [`crate::replay`]).
     ///
     /// # Errors
     ///
-    /// [`PostgresError`] when no connection can be had, or the table cannot be created.
+    /// [`PostgresError`] when no connection can be had, or the table or functions cannot be
+    /// created.
     pub async fn from_pool(pool: Pool) -> Result<Self, PostgresError> {
         let ledger = PostgresLedger {
             connections: Connections {

@@ -184,28 +184,20 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
-    /// A busy account (calls a millisecond apart) holds a batch; then the store's connection
-    /// is held elsewhere, so no count can be made. Each call is polled once (and kept): the
-    /// calls the process holds are all answered at once, the one that starts taking the next
-    /// batch included (it does not wait for the count), and only once they run out do calls
-    /// wait. The connection let go, the batch comes in and the calls waiting are admitted.
-    #[tokio::test]
-    async fn a_call_that_takes_the_next_batch_does_not_wait_for_it() {
-        use std::future::Future;
+    /// A call of a's that waits for a count, kept to be awaited later.
+    type Waiting<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Standing> + 'a>>;
+
+    /// `calls` calls of a's through `store`, each polled once: whether each was answered at
+    /// once (and admitted), and those that wait.
+    fn polled_once<'a>(
+        limits: &'a RateLimits,
+        store: &'a Store,
+        calls: usize,
+    ) -> (Vec<bool>, Vec<Waiting<'a>>) {
         use std::task::{Context, Poll, Waker};
-        let (limits, one, _two, dir) = limits("background", Some(6400), &[]).await;
-        for _ in 0..60 {
-            assert!(matches!(
-                limits.admit(&one, "a").await,
-                Standing::Admitted { .. }
-            ));
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let held = one.db().conn().await.unwrap();
         let (mut answered, mut waiting) = (Vec::new(), Vec::new());
-        for _ in 0..300 {
-            let mut call = Box::pin(limits.admit(&one, "a"));
+        for _ in 0..calls {
+            let mut call: Waiting<'a> = Box::pin(limits.admit(store, "a"));
             match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
                 Poll::Ready(standing) => {
                     assert!(matches!(standing, Standing::Admitted { .. }));
@@ -217,6 +209,27 @@ mod tests {
                 }
             }
         }
+        (answered, waiting)
+    }
+
+    /// A busy account (calls a millisecond apart) holds a batch; then the store's connection
+    /// is held elsewhere, so no count can be made. Each call is polled once (and kept): the
+    /// calls the process holds are all answered at once, the one that starts taking the next
+    /// batch included (it does not wait for the count), and only once they run out do calls
+    /// wait. The connection let go, the batch comes in and the calls waiting are admitted.
+    #[tokio::test]
+    async fn a_call_that_takes_the_next_batch_does_not_wait_for_it() {
+        let (limits, one, _two, dir) = limits("background", Some(6400), &[]).await;
+        for _ in 0..60 {
+            assert!(matches!(
+                limits.admit(&one, "a").await,
+                Standing::Admitted { .. }
+            ));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let held = one.db().conn().await.unwrap();
+        let (answered, waiting) = polled_once(&limits, &one, 300);
         let first_waiting = answered.iter().position(|answered| !answered).unwrap();
         assert!(
             first_waiting >= 2,
@@ -239,8 +252,6 @@ mod tests {
     /// answered from it at once instead of waiting for counts one call at a time.
     #[tokio::test]
     async fn a_burst_after_a_quiet_spell_is_counted_for_the_last_rate() {
-        use std::future::Future;
-        use std::task::{Context, Poll, Waker};
         let (limits, one, _two, dir) = limits("burst", Some(6400), &[]).await;
         for _ in 0..100 {
             limits.admit(&one, "a").await;
@@ -251,18 +262,8 @@ mod tests {
             Standing::Admitted { .. }
         ));
         let held = one.db().conn().await.unwrap();
-        let mut answered = 0;
-        let mut waiting = Vec::new();
-        for _ in 0..100 {
-            let mut call = Box::pin(limits.admit(&one, "a"));
-            match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                Poll::Ready(standing) => {
-                    assert!(matches!(standing, Standing::Admitted { .. }));
-                    answered += 1;
-                }
-                Poll::Pending => waiting.push(call),
-            }
-        }
+        let (answered, waiting) = polled_once(&limits, &one, 100);
+        let answered = answered.iter().filter(|answered| **answered).count();
         assert!(
             answered >= 50,
             "{answered} answered from the burst's first batch"

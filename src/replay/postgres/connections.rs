@@ -12,7 +12,9 @@ use tokio_postgres::types::{ToSql, Type};
 /// it goes to the server as one unnamed statement, parsed, bound and run in one message.
 /// Nothing is kept on the connection between statements: no named prepared statement, which
 /// a pooler in transaction mode (PgBouncer) would lose when it hands the next statement to
-/// another server connection.
+/// another server connection. The statements that run on every call and would cost the
+/// server most to plan each time (a key's begin and its record) call the ledger's functions,
+/// whose plans each server session keeps.
 pub(super) struct Statement {
     pub(super) sql: &'static str,
     pub(super) types: &'static [Type],
