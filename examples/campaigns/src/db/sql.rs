@@ -1,6 +1,7 @@
 //! The service's statements as either database runs them: written once, in PostgreSQL's
-//! style (`$1` parameters, `NOW_MS` for the database's clock in milliseconds since 1970), with
-//! their parameters ([`Arg`]) and rows ([`Row`]).
+//! style (`$1` parameters, `NOW_MS` for the database's clock in milliseconds since 1970,
+//! `GREATEST` and `LEAST` of their arguments), with their parameters ([`Arg`]) and rows
+//! ([`Row`]).
 
 use std::time::Duration;
 
@@ -252,9 +253,14 @@ pub(crate) fn postgres_params(
         .collect()
 }
 
-/// A statement in SQLite's dialect: `?N` parameters and its clock.
+/// A statement in SQLite's dialect: `?N` parameters, its clock, and its `MAX` and `MIN` of
+/// several arguments for `GREATEST` and `LEAST`.
 pub(crate) fn sqlite_sql(sql: &str) -> String {
-    sql.replace('$', "?").replace("NOW_MS", SQLITE_NOW)
+    let sql = sql.replace('$', "?").replace("NOW_MS", SQLITE_NOW);
+    if sql.contains("GREATEST(") || sql.contains("LEAST(") {
+        return sql.replace("GREATEST(", "MAX(").replace("LEAST(", "MIN(");
+    }
+    sql
 }
 
 /// `work` within `timeout`.
@@ -266,4 +272,19 @@ pub(crate) async fn bounded<T, E: Into<DbError>>(
         .await
         .map_err(|_| DbError::TimedOut(timeout))?
         .map_err(Into::into)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A statement written once runs as written on SQLite: its parameters, and the larger and
+    /// smaller of several values, as PostgreSQL's `GREATEST` and `LEAST` give them.
+    #[test]
+    fn greatest_and_least_are_sqlites_max_and_min() {
+        let connection = rusqlite::Connection::open_in_memory().unwrap();
+        let sql = "SELECT GREATEST($1 - 5, 0), LEAST($1, 3, $2), GREATEST(LEAST($1, 9), $2)";
+        let rows = sqlite_query(&connection, sql, &[4.into(), 7.into()]).unwrap();
+        assert_eq!((rows[0].int(0), rows[0].int(1), rows[0].int(2)), (0, 3, 7));
+    }
 }

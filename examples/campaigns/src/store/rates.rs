@@ -30,30 +30,34 @@ use super::Store;
 /// if the row still counts by it).
 /// Granted: as many as `$4` of the calls the quota has room for now; a count that grants none
 /// changes nothing but the calls handed back.
+///
+/// The server parses and plans it at every count, so each step is written once: `GREATEST`
+/// and `LEAST` where a `CASE` would repeat its operand, and `s` computed once (its `LIMIT 1`,
+/// a no-op on its one row, keeps PostgreSQL from copying its expressions, the limit's
+/// sub-select with them, into every place that names them). Written with nested `CASE`s, the
+/// statement was 6.5 kB and planned 73 sub-selects, 3.7 ms of the server's time a count in the
+/// bench; now it is 1.5 kB with two, about 0.15 ms.
 static TAKE: LazyLock<String> = LazyLock::new(|| {
     // How far ahead of now the account's quota is whole again, in microseconds of the limit
     // it was counted by, once the handed-back calls are given back.
     let back = "CASE WHEN r.period_us = $6 THEN $5 ELSE 0 END";
-    let ahead = format!(
-        "CASE WHEN r.tat_us - {back} > s.now_us THEN r.tat_us - {back} - s.now_us ELSE 0 END"
-    );
+    let ahead = format!("GREATEST(r.tat_us - {back} - s.now_us, 0)");
     // The same under the limit counted by now: each call begun, a whole one of the new limit,
     // and never more than a window ahead (a lowered limit refuses calls for a window at most).
     let converted = format!(
-        "CASE WHEN r.period_us = s.period THEN {ahead} \
-         ELSE ({ahead} + r.period_us - 1) / r.period_us * s.period END"
+        "LEAST(CASE WHEN r.period_us = s.period THEN {ahead} \
+         ELSE ({ahead} + r.period_us - 1) / r.period_us * s.period END, $3)"
     );
-    let base = format!("(s.now_us + CASE WHEN {converted} > $3 THEN $3 ELSE {converted} END)");
-    let room = format!("(($3 - ({base} - s.now_us)) / s.period)");
-    let granted = format!("CASE WHEN {room} >= $4 THEN $4 WHEN {room} > 0 THEN {room} ELSE 0 END");
+    let granted = format!("LEAST(($3 - {converted}) / s.period, $4)");
     format!(
-        "UPDATE rate_counts AS r SET granted = {granted}, tat_us = {base} + {granted} * s.period,
+        "UPDATE rate_counts AS r SET granted = {granted},
+             tat_us = s.now_us + {converted} + {granted} * s.period,
              checked_us = s.now_us, calls = s.limit_calls, period_us = s.period
-         FROM (SELECT n.now_us, c.limit_calls,
-                      CASE WHEN $3 / c.limit_calls > 0 THEN $3 / c.limit_calls ELSE 1 END AS period
+         FROM (SELECT n.now_us, c.limit_calls, GREATEST($3 / c.limit_calls, 1) AS period
                FROM (SELECT NOW_MS * 1000 AS now_us) AS n,
                     (SELECT COALESCE((SELECT calls FROM rate_settings WHERE account = $1), $2)
-                        AS limit_calls) AS c) AS s
+                        AS limit_calls) AS c
+               LIMIT 1) AS s
          WHERE r.account = $1
          RETURNING tat_us, checked_us, granted, calls, period_us"
     )
