@@ -193,6 +193,12 @@ fn keys_are_sf_strings_of_printable_ascii() {
 fn a_fingerprint_reads_back_and_says_why_it_does_not() {
     use agent_tool_result::replay::InvalidFingerprint;
     let print = Fingerprint::of("send_sms", "acct", &json!({ "to": "+1555" }));
+    // What every ledger stores: SHA-256 over the name's and the principal's lengths (8 bytes,
+    // big-endian) and bytes, then the arguments' canonical JSON, in lowercase hex.
+    assert_eq!(
+        print.to_hex(),
+        "db4e8130a38510f5f70f9464e0bfbbb0d1832fad83f9cf45cb166d730b9c6443"
+    );
     assert_eq!(Fingerprint::from_hex(&print.to_hex()), Ok(print));
     assert_eq!(
         Fingerprint::from_hex(""),

@@ -91,10 +91,7 @@ impl EffectKey {
         let digest = hasher.finalize();
         let mut text = String::with_capacity(36);
         text.push_str("atr-");
-        for byte in &digest[..16] {
-            use std::fmt::Write as _;
-            let _ = write!(text, "{byte:02x}");
-        }
+        super::fingerprint::push_hex(&mut text, &digest[..16]);
         EffectKey(text)
     }
 

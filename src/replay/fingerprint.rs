@@ -87,11 +87,18 @@ impl Fingerprint {
     /// The fingerprint as 64 lowercase hex digits, for storage.
     #[must_use]
     pub fn to_hex(&self) -> String {
-        use std::fmt::Write as _;
-        self.0.iter().fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
+        let mut hex = String::with_capacity(64);
+        push_hex(&mut hex, &self.0);
+        hex
+    }
+}
+
+/// Appends `bytes` to `text` as lowercase hex digits, two a byte.
+pub(super) fn push_hex(text: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
     }
 }
 

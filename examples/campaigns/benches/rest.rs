@@ -20,7 +20,8 @@
 //! Reports each arm's throughput, p99 latency, the service's CPU a call (this process's, less
 //! its client threads'), and on PostgreSQL the database server's CPU a call (its processes')
 //! and statements a call (by `pg_stat_statements`: each statement's count and execution time a
-//! call), then
+//! call), and the host's steal time over the arm's rounds (the CPU a virtual machine's host
+//! took for others, which slows every arm it falls on), then
 //! the ratios a script reads, one a line as `<store>, <what>: <ratio>x`: the library against
 //! the hand-written arm (the goal: at least 0.97x) and against the one that claims its key
 //! first, the library and each hand-written arm against the floor (the guarantee's price: the
@@ -87,11 +88,15 @@ struct Round {
     service_cpu: Duration,
     /// The CPU time the database server spent on the round (zero without a server).
     server_cpu: Duration,
+    /// The machine's CPU time over the round, and how much of it the host took for others
+    /// (the steal time of a virtual machine), in ticks.
+    host: (u64, u64),
 }
 
 /// One round of one arm; `server`, the database server's postmaster, if there is one.
 fn round(base: &str, path: &str, next: &AtomicUsize, server: Option<u32>) -> Round {
     let cpu_before = process_cpu();
+    let host_before = host_ticks();
     let server_before = server.map_or(Duration::ZERO, server_cpu);
     let start = Instant::now();
     let (latencies, clients_cpu): (Vec<Duration>, Duration) = thread::scope(|scope| {
@@ -138,10 +143,12 @@ fn round(base: &str, path: &str, next: &AtomicUsize, server: Option<u32>) -> Rou
     let service_cpu = process_cpu()
         .saturating_sub(cpu_before)
         .saturating_sub(clients_cpu);
+    let host_after = host_ticks();
     Round {
         rate,
         latencies,
         service_cpu,
+        host: (host_after.0 - host_before.0, host_after.1 - host_before.1),
         server_cpu: server
             .map_or(Duration::ZERO, server_cpu)
             .saturating_sub(server_before),
@@ -175,6 +182,22 @@ fn server_cpu(postmaster: u32) -> Duration {
             .unwrap_or(0);
     }
     Duration::from_nanos(nanos)
+}
+
+/// The machine's CPU time so far, every CPU's, and the part of it the host took for others
+/// (steal time), in ticks: the first line of Linux's `/proc/stat`.
+fn host_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").expect("Linux's /proc");
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("cpu "))
+        .expect("the machine's line")
+        .split_whitespace()
+        .map(|field| field.parse().expect("a count of ticks"))
+        .collect();
+    // user, nice, system, idle, iowait, irq, softirq, steal; guest time is counted in user.
+    (ticks.iter().take(8).sum(), ticks[7])
 }
 
 /// The CPU time this process has used, every thread's, the exited ones' included (Linux's
@@ -318,28 +341,10 @@ fn measure(target: &Target, store: &str, server: Option<u32>) {
         for i in ORDERS[round_number % ORDERS.len()] {
             let ((_, base, path), arm) = (&arms[i], &mut measured[i]);
             let before = statements();
-            let Round {
-                rate,
-                latencies,
-                service_cpu,
-                server_cpu,
-            } = round(base, path, &next, server);
-            arm.service_cpu += service_cpu;
-            arm.server_cpu += server_cpu;
+            arm.add(round(base, path, &next, server));
             if let (Some(before), Some(after)) = (before, statements()) {
-                for (query, (calls, micros)) in after {
-                    let (calls_before, micros_before) =
-                        before.get(&query).copied().unwrap_or((0, 0));
-                    let ran = calls - calls_before;
-                    if ran > 0 && !query.contains("pg_stat_statements") {
-                        let entry = arm.statements.entry(query).or_insert((0, 0));
-                        entry.0 += ran;
-                        entry.1 += micros - micros_before;
-                    }
-                }
+                arm.ran(&before, after);
             }
-            arm.rate += rate / f64::from(ROUNDS);
-            arm.latencies.extend(latencies);
         }
     }
     report(store, &arms.map(|(name, _, _)| name), measured);
@@ -392,6 +397,33 @@ struct Arm {
     /// The CPU time the database server spent on the arm's requests (zero on SQLite, which
     /// runs in the service).
     server_cpu: Duration,
+    /// The machine's CPU time over the arm's rounds, and the host's steal time of it, in ticks.
+    host: (u64, u64),
+}
+
+impl Arm {
+    /// Adds what one of the arm's rounds measured.
+    fn add(&mut self, round: Round) {
+        self.rate += round.rate / f64::from(ROUNDS);
+        self.latencies.extend(round.latencies);
+        self.service_cpu += round.service_cpu;
+        self.server_cpu += round.server_cpu;
+        self.host = (self.host.0 + round.host.0, self.host.1 + round.host.1);
+    }
+
+    /// Adds the statements the server ran between two readings of its counts (`before` and
+    /// `after`, each statement with its calls and microseconds), less the readings' own.
+    fn ran(&mut self, before: &HashMap<String, (i64, i64)>, after: HashMap<String, (i64, i64)>) {
+        for (query, (calls, micros)) in after {
+            let (calls_before, micros_before) = before.get(&query).copied().unwrap_or((0, 0));
+            let ran = calls - calls_before;
+            if ran > 0 && !query.contains("pg_stat_statements") {
+                let entry = self.statements.entry(query).or_insert((0, 0));
+                entry.0 += ran;
+                entry.1 += micros - micros_before;
+            }
+        }
+    }
 }
 
 /// Prints each arm's throughput, p99 and statements a call, then the ratios, one a line as
@@ -428,9 +460,11 @@ fn report(store: &str, names: &[&str; ARMS], measured: Vec<Arm>) {
                 let server = arm.server_cpu.as_secs_f64() * 1e6 / requests;
                 format!(", {server:.0} µs of the database server's")
             };
+            #[allow(clippy::cast_precision_loss)] // ticks of a few minutes
+            let stolen = 100.0 * arm.host.1 as f64 / arm.host.0.max(1) as f64;
             println!(
                 "  {name}: {:.0} requests/s, p99 {p99:.2} ms, {cpu:.0} µs of the service's CPU \
-                 a call{server}{statements}",
+                 a call{server}{statements}; the host's steal time {stolen:.1}% of the CPU",
                 arm.rate
             );
             // Where the statements go: each one run at least once in ten calls.
