@@ -312,6 +312,112 @@ async fn the_postgres_ledger_keeps_the_contract() {
     .await;
 }
 
+/// A role that may only read and write the ledger's table (no `CREATE` in the schema, as
+/// PostgreSQL 15 gives no role by default): its connect fails, saying why, until the table's
+/// owner has made the ledger with [`PostgresLedger::SCHEMA`]; then it connects (writing
+/// nothing: it could not) and keeps the keyed call's contract.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_role_that_may_only_read_and_write_the_ledger_connects_once_its_owner_made_it() {
+    use agent_tool_result::replay::PostgresLedger;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let server = postgres::Postgres::start();
+    let port = server.port();
+    server.sql("CREATE ROLE atr_app LOGIN");
+    let database = |name: &str| {
+        server.database(name);
+        server.sql_in(name, "REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+        format!("postgres://atr_app@127.0.0.1:{port}/{name}")
+    };
+    let err = PostgresLedger::connect(&database("unmade"))
+        .await
+        .expect_err("a role that may not create connects to no ledger");
+    let mut why = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        why = format!("{why}: {cause}");
+        source = cause.source();
+    }
+    assert!(why.contains("permission denied for schema public"), "{why}");
+
+    let made = AtomicU32::new(0);
+    conformance::call::run(|lease| {
+        let name = format!("least{}", made.fetch_add(1, Ordering::Relaxed));
+        let url = database(&name);
+        server.sql_in(&name, PostgresLedger::SCHEMA);
+        server.sql_in(
+            &name,
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON atr_idempotency TO atr_app; \
+             GRANT USAGE ON SEQUENCE atr_fence TO atr_app",
+        );
+        async move {
+            PostgresLedger::connect(&url)
+                .await
+                .unwrap()
+                .with_lease(lease)
+        }
+    })
+    .await;
+}
+
+/// A ledger an earlier release made (no fence, no provisional mark, a B-tree on when keys were
+/// answered, a column since dropped from use): the first connect brings it up to date, and a
+/// key it answered replays that answer; a function dropped since is made again at the next
+/// connect.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_earlier_releases_ledger_is_brought_up_to_date_and_its_answers_replay() {
+    use agent_tool_result::replay::{
+        Begin, Fingerprint, IdempotencyKey, Ledger, PostgresLedger, Scope,
+    };
+    let server = postgres::Postgres::start();
+    let url = server.database("earlier");
+    let print = Fingerprint::of("send_sms", "acct_1", &serde_json::json!({ "to": "+1555" }));
+    let answer =
+        r#"{"isError":false,"decision":"allow","policy":{"retryable":false},"effect":"committed"}"#;
+    server.sql_in(
+        "earlier",
+        &format!(
+            "CREATE TABLE atr_idempotency (scope text NOT NULL, key text NOT NULL, \
+                 fingerprint text NOT NULL, context text NOT NULL, \
+                 claims integer NOT NULL DEFAULT 0, owner text, lease_until timestamptz, \
+                 completed_at timestamptz, refused boolean, answer text, \
+                 PRIMARY KEY (scope, key)); \
+             CREATE INDEX atr_idempotency_completed ON atr_idempotency (completed_at) \
+                 WHERE completed_at IS NOT NULL; \
+             INSERT INTO atr_idempotency (scope, key, fingerprint, context, completed_at, \
+                 refused, answer) \
+             VALUES ('acct_1', 'k1', '{}', '', now(), false, '{answer}')",
+            print.to_hex()
+        ),
+    );
+    let begin = async || {
+        let ledger = PostgresLedger::connect(&url).await.unwrap();
+        let key = IdempotencyKey::new("k1").unwrap();
+        ledger
+            .begin(&Scope::principal("acct_1"), &key, print, "")
+            .await
+            .unwrap()
+    };
+    match begin().await {
+        Begin::Replay(stored) => assert_eq!(stored.json(), answer),
+        other => panic!("the earlier answer is not replayed: {other:?}"),
+    }
+    let brought = server.sql_in(
+        "earlier",
+        "SELECT to_regclass('atr_idempotency_completed') IS NULL, \
+             to_regclass('atr_idempotency_completed_brin') IS NOT NULL, \
+             (SELECT count(*) FROM information_schema.columns \
+              WHERE table_name = 'atr_idempotency' AND column_name IN ('fence', 'provisional'))",
+    );
+    assert_eq!(brought, "t|t|2");
+    server.sql_in(
+        "earlier",
+        "DROP FUNCTION atr_begin_v1(text[], text[], text[], text[], bigint)",
+    );
+    assert!(matches!(begin().await, Begin::Replay(_)));
+}
+
 /// The same contract through PgBouncer in transaction mode, with fewer server connections than
 /// the ledger's pool holds: each statement, and each transaction, may run on another server
 /// connection than the last, so nothing may rest on a session's state or a named prepared

@@ -22,7 +22,7 @@ use super::stored::StoredAnswer;
 use coalesce::{Begins, Claimed};
 use connections::{Connections, PostgresError, Statement};
 use durability::Durability;
-use schema::SCHEMA;
+use schema::{CURRENT, SCHEMA};
 
 const LOOKUP: Statement = Statement {
     types: &[Type::TEXT, Type::TEXT],
@@ -178,6 +178,22 @@ impl std::fmt::Debug for PostgresLedger {
 }
 
 impl PostgresLedger {
+    /// What [`PostgresLedger::connect`] runs when the ledger's table, sequence, indexes or
+    /// functions are missing or from an earlier release: one transaction, under an advisory
+    /// lock, that makes what is missing and brings an earlier release's table up to date. Run
+    /// it from a migration as the role that is to own the table, and grant the role the
+    /// service connects as no more than reading and writing it:
+    ///
+    /// ```sql
+    /// GRANT SELECT, INSERT, UPDATE, DELETE ON atr_idempotency TO app;
+    /// GRANT USAGE ON SEQUENCE atr_fence TO app;
+    /// ```
+    ///
+    /// (the functions run with the caller's rights, and every role may call them unless
+    /// `EXECUTE` was revoked). A connect then writes nothing. Run it again after an upgrade
+    /// that changes it; until then, the upgraded service's connect fails, saying why.
+    pub const SCHEMA: &'static str = SCHEMA;
+
     /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string) with a
     /// pool of its own ([`PostgresLedger::pool`], 4 connections), and creates the ledger's
     /// table and functions if they are missing.
@@ -244,10 +260,15 @@ impl PostgresLedger {
     /// service then holds one pool for its tables and its ledger, and its own writes can check
     /// a lease's fence in the same transaction (see [`crate::replay`]).
     ///
+    /// When they are there, as this release makes them, nothing is written: a role that may
+    /// only read and write the table connects once the role that owns it has made it (with
+    /// [`PostgresLedger::SCHEMA`], say).
+    ///
     /// # Errors
     ///
-    /// [`PostgresError`] when no connection can be had, or the table or functions cannot be
-    /// created.
+    /// [`PostgresError`] when no connection can be had, or the table or functions are missing
+    /// (or from an earlier release) and cannot be made: the role may not create in the
+    /// schema, or does not own the table (its source says which).
     pub async fn from_pool(pool: Pool) -> Result<Self, PostgresError> {
         let ledger = PostgresLedger {
             connections: Connections {
@@ -260,7 +281,15 @@ impl PostgresLedger {
         };
         ledger
             .connections
-            .bounded(async |client: &Object| client.batch_execute(SCHEMA).await)
+            .bounded(async |client: &Object| {
+                // Typed, so its parse, bind and run go as one (a pooler in transaction mode
+                // may send the next message to another server session).
+                let rows = client.query_typed(CURRENT, &[]).await?;
+                if !rows.first().is_some_and(|row| row.get::<_, bool>(0)) {
+                    client.batch_execute(SCHEMA).await?;
+                }
+                Ok(())
+            })
             .await?;
         Ok(ledger)
     }

@@ -1,5 +1,22 @@
 //! The PostgreSQL ledger's schema: its table, its fence sequence, its indexes and the
-//! functions that begin keys and record answers, as [`SCHEMA`] makes them at connect.
+//! functions that begin keys and record answers, as [`SCHEMA`] makes them at connect when
+//! [`CURRENT`] finds them missing or from an earlier release.
+
+/// Whether the schema is this release's: the table with every column [`SCHEMA`] adds, the
+/// fence sequence, the indexes (the earlier B-tree on when keys were answered gone) and both
+/// functions. Only then does a connect write nothing, so a role that may only read and write
+/// the table connects once its owner has made it.
+pub(super) const CURRENT: &str = "
+    SELECT to_regclass('atr_fence') IS NOT NULL
+        AND to_regclass('atr_idempotency_completed_brin') IS NOT NULL
+        AND to_regclass('atr_idempotency_leased') IS NOT NULL
+        AND to_regclass('atr_idempotency_completed') IS NULL
+        AND to_regprocedure(
+            'atr_record_v1(text, text, bigint, boolean, text, boolean, boolean)') IS NOT NULL
+        AND to_regprocedure('atr_begin_v1(text[], text[], text[], text[], bigint)') IS NOT NULL
+        AND (SELECT count(*) FROM pg_attribute
+             WHERE attrelid = to_regclass('atr_idempotency')
+                 AND attname IN ('fence', 'provisional') AND NOT attisdropped) = 2";
 
 /// The table and the fence sequence, created at connect if they are missing (under an
 /// advisory lock, so processes starting together do not race to create them). A table made
