@@ -28,12 +28,22 @@ async fn a_keyed_call_on_the_sqlite_ledger_answers_what_the_key_keeps() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_keyed_call_on_the_postgres_ledger_answers_what_the_key_keeps() {
+    let server = postgres::Postgres::start();
+    postgres_calls("call", |name| server.database(name)).await;
+}
+
+/// The keyed call's contract on PostgreSQL, each check on a database of its own: `made` makes
+/// the one named (`<prefix><n>`) and gives the URL its ledger connects at.
+#[cfg(feature = "postgres")]
+async fn postgres_calls(prefix: &str, made: impl Fn(&str) -> String) {
     use agent_tool_result::replay::PostgresLedger;
     use std::sync::atomic::{AtomicU32, Ordering};
-    let server = postgres::Postgres::start();
-    let made = AtomicU32::new(0);
+    let count = AtomicU32::new(0);
     conformance::call::run(|lease| {
-        let url = server.database(&format!("call{}", made.fetch_add(1, Ordering::Relaxed)));
+        let url = made(&format!(
+            "{prefix}{}",
+            count.fetch_add(1, Ordering::Relaxed)
+        ));
         async move {
             PostgresLedger::connect(&url)
                 .await
@@ -320,7 +330,6 @@ async fn the_postgres_ledger_keeps_the_contract() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_role_that_may_only_read_and_write_the_ledger_connects_once_its_owner_made_it() {
     use agent_tool_result::replay::PostgresLedger;
-    use std::sync::atomic::{AtomicU32, Ordering};
     let server = postgres::Postgres::start();
     let port = server.port();
     server.sql("CREATE ROLE atr_app LOGIN");
@@ -340,22 +349,15 @@ async fn a_role_that_may_only_read_and_write_the_ledger_connects_once_its_owner_
     }
     assert!(why.contains("permission denied for schema public"), "{why}");
 
-    let made = AtomicU32::new(0);
-    conformance::call::run(|lease| {
-        let name = format!("least{}", made.fetch_add(1, Ordering::Relaxed));
-        let url = database(&name);
-        server.sql_in(&name, PostgresLedger::SCHEMA);
+    postgres_calls("least", |name| {
+        let url = database(name);
+        server.sql_in(name, PostgresLedger::SCHEMA);
         server.sql_in(
-            &name,
+            name,
             "GRANT SELECT, INSERT, UPDATE, DELETE ON atr_idempotency TO atr_app; \
              GRANT USAGE ON SEQUENCE atr_fence TO atr_app",
         );
-        async move {
-            PostgresLedger::connect(&url)
-                .await
-                .unwrap()
-                .with_lease(lease)
-        }
+        url
     })
     .await;
 }
